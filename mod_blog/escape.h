@@ -1,0 +1,16 @@
+/*
+ * escape.h - the SPEC's HTML escaping: exactly five bytes change,
+ * & < > " ' become &amp; &lt; &gt; &#34; &#39;.  Pure C, no allocation.
+ */
+#ifndef BLOG_ESCAPE_H
+#define BLOG_ESCAPE_H
+
+#include <stddef.h>
+
+/* Length of s[0..len) once escaped. */
+size_t blog_escaped_len(const char *s, size_t len);
+
+/* Write s[0..len) escaped at dst; returns the end of what was written. */
+char *blog_escape(char *dst, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * template.h - a mustache subset, compiled once at start-up and rendered
+ * per request into one exactly sized buffer.
+ *
+ * Syntax: {{name}} (escaped with escape.h), {{{name}}} and {{& name}} (raw),
+ * {{#name}}...{{/name}} (a list repeats once per item; a non-empty string
+ * renders once), {{^name}}...{{/name}} (renders when name is unset, an empty
+ * string or an empty list), {{! comment}}, {{> partial}} (the file
+ * <dir>/<partial>.html, inlined at compile time; the partial named "content"
+ * is the page the layout wraps).  Standalone lines holding only a section,
+ * inverted, closing, comment or partial tag are removed with their newline,
+ * as mustache specifies.
+ *
+ * Names are resolved to field ids at compile time against the caller's
+ * table; an unknown name, an unclosed or mismatched section, a missing
+ * partial or a partial cycle is a compile error reported as
+ * "file:line: message".
+ *
+ * Pure C: no APR.  All memory comes from the caller's allocator (an APR
+ * pool in Apache, malloc in tests); rendering allocates exactly one buffer.
+ */
+#ifndef BLOG_TEMPLATE_H
+#define BLOG_TEMPLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef void *(*blog_alloc_fn) (void *ctx, size_t size);
+
+typedef enum blog_val_kind
+{
+    BLOG_VAL_UNSET = 0,         /* not in this frame: look in the enclosing one */
+    BLOG_VAL_STR,               /* ptr: bytes (not NUL-terminated), len: their count */
+    BLOG_VAL_LIST               /* ptr: const blog_frame[len], one per item */
+} blog_val_kind;
+
+typedef struct blog_val
+{
+    const void *ptr;
+    uint32_t    len;
+    uint32_t    kind;           /* blog_val_kind */
+} blog_val;
+
+/*
+ * A frame holds the values of the fields first .. first + count - 1.  The
+ * root frame of a page usually covers every field; a list item covers the
+ * contiguous range of its own fields.  A name is looked up from the
+ * innermost frame outwards, as mustache does.
+ */
+typedef struct blog_frame
+{
+    const blog_val *vals;
+    uint32_t    first;
+    uint32_t    count;
+} blog_frame;
+
+typedef struct blog_tpl blog_tpl;
+
+typedef struct blog_tpl_env
+{
+    const char *dir;                /* folder holding <name>.html files */
+    const char *const *fields;      /* field names; the index is the field id */
+    uint32_t    nfields;
+    blog_alloc_fn alloc;
+    void       *alloc_ctx;
+} blog_tpl_env;
+
+/*
+ * Compile <dir>/<name>.html, with "{{> content}}" naming <dir>/<content>.html
+ * (content may be NULL when the template uses no content partial).  On error
+ * returns NULL and writes "path:line: message" into err.
+ */
+blog_tpl *blog_tpl_load(const blog_tpl_env *env, const char *name,
+                        const char *content, char *err, size_t errlen);
+
+/*
+ * Resolve a partial for blog_tpl_compile: set *src/*len (memory owned by the
+ * caller, alive during the call) and return 0, or return -1 when unknown.
+ */
+typedef int (*blog_tpl_partial_fn) (void *ctx, const char *name,
+                                    const char **src, size_t *len);
+
+/* Compile from memory; srcname is used in error messages. */
+blog_tpl *blog_tpl_compile(const blog_tpl_env *env, const char *src,
+                           size_t len, const char *srcname,
+                           blog_tpl_partial_fn partial, void *partial_ctx,
+                           char *err, size_t errlen);
+
+/* Exact size in bytes of the rendering of tpl with root. */
+size_t blog_tpl_size(const blog_tpl *tpl, const blog_frame *root);
+
+/* Write the rendering at dst (blog_tpl_size bytes); returns its end. */
+char *blog_tpl_write(const blog_tpl *tpl, const blog_frame *root, char *dst);
+
+/* Both in one: one buffer of exactly *len bytes from alloc (NULL if it fails). */
+char *blog_tpl_render(const blog_tpl *tpl, const blog_frame *root,
+                      blog_alloc_fn alloc, void *alloc_ctx, size_t *len);
+
+#endif

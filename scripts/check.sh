@@ -1,0 +1,62 @@
+#!/bin/bash
+# `make check`: every test, in order of cost.  Each part runs even when an
+# earlier one failed; the exit status is non-zero if any failed.  The stack
+# this script starts is stopped at the end, pass or fail.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+
+failed=()
+npass=0
+nfail=0
+log=$(mktemp)
+# part NAME CMD...: a suite that ends with "N passed, N failed" adds its
+# counts to the total; any other part counts as one test.
+part() {
+    local name=$1 rc counts
+    shift
+    echo
+    echo "==== $name"
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1 || true)
+    if [ -n "$counts" ]; then
+        npass=$((npass + $(echo "$counts" | cut -d' ' -f1)))
+        nfail=$((nfail + $(echo "$counts" | cut -d' ' -f3)))
+    elif [ "$rc" -eq 0 ]; then
+        npass=$((npass + 1))
+    else
+        nfail=$((nfail + 1))
+    fi
+    if [ "$rc" -eq 0 ]; then echo "==== ok: $name"; else failed+=("$name"); echo "==== FAILED: $name"; fi
+}
+
+was_running=$(scripts/stack.sh status | grep -c running || true)
+cleanup() {
+    # Leave a stack that was running before as it was; stop one we started.
+    if [ "$was_running" -eq 0 ]; then scripts/stack.sh stop || true; fi
+    rm -f "$log"
+}
+trap cleanup EXIT
+
+part unit make -s -C tests/unit check
+part valgrind make -s -C tests/unit valgrind
+
+if scripts/stack.sh start; then
+    part pg_regress make -C pg_blog_ext installcheck
+    part "e2e (event, quick_handler)" python3 tests/e2e/run.py
+    part "faults (event, quick_handler)" python3 tests/faults/run.py
+    BLOG_FASTPATH=off scripts/stack.sh restart httpd &&
+        part "e2e (event, handler)" env BLOG_FASTPATH=off python3 tests/e2e/run.py
+    BLOG_MPM=worker scripts/stack.sh restart httpd &&
+        part "e2e (worker, quick_handler)" env BLOG_MPM=worker python3 tests/e2e/run.py
+    scripts/stack.sh restart httpd
+else
+    failed+=("stack start")
+    nfail=$((nfail + 1))
+fi
+
+echo
+[ ${#failed[@]} -eq 0 ] || printf 'check: FAILED: %s\n' "${failed[@]}"
+echo "$npass passed, $nfail failed"
+[ ${#failed[@]} -eq 0 ] && [ "$nfail" -eq 0 ]

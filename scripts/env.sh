@@ -1,0 +1,22 @@
+# Sourced by the stack, test and bench scripts: where the private stack lives.
+# Every value may be overridden from the environment.
+
+BLOG_ROOT=${BLOG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BLOG_VAR=${BLOG_VAR:-$BLOG_ROOT/var}
+BLOG_PG_PORT=${BLOG_PG_PORT:-54329}
+BLOG_REDIS_PORT=${BLOG_REDIS_PORT:-63790}
+BLOG_HTTP_PORT=${BLOG_HTTP_PORT:-8080}
+BLOG_MPM=${BLOG_MPM:-event}
+BLOG_FASTPATH=${BLOG_FASTPATH:-on}
+BLOG_PG_BIN=${BLOG_PG_BIN:-/usr/lib/postgresql/15/bin}
+# PostgreSQL refuses to run as root: as root, the stack's server runs as
+# this dedicated system user.
+BLOG_PG_OSUSER=${BLOG_PG_OSUSER:-pgblog}
+
+PGHOST=$BLOG_VAR/run
+PGPORT=$BLOG_PG_PORT
+PGDATABASE=blog
+PGUSER=postgres
+export BLOG_ROOT BLOG_VAR BLOG_PG_PORT BLOG_REDIS_PORT BLOG_HTTP_PORT \
+    BLOG_MPM BLOG_FASTPATH BLOG_PG_BIN BLOG_PG_OSUSER \
+    PGHOST PGPORT PGDATABASE PGUSER

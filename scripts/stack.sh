@@ -1,0 +1,212 @@
+#!/bin/bash
+# The private stack: PostgreSQL 15, Redis and Apache httpd, all under var/,
+# on loopback ports of their own.  Starting twice is harmless; stopping
+# stops only what var/run's pid files say this stack started.
+#
+#   scripts/stack.sh start|stop|restart|status [pg|redis|httpd ...]
+#   scripts/stack.sh psql [args]        psql as the cluster's superuser
+#
+# BLOG_MPM=event|worker and BLOG_FASTPATH=on|off choose Apache's MPM and
+# mod_blog's answering hook when httpd starts.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+die() { echo "stack: $*" >&2; exit 1; }
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# Run a command as the user that owns the PostgreSQL cluster.
+as_pg() {
+    if is_root; then runuser -u "$BLOG_PG_OSUSER" -- "$@"; else "$@"; fi
+}
+
+# var/ must be reachable by the service users (pgblog, www-data) and short
+# enough for a unix socket path; a checkout under /root is neither, so var/
+# then becomes a link to a folder under /var/tmp named after the checkout.
+prepare_var() {
+    [ -d "$BLOG_VAR" ] && return
+    if is_root; then
+        id "$BLOG_PG_OSUSER" >/dev/null 2>&1 ||
+            useradd --system --user-group --no-create-home \
+                --home-dir /nonexistent --shell /usr/sbin/nologin "$BLOG_PG_OSUSER"
+        local ok=1 u
+        for u in "$BLOG_PG_OSUSER" www-data; do
+            id "$u" >/dev/null 2>&1 || continue
+            runuser -u "$u" -- test -x "$BLOG_ROOT" || ok=0
+        done
+        if [ $ok -eq 0 ] || [ ${#BLOG_VAR} -gt 60 ]; then
+            local alt
+            alt=/var/tmp/blog-stack-$(printf %s "$BLOG_ROOT" | cksum | cut -d' ' -f1)
+            mkdir -p "$alt"
+            chmod 755 "$alt"
+            ln -sfn "$alt" "$BLOG_VAR"
+        fi
+    fi
+    mkdir -p "$BLOG_VAR"
+}
+
+make_dirs() {
+    prepare_var
+    mkdir -p "$BLOG_VAR"/{run,log,httpd,redis}
+    chmod 755 "$BLOG_VAR" "$BLOG_VAR"/run "$BLOG_VAR"/log
+    if is_root; then
+        chown "$BLOG_PG_OSUSER" "$BLOG_VAR"/run
+        touch "$BLOG_VAR"/log/postgresql.log
+        chown "$BLOG_PG_OSUSER" "$BLOG_VAR"/log/postgresql.log
+    fi
+}
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(head -n1 "$1")" 2>/dev/null; }
+
+wait_until() {   # wait_until SECONDS CMD...: poll CMD every 0.1 s
+    local n=$(( $1 * 10 )); shift
+    while ! "$@" >/dev/null 2>&1; do
+        n=$((n - 1)); [ $n -gt 0 ] || return 1
+        sleep 0.1
+    done
+}
+
+# ---------------------------------------------------------------- PostgreSQL
+pg_initdb() {
+    [ -f "$BLOG_VAR/pg/PG_VERSION" ] && return
+    echo "stack: creating the PostgreSQL cluster in $BLOG_VAR/pg"
+    mkdir -p "$BLOG_VAR/pg"
+    is_root && chown "$BLOG_PG_OSUSER" "$BLOG_VAR/pg"
+    chmod 700 "$BLOG_VAR/pg"
+    as_pg "$BLOG_PG_BIN/initdb" -D "$BLOG_VAR/pg" -U postgres -E UTF8 \
+        --locale=C --auth-local=trust --auth-host=scram-sha-256 >/dev/null
+    as_pg tee -a "$BLOG_VAR/pg/postgresql.conf" >/dev/null <<CONF
+# the private stack (scripts/stack.sh)
+port = $BLOG_PG_PORT
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$BLOG_VAR/run'
+# 2 x (4 children x 4) during a graceful restart, pgbench's 50, the tests
+max_connections = 150
+shared_buffers = 128MB
+synchronous_commit = off
+log_min_messages = warning
+log_line_prefix = '%m [%p] %q%u@%d '
+CONF
+}
+
+pg_running() { as_pg "$BLOG_PG_BIN/pg_ctl" -D "$BLOG_VAR/pg" status >/dev/null 2>&1; }
+
+pg_seed() {
+    if [ "$(psql -XAtq -d postgres -c "SELECT 1 FROM pg_database WHERE datname = 'blog'")" != 1 ]; then
+        echo "stack: seeding the database blog"
+        psql -Xq -v ON_ERROR_STOP=1 -d postgres -c "CREATE DATABASE blog"
+        if ! psql -Xq -v ON_ERROR_STOP=1 -d blog -f "$BLOG_ROOT/sql/setup.sql"; then
+            # a half-made database would be taken for a seeded one next time
+            psql -Xq -d postgres -c "DROP DATABASE blog"
+            die "seeding failed (is the extension installed? make install-ext)"
+        fi
+    fi
+}
+
+start_pg() {
+    make_dirs
+    pg_initdb
+    if ! pg_running; then
+        as_pg "$BLOG_PG_BIN/pg_ctl" -D "$BLOG_VAR/pg" -l "$BLOG_VAR/log/postgresql.log" \
+            -w -t 60 start >/dev/null || die "PostgreSQL did not start; see $BLOG_VAR/log/postgresql.log"
+    fi
+    wait_until 30 "$BLOG_PG_BIN/pg_isready" -q || die "PostgreSQL is not ready"
+    pg_seed
+}
+
+stop_pg() {
+    [ -f "$BLOG_VAR/pg/PG_VERSION" ] || return 0
+    if pg_running; then
+        as_pg "$BLOG_PG_BIN/pg_ctl" -D "$BLOG_VAR/pg" -m fast -w -t 60 stop >/dev/null
+    fi
+}
+
+# --------------------------------------------------------------------- Redis
+redis_pidfile() { echo "$BLOG_VAR/run/redis.pid"; }
+
+start_redis() {
+    make_dirs
+    pid_alive "$(redis_pidfile)" && return
+    redis-server --port "$BLOG_REDIS_PORT" --bind 127.0.0.1 --daemonize yes \
+        --pidfile "$(redis_pidfile)" --logfile "$BLOG_VAR/log/redis.log" \
+        --dir "$BLOG_VAR/redis" --save '' --appendonly no \
+        --maxmemory 256mb --maxmemory-policy allkeys-lru >/dev/null
+    wait_until 10 redis-cli -p "$BLOG_REDIS_PORT" ping || die "Redis did not start"
+}
+
+stop_redis() {
+    local f; f=$(redis_pidfile)
+    pid_alive "$f" || return 0
+    local pid; pid=$(cat "$f")
+    kill "$pid"
+    wait_until 10 bash -c "! kill -0 $pid" || kill -9 "$pid" 2>/dev/null || true
+    rm -f "$f"
+}
+
+# -------------------------------------------------------------------- Apache
+httpd_pidfile() { echo "$BLOG_VAR/run/httpd.pid"; }
+module_path() { echo "$BLOG_ROOT/mod_blog/.libs/mod_blog.so"; }
+
+httpd_conf() {
+    local user="" location=""
+    is_root && user=$'User www-data\nGroup www-data'
+    [ -f "$(module_path)" ] || die "mod_blog is not built: run make"
+    case "$BLOG_FASTPATH" in
+        on|On|ON) fast=On ;;
+        *) fast=Off ;;
+    esac
+    sed -e "s|@BLOG_VAR@|$BLOG_VAR|g" -e "s|@BLOG_ROOT@|$BLOG_ROOT|g" \
+        -e "s|@HTTP_PORT@|$BLOG_HTTP_PORT|g" -e "s|@MPM@|$BLOG_MPM|g" \
+        -e "s|@REDIS_PORT@|$BLOG_REDIS_PORT|g" -e "s|@PG_PORT@|$BLOG_PG_PORT|g" \
+        -e "s|@MODULE@|$(module_path)|g" -e "s|@FASTPATH@|$fast|g" \
+        "$BLOG_ROOT/conf/httpd.conf.in" > "$BLOG_VAR/httpd/httpd.conf.new"
+    # sed cannot insert the multi-line User block portably: append it
+    if [ -n "$user" ]; then printf '%s\n' "$user" >> "$BLOG_VAR/httpd/httpd.conf.new"; fi
+    mv "$BLOG_VAR/httpd/httpd.conf.new" "$BLOG_VAR/httpd/httpd.conf"
+}
+
+apachectl_() { /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"; }
+
+start_httpd() {
+    make_dirs
+    pid_alive "$(httpd_pidfile)" && return
+    httpd_conf
+    apachectl_ -t >/dev/null 2>"$BLOG_VAR/log/httpd-configtest.log" ||
+        { cat "$BLOG_VAR/log/httpd-configtest.log" >&2; die "httpd.conf is invalid"; }
+    apachectl_ -k start || die "Apache did not start; see $BLOG_VAR/log/httpd-error.log"
+    wait_until 20 curl -s -o /dev/null "http://127.0.0.1:$BLOG_HTTP_PORT/compute" ||
+        die "Apache does not answer on port $BLOG_HTTP_PORT; see $BLOG_VAR/log/httpd-error.log"
+}
+
+stop_httpd() {
+    local f; f=$(httpd_pidfile)
+    pid_alive "$f" || return 0
+    local pid; pid=$(cat "$f")
+    kill -TERM "$pid"
+    wait_until 20 bash -c "! kill -0 $pid" || die "Apache ($pid) did not stop"
+}
+
+graceful_httpd() {
+    local f; f=$(httpd_pidfile)
+    pid_alive "$f" || die "Apache is not running"
+    httpd_conf
+    kill -USR1 "$(cat "$f")"
+}
+
+status() {
+    if [ -f "$BLOG_VAR/pg/PG_VERSION" ] && pg_running; then echo "postgresql: running (port $BLOG_PG_PORT)"; else echo "postgresql: stopped"; fi
+    if pid_alive "$(redis_pidfile)"; then echo "redis: running (port $BLOG_REDIS_PORT)"; else echo "redis: stopped"; fi
+    if pid_alive "$(httpd_pidfile)"; then echo "httpd: running (http://127.0.0.1:$BLOG_HTTP_PORT/)"; else echo "httpd: stopped"; fi
+}
+
+cmd=${1:-status}; shift || true
+parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(pg redis httpd)
+case "$cmd" in
+    start)   for p in "${parts[@]}"; do "start_$p"; done ;;
+    stop)    for ((i = ${#parts[@]} - 1; i >= 0; i--)); do "stop_${parts[i]}"; done ;;
+    restart) for ((i = ${#parts[@]} - 1; i >= 0; i--)); do "stop_${parts[i]}"; done
+             for p in "${parts[@]}"; do "start_$p"; done ;;
+    graceful) graceful_httpd ;;
+    status)  status ;;
+    psql)    exec psql -X "$@" ;;
+    *) die "usage: $0 start|stop|restart|graceful|status [pg|redis|httpd ...] | psql [args]" ;;
+esac

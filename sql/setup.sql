@@ -1,0 +1,13 @@
+-- A fresh database for the blog: the extension brings the schema, the seed
+-- and the page functions; the web server logs in as blog_web, which may only
+-- call the page functions (through the extension's role pg_blog_web).
+CREATE EXTENSION IF NOT EXISTS pg_blog;
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'blog_web') THEN
+        CREATE ROLE blog_web LOGIN;
+    END IF;
+END
+$$;
+GRANT pg_blog_web TO blog_web;
