@@ -43,7 +43,12 @@ int blog_slug_is_valid(const char *s, size_t len);
 
 /*
  * Match path[0..len) (the part of the URI path after the blog's mount
- * prefix, starting with '/') and fill *out.  Never reads past len.
+ * prefix, starting with '/') and fill *out.  Never reads past len; NUL
+ * bytes inside len are ordinary bytes (and never part of a route).  An
+ * empty path (the mount point without its slash) is NOT_FOUND, as is any
+ * malformed slug, so the caller answers 404 without X-Cache.  On
+ * NOT_FOUND, slug and page_path are NULL; otherwise page_path is set
+ * (for /compute it is the path, though nothing caches it).
  */
 void blog_route_match(const char *path, size_t len, blog_route *out);
 

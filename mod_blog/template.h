@@ -9,15 +9,32 @@
  * <dir>/<partial>.html, inlined at compile time; the partial named "content"
  * is the page the layout wraps).  Standalone lines holding only a section,
  * inverted, closing, comment or partial tag are removed with their newline,
- * as mustache specifies.
+ * as mustache specifies (a standalone partial's indentation is dropped, not
+ * applied to its lines).  Not supported: changing delimiters, dotted names,
+ * "." and lambdas.  Sections nest at most 16 deep, partials at most 16 deep;
+ * a section closes in the file that opens it.  A comment ends at the first
+ * "}}", so it cannot quote a tag.
  *
  * Names are resolved to field ids at compile time against the caller's
  * table; an unknown name, an unclosed or mismatched section, a missing
  * partial or a partial cycle is a compile error reported as
- * "file:line: message".
+ * "file:line: message" (from blog_tpl_load the file is the template's
+ * path; from blog_tpl_compile a partial's name stands for its file).
+ *
+ * The blog's field names (templates/README.md documents each):
+ *   page_title base posts heading limit sum body comments
+ *   slug title author date comments_label tags summary     (a card)
+ *   tag_slug tag_name                                      (a tag)
+ *   comment_author comment_date comment_body               (a comment)
+ * Only the names are shared; the caller picks the ids (pages.c uses the
+ * order above, so that each kind of list item is one contiguous range).
  *
  * Pure C: no APR.  All memory comes from the caller's allocator (an APR
- * pool in Apache, malloc in tests); rendering allocates exactly one buffer.
+ * pool in Apache, malloc in tests) and is never freed by this code: compile
+ * into a pool that lives as long as the templates.  Rendering allocates
+ * exactly one buffer and nothing else, does no string comparison, and only
+ * reads the template and the frames, so one compiled template serves any
+ * number of threads at once.
  */
 #ifndef BLOG_TEMPLATE_H
 #define BLOG_TEMPLATE_H
@@ -45,7 +62,9 @@ typedef struct blog_val
  * A frame holds the values of the fields first .. first + count - 1.  The
  * root frame of a page usually covers every field; a list item covers the
  * contiguous range of its own fields.  A name is looked up from the
- * innermost frame outwards, as mustache does.
+ * innermost frame outwards, as mustache does: a field outside a frame's
+ * range, or UNSET in it, is looked up in the enclosing frame.  A value
+ * that is a list renders nothing in {{name}}.
  */
 typedef struct blog_frame
 {
@@ -67,15 +86,18 @@ typedef struct blog_tpl_env
 
 /*
  * Compile <dir>/<name>.html, with "{{> content}}" naming <dir>/<content>.html
- * (content may be NULL when the template uses no content partial).  On error
- * returns NULL and writes "path:line: message" into err.
+ * (content may be NULL when the template uses no content partial), e.g.
+ * blog_tpl_load(env, "layout", "post", ...) for the whole detail page.
+ * Partial names may not start with '.' or hold '/'.  On error returns NULL
+ * and writes "path:line: message" (or "path: reason" when the file itself
+ * cannot be read) into err, truncated to errlen.
  */
 blog_tpl *blog_tpl_load(const blog_tpl_env *env, const char *name,
                         const char *content, char *err, size_t errlen);
 
 /*
- * Resolve a partial for blog_tpl_compile: set *src/*len (memory owned by the
- * caller, alive during the call) and return 0, or return -1 when unknown.
+ * Resolve a partial for blog_tpl_compile: set *src and *len (memory owned by
+ * the caller, alive during the call) and return 0, or return -1 when unknown.
  */
 typedef int (*blog_tpl_partial_fn) (void *ctx, const char *name,
                                     const char **src, size_t *len);
@@ -86,7 +108,7 @@ blog_tpl *blog_tpl_compile(const blog_tpl_env *env, const char *src,
                            blog_tpl_partial_fn partial, void *partial_ctx,
                            char *err, size_t errlen);
 
-/* Exact size in bytes of the rendering of tpl with root. */
+/* Exact size in bytes of the rendering of tpl with root (root may be NULL). */
 size_t blog_tpl_size(const blog_tpl *tpl, const blog_frame *root);
 
 /* Write the rendering at dst (blog_tpl_size bytes); returns its end. */

@@ -1,0 +1,60 @@
+/*
+ * harness.h - a minimal unit test harness: CHECK counts a failed assertion
+ * against the running test, and the runner prints "N passed, N failed"
+ * over test cases.
+ */
+#ifndef BLOG_TEST_HARNESS_H
+#define BLOG_TEST_HARNESS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+extern int t_case_failures;
+
+#define CHECK(cond) \
+    do { \
+        if (!(cond)) { \
+            t_case_failures++; \
+            fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", \
+                    __FILE__, __LINE__, #cond); \
+        } \
+    } while (0)
+
+/* Byte-exact comparison that shows where two buffers first differ. */
+#define CHECK_MEM(got, glen, want, wlen) \
+    t_check_mem(__FILE__, __LINE__, (got), (glen), (want), (wlen))
+#define CHECK_STR(got, glen, want) \
+    t_check_mem(__FILE__, __LINE__, (got), (glen), (want), strlen(want))
+
+void t_check_mem(const char *file, int line, const char *got, size_t glen,
+                 const char *want, size_t wlen);
+
+typedef struct t_case
+{
+    const char *name;
+    void (*fn) (void);
+} t_case;
+
+/* Every allocation is its own malloc block, so that ASan and valgrind see
+ * an overrun of any buffer the code under test was given. */
+typedef struct t_arena t_arena;
+t_arena *t_arena_new(void);
+void *t_arena_alloc(void *arena, size_t size);
+char *t_arena_strdup(t_arena *a, const char *s);
+char *t_arena_printf(t_arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void t_arena_free(t_arena *a);
+
+/* Whole file into an arena buffer; NULL when unreadable. */
+char *t_read_file(t_arena *a, const char *path, size_t *len);
+/* Writes data to dir/name; returns 0 on success. */
+int t_write_file(const char *dir, const char *name, const char *data);
+
+extern const t_case t_router_cases[];
+extern const t_case t_escape_cases[];
+extern const t_case t_compute_cases[];
+extern const t_case t_template_cases[];
+extern const t_case t_golden_cases[];
+
+#endif

@@ -1,0 +1,510 @@
+/*
+ * test_template.c - the template engine: syntax, data model, standalone
+ * lines, partials, file loading and compile errors.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "template.h"
+
+enum
+{ A, B, LIST, X, Y, INNER, Z, NFIELDS };
+
+static const char *const fields[NFIELDS] = {
+    "a", "b", "list", "x", "y", "inner", "z"
+};
+
+static blog_val
+S(const char *s)
+{
+    blog_val v = {s, (uint32_t) strlen(s), BLOG_VAL_STR};
+
+    return v;
+}
+
+static blog_val
+L(const blog_frame *items, uint32_t n)
+{
+    blog_val v = {items, n, BLOG_VAL_LIST};
+
+    return v;
+}
+
+static blog_tpl_env
+env_for(t_arena *ar, const char *dir)
+{
+    blog_tpl_env env = {dir, fields, NFIELDS, t_arena_alloc, ar};
+
+    return env;
+}
+
+/* Partials from a NULL-terminated {name, source} table. */
+static int
+table_partial(void *ctx, const char *name, const char **src, size_t *len)
+{
+    const char *const *t = ctx;
+
+    for (; t && t[0]; t += 2)
+        if (strcmp(t[0], name) == 0) {
+            *src = t[1];
+            *len = strlen(t[1]);
+            return 0;
+        }
+    return -1;
+}
+
+static blog_tpl *
+compile(t_arena *ar, const char *src, const char *const *partials, char *err)
+{
+    blog_tpl_env env = env_for(ar, ".");
+
+    return blog_tpl_compile(&env, src, strlen(src), "t.html", table_partial,
+                            (void *) partials, err, 256);
+}
+
+/* Renders src with root and checks the bytes, the size and the write end. */
+static void
+expect(const char *src, const char *const *partials, const blog_frame *root,
+       const char *want)
+{
+    t_arena *ar = t_arena_new();
+    char err[256];
+    blog_tpl *tpl = compile(ar, src, partials, err);
+    size_t len = 0;
+    char *out;
+
+    if (tpl == NULL) {
+        fprintf(stderr, "  compile failed: %s\n", err);
+        CHECK(tpl != NULL);
+        t_arena_free(ar);
+        return;
+    }
+    out = blog_tpl_render(tpl, root, t_arena_alloc, ar, &len);
+    CHECK(out != NULL);
+    CHECK(blog_tpl_size(tpl, root) == len);
+    CHECK_STR(out, len, want);
+    t_arena_free(ar);
+}
+
+/* Compiles src and checks the exact error message. */
+static void
+expect_error(const char *src, const char *const *partials, const char *want)
+{
+    t_arena *ar = t_arena_new();
+    char err[256] = "untouched";
+    blog_tpl *tpl = compile(ar, src, partials, err);
+
+    CHECK(tpl == NULL);
+    CHECK_STR(err, strlen(err), want);
+    t_arena_free(ar);
+}
+
+/* A root frame over every field, and a three-item list. */
+typedef struct fixture
+{
+    blog_val    root_vals[NFIELDS];
+    blog_frame  root;
+    blog_val    item_vals[3][3];    /* x, y, inner */
+    blog_frame  items[3];
+    blog_val    inner_vals[2][1];   /* z */
+    blog_frame  inner[2];
+} fixture;
+
+static void
+fixture_init(fixture *f)
+{
+    static const char *const xs[3] = {"1", "2", "<3>"};
+    int i;
+
+    memset(f, 0, sizeof(*f));
+    f->root_vals[A] = S("A&");
+    f->root_vals[B] = S("");
+    f->root_vals[X] = S("root-x");
+    f->root_vals[LIST] = L(f->items, 3);
+    f->root.vals = f->root_vals;
+    f->root.first = 0;
+    f->root.count = NFIELDS;
+    for (i = 0; i < 2; i++) {
+        f->inner_vals[i][0] = S(i ? "z1" : "z0");
+        f->inner[i].vals = f->inner_vals[i];
+        f->inner[i].first = Z;
+        f->inner[i].count = 1;
+    }
+    for (i = 0; i < 3; i++) {
+        f->item_vals[i][0] = S(xs[i]);
+        f->item_vals[i][1] = S(i == 1 ? "" : "y");
+        f->item_vals[i][2] = L(f->inner, i == 2 ? 2 : 0);
+        f->items[i].vals = f->item_vals[i];
+        f->items[i].first = X;
+        f->items[i].count = 3;
+    }
+}
+
+static void
+test_text_and_values(void)
+{
+    fixture f;
+
+    fixture_init(&f);
+    expect("", NULL, &f.root, "");
+    expect("plain <b>text</b> & 'quotes'\n", NULL, &f.root,
+           "plain <b>text</b> & 'quotes'\n");
+    expect("[{{a}}]", NULL, &f.root, "[A&amp;]");
+    expect("[{{ a }}]", NULL, &f.root, "[A&amp;]");
+    expect("[{{{a}}}]", NULL, &f.root, "[A&]");
+    expect("[{{& a}}]", NULL, &f.root, "[A&]");
+    expect("[{{b}}]", NULL, &f.root, "[]");
+    expect("[{{y}}]", NULL, &f.root, "[]");           /* unset */
+    expect("[{{list}}]", NULL, &f.root, "[]");        /* a list is no text */
+    expect("[{{a}}]", NULL, NULL, "[]");              /* no data at all */
+    expect("{ {a} } {{a}}}", NULL, &f.root, "{ {a} } A&amp;}");
+    expect("a{{! a comment }}b", NULL, &f.root, "ab");
+    expect("a{{!\nmulti-line\n}}b", NULL, &f.root, "ab");
+}
+
+static void
+test_sections(void)
+{
+    fixture f;
+
+    fixture_init(&f);
+    expect("{{#list}}[{{x}}]{{/list}}", NULL, &f.root, "[1][2][&lt;3&gt;]");
+    expect("{{#a}}yes {{a}}{{/a}}", NULL, &f.root, "yes A&amp;");
+    expect("{{#b}}no{{/b}}", NULL, &f.root, "");
+    expect("{{#y}}no{{/y}}", NULL, &f.root, "");
+    expect("{{#list}}{{#y}}y{{/y}}{{^y}}-{{/y}}{{/list}}", NULL, &f.root,
+           "y-y");
+    expect("{{^a}}no{{/a}}", NULL, &f.root, "");
+    expect("{{^b}}empty{{/b}}", NULL, &f.root, "empty");
+    expect("{{^y}}unset{{/y}}", NULL, &f.root, "unset");
+    expect("{{^list}}no{{/list}}", NULL, &f.root, "");
+    expect("{{#list}}{{^inner}}none{{/inner}}{{/list}}", NULL, &f.root,
+           "nonenone");
+    f.root_vals[LIST] = L(f.items, 0);
+    expect("{{#list}}no{{/list}}{{^list}}empty list{{/list}}", NULL, &f.root,
+           "empty list");
+}
+
+static void
+test_lookup(void)
+{
+    fixture f;
+
+    fixture_init(&f);
+    /* inner frames shadow outer ones; names not in them come from outside */
+    expect("{{x}}:{{#list}}{{x}}{{a}},{{/list}}", NULL, &f.root,
+           "root-x:1A&amp;,2A&amp;,&lt;3&gt;A&amp;,");
+    expect("{{#list}}{{#inner}}{{z}}{{x}}{{a}}|{{/inner}}{{/list}}", NULL,
+           &f.root, "z0&lt;3&gt;A&amp;|z1&lt;3&gt;A&amp;|");
+    /* an UNSET value in an item falls through to the enclosing frame */
+    f.item_vals[0][0].kind = BLOG_VAL_UNSET;
+    expect("{{#list}}{{x}},{{/list}}", NULL, &f.root, "root-x,2,&lt;3&gt;,");
+    /* a root frame that starts past field 0 */
+    {
+        blog_val v[2] = {S("xx"), S("yy")};
+        blog_frame r = {v, X, 2};
+
+        expect("{{a}}{{x}}{{y}}{{z}}", NULL, &r, "xxyy");
+    }
+}
+
+static void
+test_standalone(void)
+{
+    fixture f;
+
+    fixture_init(&f);
+    expect("x\n{{#list}}\n[{{x}}]\n{{/list}}\ny\n", NULL, &f.root,
+           "x\n[1]\n[2]\n[&lt;3&gt;]\ny\n");
+    expect("x\n \t{{#list}} \t\n{{x}}\n  {{/list}}\ny\n", NULL, &f.root,
+           "x\n1\n2\n&lt;3&gt;\ny\n");
+    expect("x\r\n{{#list}}\r\n{{x}}\r\n{{/list}}\r\n", NULL, &f.root,
+           "x\r\n1\r\n2\r\n&lt;3&gt;\r\n");
+    expect("{{! first line }}\nbody\n", NULL, &f.root, "body\n");
+    expect("body\n{{! last line, no newline }}", NULL, &f.root, "body\n");
+    expect("  {{^b}}\nempty\n  {{/b}}\n", NULL, &f.root, "empty\n");
+    /* not standalone: other text or tags on the line */
+    expect("a {{#list}}{{x}}{{/list}} b\n", NULL, &f.root,
+           "a 12&lt;3&gt; b\n");
+    expect("{{#list}}{{/list}}\n", NULL, &f.root, "\n");
+    expect("{{#list}} x\n{{/list}}", NULL, &f.root, " x\n x\n x\n");
+    expect("x {{! c }}\n", NULL, &f.root, "x \n");
+    /* a value tag is never standalone, even when empty */
+    expect("{{b}}\nx\n", NULL, &f.root, "\nx\n");
+    expect("  {{b}}  \n", NULL, &f.root, "    \n");
+}
+
+static void
+test_partials(void)
+{
+    static const char *const parts[] = {
+        "p", "P{{a}}",
+        "line", "L{{x}}\n",
+        "outer", "<{{> p}}|{{> line}}>",
+        NULL
+    };
+    fixture f;
+
+    fixture_init(&f);
+    expect("<{{> p}}>", parts, &f.root, "<PA&amp;>");
+    expect("<{{>p}}>", parts, &f.root, "<PA&amp;>");
+    expect("x\n{{> line}}\ny\n", parts, &f.root, "x\nLroot-x\ny\n");
+    expect("x\n  {{> line}}  \ny\n", parts, &f.root, "x\nLroot-x\ny\n");
+    expect("{{#list}}\n{{> line}}\n{{/list}}\n", parts, &f.root,
+           "L1\nL2\nL&lt;3&gt;\n");
+    expect("{{> outer}}", parts, &f.root, "<PA&amp;|Lroot-x\n>");
+    expect("{{> p}}{{> p}}", parts, &f.root, "PA&amp;PA&amp;");
+}
+
+static void
+test_deep_nesting(void)
+{
+    char src[16 * 18 + 16 * 10 + 8] = "";
+    blog_val rv[NFIELDS];
+    blog_val iv[2][3];
+    blog_frame items[2];
+    blog_frame root;
+    t_arena *ar = t_arena_new();
+    char err[256];
+    blog_tpl *tpl;
+    size_t len;
+    char *out;
+    int i;
+
+    /* 16 levels of the same two-item list: 2^16 renderings of {{x}} */
+    for (i = 0; i < 16; i++)
+        strcat(src, "{{#list}}");
+    strcat(src, "{{x}}");
+    for (i = 0; i < 16; i++)
+        strcat(src, "{{/list}}");
+    memset(rv, 0, sizeof(rv));
+    memset(iv, 0, sizeof(iv));
+    rv[LIST] = L(items, 2);
+    for (i = 0; i < 2; i++) {
+        iv[i][0] = S(i ? "b" : "&");
+        items[i].vals = iv[i];
+        items[i].first = X;
+        items[i].count = 3;
+    }
+    root.vals = rv;
+    root.first = 0;
+    root.count = NFIELDS;
+    tpl = compile(ar, src, NULL, err);
+    CHECK(tpl != NULL);
+    if (tpl) {
+        out = blog_tpl_render(tpl, &root, t_arena_alloc, ar, &len);
+        CHECK(out != NULL);
+        /* half the leaves are "&amp;" (5 bytes), half "b" */
+        CHECK(len == (size_t) 32768 * 5 + 32768);
+        CHECK(out && memcmp(out, "&amp;b&amp;b", 12) == 0);
+        CHECK(out && out[len - 1] == 'b');
+    }
+    t_arena_free(ar);
+    /* one level more is refused */
+    {
+        char deeper[17 * 18 + 17 * 10 + 8] = "";
+
+        for (i = 0; i < 17; i++)
+            strcat(deeper, "{{#list}}");
+        for (i = 0; i < 17; i++)
+            strcat(deeper, "{{/list}}");
+        expect_error(deeper, NULL,
+                     "t.html:1: sections nested deeper than 16");
+    }
+}
+
+static void
+test_errors(void)
+{
+    static const char *const parts[] = {
+        "bad", "ok\n{{bad}}",
+        "self", "x{{> self}}",
+        "c1", "{{> c2}}",
+        "c2", "\n{{> c1}}",
+        "closer", "{{/list}}",
+        "opener", "{{#list}}",
+        NULL
+    };
+
+    expect_error("x\n{{nope}}", NULL, "t.html:2: unknown name 'nope'");
+    expect_error("{{#nope}}{{/nope}}", NULL,
+                 "t.html:1: unknown name 'nope'");
+    expect_error("{{#list}}\nabc\n", NULL,
+                 "t.html:1: unclosed section 'list'");
+    expect_error("a\n{{#list}}\n{{^a}}\n{{/a}}\n", NULL,
+                 "t.html:2: unclosed section 'list'");
+    expect_error("{{#list}}\n{{/a}}", NULL,
+                 "t.html:2: '{{/a}}' closes 'list' opened at line 1");
+    expect_error("x\n\n{{/list}}", NULL,
+                 "t.html:3: '{{/list}}' closes no open section");
+    expect_error("a\n\n{{> nope}}", parts,
+                 "t.html:3: partial 'nope' not found");
+    expect_error("{{> bad}}", parts, "bad:2: unknown name 'bad'");
+    expect_error("{{> self}}", parts,
+                 "self:1: partial cycle: 'self' includes itself");
+    expect_error("{{> c1}}", parts,
+                 "c2:2: partial cycle: 'c1' includes itself");
+    expect_error("{{#list}}{{> closer}}{{/list}}", parts,
+                 "closer:1: '{{/list}}' closes no open section");
+    expect_error("{{> opener}}{{/list}}", parts,
+                 "opener:1: unclosed section 'list'");
+    expect_error("ab\n c {{a", NULL, "t.html:2: unclosed tag (no '}}')");
+    expect_error("{{{a}}", NULL, "t.html:1: unclosed tag (no '}}}')");
+    expect_error("{{! never closed", NULL,
+                 "t.html:1: unclosed tag (no '}}')");
+    expect_error("{{ }}", NULL, "t.html:1: empty tag");
+    expect_error("{{#}}", NULL, "t.html:1: empty tag");
+    expect_error("{{a b}}", NULL, "t.html:1: malformed name 'a b'");
+    expect_error("{{.}}", NULL, "t.html:1: unknown name '.'");
+    expect_error("{{=<% %>=}}", NULL,
+                 "t.html:1: changing delimiters is not supported");
+}
+
+static void
+test_error_buffer(void)
+{
+    t_arena *ar = t_arena_new();
+    blog_tpl_env env = env_for(ar, ".");
+    char small[8];
+
+    /* truncated, NUL-terminated, no overflow; a NULL buffer is fine */
+    memset(small, 'x', sizeof(small));
+    CHECK(blog_tpl_compile(&env, "{{nope}}", 8, "t.html", NULL, NULL,
+                           small, sizeof(small)) == NULL);
+    CHECK(strcmp(small, "t.html:") == 0);
+    CHECK(blog_tpl_compile(&env, "{{nope}}", 8, "t.html", NULL, NULL,
+                           NULL, 0) == NULL);
+    CHECK(blog_tpl_compile(&env, "{{> p}}", 7, "t.html", NULL, NULL,
+                           NULL, 0) == NULL);
+    /* only len bytes are source: a tag past len is not seen */
+    CHECK(blog_tpl_compile(&env, "ok{{nope}}", 2, "t.html", NULL, NULL,
+                           NULL, 0) != NULL);
+    t_arena_free(ar);
+}
+
+/* Files in a fresh folder, removed afterwards. */
+typedef struct tmpdir
+{
+    char        path[64];
+    const char *names[8];
+    int         n;
+} tmpdir;
+
+static void
+tmp_put(tmpdir *d, const char *name, const char *data)
+{
+    CHECK(t_write_file(d->path, name, data) == 0);
+    d->names[d->n++] = name;
+}
+
+static void
+tmp_remove(tmpdir *d)
+{
+    char p[128];
+    int i;
+
+    for (i = 0; i < d->n; i++) {
+        snprintf(p, sizeof(p), "%s/%s", d->path, d->names[i]);
+        unlink(p);
+    }
+    rmdir(d->path);
+}
+
+/* want_tpl with every "@" replaced by the folder's path. */
+static void
+expect_load_error(tmpdir *d, const char *name, const char *content,
+                  const char *want_tpl)
+{
+    t_arena *ar = t_arena_new();
+    blog_tpl_env env = env_for(ar, d->path);
+    char want[512];
+    char err[512] = "";
+    size_t n = 0;
+    const char *s;
+
+    for (s = want_tpl; *s && n + sizeof(d->path) + 1 < sizeof(want); s++) {
+        if (*s == '@') {
+            memcpy(want + n, d->path, strlen(d->path));
+            n += strlen(d->path);
+        } else
+            want[n++] = *s;
+    }
+    want[n] = '\0';
+    CHECK(blog_tpl_load(&env, name, content, err, sizeof(err)) == NULL);
+    CHECK_STR(err, strlen(err), want);
+    t_arena_free(ar);
+}
+
+static void
+test_load_files(void)
+{
+    tmpdir d = {"/tmp/blog-tpl-XXXXXX", {0}, 0};
+    fixture f;
+
+    fixture_init(&f);
+    if (mkdtemp(d.path) == NULL) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    tmp_put(&d, "layout.html", "{{! the frame }}\n<main>\n{{> content}}\n"
+            "</main>\n");
+    tmp_put(&d, "page.html", "<h1>{{a}}</h1>\n{{#list}}\n{{> item}}\n"
+            "{{/list}}\n");
+    tmp_put(&d, "item.html", "<i>{{x}}</i>\n");
+    tmp_put(&d, "broken.html", "line 1\nline 2 {{#list}}\n");
+    tmp_put(&d, "loop.html", "{{> layout}}\n");
+    tmp_put(&d, "escape.html", "{{> ../etc/passwd}}\n");
+    {
+        t_arena *ar = t_arena_new();
+        blog_tpl_env env = env_for(ar, d.path);
+        char err[512] = "";
+        blog_tpl *tpl = blog_tpl_load(&env, "layout", "page", err,
+                                      sizeof(err));
+        size_t len;
+        char *out;
+
+        CHECK(tpl != NULL);
+        if (tpl) {
+            out = blog_tpl_render(tpl, &f.root, t_arena_alloc, ar, &len);
+            CHECK_STR(out, len, "<main>\n<h1>A&amp;</h1>\n<i>1</i>\n"
+                      "<i>2</i>\n<i>&lt;3&gt;</i>\n</main>\n");
+        } else
+            fprintf(stderr, "  %s\n", err);
+        /* a page without the layout */
+        tpl = blog_tpl_load(&env, "item", NULL, err, sizeof(err));
+        CHECK(tpl != NULL);
+        t_arena_free(ar);
+    }
+    expect_load_error(&d, "nope", NULL,
+                      "@/nope.html: No such file or directory");
+    expect_load_error(&d, "layout", NULL,
+                      "@/layout.html:3: partial 'content' not found: "
+                      "this template wraps no page");
+    expect_load_error(&d, "layout", "missing",
+                      "@/layout.html:3: partial 'content' not found: "
+                      "@/missing.html: No such file or directory");
+    expect_load_error(&d, "layout", "broken",
+                      "@/broken.html:2: unclosed section 'list'");
+    expect_load_error(&d, "layout", "loop",
+                      "@/loop.html:1: partial cycle: 'layout' includes "
+                      "itself");
+    expect_load_error(&d, "escape", NULL,
+                      "@/escape.html:1: partial '../etc/passwd' not found: "
+                      "invalid file name");
+    tmp_remove(&d);
+}
+
+const t_case t_template_cases[] = {
+    {"template: text, values, escaping, comments", test_text_and_values},
+    {"template: sections and inverted sections", test_sections},
+    {"template: lookup from the innermost frame out", test_lookup},
+    {"template: standalone lines", test_standalone},
+    {"template: partials", test_partials},
+    {"template: 16 nested sections, not 17", test_deep_nesting},
+    {"template: compile errors name file and line", test_errors},
+    {"template: error buffer bounds", test_error_buffer},
+    {"template: loading files, content partial, file errors",
+     test_load_files},
+    {NULL, NULL}
+};
