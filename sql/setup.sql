@@ -1,6 +1,6 @@
 -- A fresh database for the blog: the extension brings the schema, the seed
 -- and the page functions; the web server logs in as blog_web, which may only
--- call the page functions (through the extension's role pg_blog_web).
+-- call the page functions (through the extension's role pgblog_web).
 CREATE EXTENSION IF NOT EXISTS pg_blog;
 
 DO $$
@@ -10,4 +10,4 @@ BEGIN
     END IF;
 END
 $$;
-GRANT pg_blog_web TO blog_web;
+GRANT pgblog_web TO blog_web;
