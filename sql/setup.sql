@@ -11,3 +11,8 @@ BEGIN
 END
 $$;
 GRANT pgblog_web TO blog_web;
+
+-- Set the tables' visibility map and statistics now rather than whenever
+-- autovacuum gets to them: the page functions scan indexes, and a heap
+-- fetch per row until then would slow every page.
+VACUUM (ANALYZE);

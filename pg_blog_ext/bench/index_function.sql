@@ -1,0 +1,1 @@
+SELECT * FROM blog.index_page(:n);

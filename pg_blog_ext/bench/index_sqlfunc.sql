@@ -1,0 +1,1 @@
+SELECT * FROM blog_bench.index_page(:n);

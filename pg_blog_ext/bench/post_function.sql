@@ -1,0 +1,1 @@
+SELECT * FROM blog.post_page(:post_slug);

@@ -1,0 +1,1 @@
+SELECT * FROM blog_bench.post_page(:post_slug);

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Page function vs the plain queries a careful Go developer sends, per page,
+# with pgbench at 50 clients and -M prepared, against the database named by
+# the PG* variables (which must hold CREATE EXTENSION pg_blog).
+#
+#   DURATION=10 CLIENTS=50 JOBS=2 bench/run.sh          table for people
+#   bench/run.sh --tsv          "page function_tps plain_tps sqlfunc_tps ratio"
+#
+# ROUNDS=3 alternates function and plain runs three times per page and
+# reports the medians (this machine is shared and noisy).
+# SQLFUNC=0 skips the LANGUAGE sql variants (they need CREATE on the
+# database: schema blog_bench is created for the run and dropped after it).
+set -eu
+
+DURATION=${DURATION:-10}
+CLIENTS=${CLIENTS:-50}
+JOBS=${JOBS:-2}
+SQLFUNC=${SQLFUNC:-1}
+ROUNDS=${ROUNDS:-1}
+PGBENCH=${PGBENCH:-pgbench}
+PSQL=${PSQL:-psql}
+FORMAT=table
+[ "${1:-}" = "--tsv" ] && FORMAT=tsv
+
+here=$(cd "$(dirname "$0")" && pwd)
+log=$(mktemp -d "${TMPDIR:-/tmp}/pg_blog_bench.XXXXXX")
+
+q() { "$PSQL" -X -A -t -q -v ON_ERROR_STOP=1 -c "$1"; }
+
+cleanup() {
+	if [ "$SQLFUNC" = 1 ]; then
+		q "DROP SCHEMA IF EXISTS blog_bench CASCADE" >/dev/null 2>&1 || true
+	fi
+	rm -rf "$log"
+}
+trap cleanup EXIT INT TERM
+
+# The ids the plain scripts bind come from the database, as the first query
+# of each page would return them.
+index_ids=$(q "SELECT array_agg(id ORDER BY published_at DESC, id DESC) FROM (SELECT id, published_at FROM blog.posts ORDER BY published_at DESC, id DESC LIMIT 20) s")
+post_id=$(q "SELECT id FROM blog.posts WHERE slug = 'post-31'")
+tag_id=$(q "SELECT id FROM blog.tags WHERE slug = 'tag-7'")
+tag_ids=$(q "SELECT array_agg(post_id ORDER BY post_id) FROM blog.post_tags WHERE tag_id = $tag_id")
+
+if [ "$SQLFUNC" = 1 ]; then
+	"$PSQL" -X -q -v ON_ERROR_STOP=1 -f "$here/sql_functions.sql" >/dev/null
+fi
+
+tps() {
+	out="$log/$1.out"
+	if ! "$PGBENCH" -n -M prepared -c "$CLIENTS" -j "$JOBS" -T "$DURATION" \
+		-D n=20 -D post_slug=post-31 -D post_id="$post_id" \
+		-D tag_slug=tag-7 -D tag_id="$tag_id" \
+		-D index_ids="$index_ids" -D tag_ids="$tag_ids" \
+		-f "$here/$1.sql" >"$out" 2>&1; then
+		echo "pgbench failed for $1:" >&2
+		cat "$out" >&2
+		exit 1
+	fi
+	sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' "$out"
+}
+
+median() {
+	sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+[ "$FORMAT" = table ] &&
+	printf '%-8s %14s %14s %14s %8s\n' page 'function p/s' 'plain p/s' 'sql func p/s' ratio
+for page in index post tag; do
+	: >"$log/f" && : >"$log/p" && : >"$log/s"
+	r=0
+	while [ "$r" -lt "$ROUNDS" ]; do
+		tps "${page}_function" >>"$log/f"
+		tps "${page}_plain" >>"$log/p"
+		[ "$SQLFUNC" = 1 ] && tps "${page}_sqlfunc" >>"$log/s"
+		r=$((r + 1))
+	done
+	f=$(median "$log/f")
+	p=$(median "$log/p")
+	s=-
+	[ "$SQLFUNC" = 1 ] && s=$(median "$log/s")
+	r=$(awk -v f="$f" -v p="$p" 'BEGIN { printf "%.2f", f / p }')
+	case $page in
+	index) name=index ;;
+	post) name=post-31 ;;
+	tag) name=tag-7 ;;
+	esac
+	if [ "$FORMAT" = tsv ]; then
+		printf '%s %s %s %s %s\n' "$name" "$f" "$p" "$s" "$r"
+	else
+		printf '%-8s %14.0f %14.0f %14s %7sx\n' "$name" "$f" "$p" \
+			"$(printf '%s' "$s" | awk '{ if ($1 == "-") print "-"; else printf "%.0f", $1 }')" "$r"
+	fi
+done

@@ -1,0 +1,1 @@
+SELECT * FROM blog.tag_page(:tag_slug);

@@ -1,0 +1,1 @@
+SELECT * FROM blog_bench.tag_page(:tag_slug);

@@ -1,0 +1,107 @@
+/*-------------------------------------------------------------------------
+ *
+ * index_page.c
+ *	  blog.index_page(n): the cards of the n latest posts.
+ *
+ *	  The first n entries of posts (published_at DESC, id DESC) are the page,
+ *	  in its order: one index walk, then the posts' rows, no sort.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_blog.h"
+
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+PG_FUNCTION_INFO_V1(blog_index_page);
+
+/* The newest first: the index is descending, or walked backwards. */
+static ScanDirection
+newest_first(Relation index, Relation posts)
+{
+	TupleDesc	desc = RelationGetDescr(index);
+	int16	   *options = index->rd_indoption;
+	bool		ok;
+
+	ok = index->rd_index->indrelid == RelationGetRelid(posts) &&
+		index->rd_rel->relam == BTREE_AM_OID &&
+		index->rd_index->indnkeyatts == 2 &&
+		index->rd_index->indkey.values[0] == blog_attnum(posts, "published_at") &&
+		index->rd_index->indkey.values[1] == blog_attnum(posts, "id") &&
+		TupleDescAttr(desc, 0)->atttypid == TIMESTAMPTZOID &&
+		TupleDescAttr(desc, 1)->atttypid == INT4OID &&
+		(options[0] & INDOPTION_DESC) == (options[1] & INDOPTION_DESC);
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"blog.posts_published_idx\" does not have the layout pg_blog needs")));
+	return (options[0] & INDOPTION_DESC) ? ForwardScanDirection : BackwardScanDirection;
+}
+
+/* Copies of the rows of the n newest posts, newest first. */
+static int
+fetch_latest(Oid nsp, int32 n, HeapTuple **out, TupleDesc *desc)
+{
+	Relation	posts = table_open(blog_relid(nsp, "posts"), AccessShareLock);
+	Relation	index = index_open(blog_relid(nsp, "posts_published_idx"), AccessShareLock);
+	ScanDirection dir = newest_first(index, posts);
+	TupleTableSlot *slot = table_slot_create(posts, NULL);
+	IndexScanDesc scan = index_beginscan(posts, index, GetActiveSnapshot(), 0, 0);
+	int			cap = Min(n, 64);
+	int			found = 0;
+	HeapTuple  *tuples = palloc(sizeof(HeapTuple) * cap);
+
+	index_rescan(scan, NULL, 0, NULL, 0);
+	while (found < n && index_getnext_slot(scan, dir, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (found == cap)
+		{
+			cap *= 2;
+			tuples = repalloc(tuples, sizeof(HeapTuple) * cap);
+		}
+		tuples[found++] = ExecCopySlotHeapTuple(slot);
+	}
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, NoLock);
+	*desc = RelationGetDescr(posts);
+	table_close(posts, NoLock);
+	*out = tuples;
+	return found;
+}
+
+Datum
+blog_index_page(PG_FUNCTION_ARGS)
+{
+	int32		n = PG_GETARG_INT32(0);
+	HeapTuple  *tuples;
+	TupleDesc	desc;
+	BlogPost   *posts;
+	int			nposts;
+	Oid			nsp;
+
+	blog_materialize(fcinfo);
+	if (n <= 0)
+		return (Datum) 0;
+
+	/* the cards' tag names come from a saved plan */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	nsp = get_namespace_oid("blog", false);
+	nposts = fetch_latest(nsp, n, &tuples, &desc);
+	posts = palloc(sizeof(BlogPost) * (nposts + 1));
+	blog_posts_fill(nsp, tuples, nposts, desc, posts);
+	blog_cards_emit(fcinfo, posts, nposts, NULL, 0);
+	SPI_finish();
+
+	return (Datum) 0;
+}

@@ -1,0 +1,163 @@
+/*-------------------------------------------------------------------------
+ *
+ * tag_page.c
+ *	  blog.tag_page(slug): a tag and the cards of its posts, newest first.
+ *
+ *	  Read with direct index scans: the tag by its slug, its post ids from
+ *	  (tag_id, post_id), each post by its key, the few authors by theirs.
+ *	  No executor start-up, join or sort node per call.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "pg_blog.h"
+
+#include "access/htup_details.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(blog_tag_page);
+
+typedef struct IdList
+{
+	int32	   *ids;
+	int			n;
+	int			cap;
+} IdList;
+
+/* Newest first; ties by higher id first (SPEC section 5). */
+static int
+post_order_cmp(const void *a, const void *b)
+{
+	const BlogPost *x = (const BlogPost *) a;
+	const BlogPost *y = (const BlogPost *) b;
+
+	if (x->published_at != y->published_at)
+		return x->published_at > y->published_at ? -1 : 1;
+	return (x->id < y->id) - (x->id > y->id);
+}
+
+/* The tag's row, found through the unique index on its slug. */
+static HeapTuple
+fetch_tag(Oid nsp, Datum slug, Relation *tags_out)
+{
+	Relation	tags = table_open(blog_relid(nsp, "tags"), AccessShareLock);
+	HeapTuple	tuple = blog_fetch_by_text(nsp, tags, "tags_slug_key", slug);
+
+	*tags_out = tags;
+	return tuple;
+}
+
+static void
+collect_post_id(IndexScanDesc scan, int slot, void *arg)
+{
+	IdList	   *list = (IdList *) arg;
+	bool		isnull;
+	Datum		id = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
+
+	(void) slot;
+	if (isnull)
+		return;
+	if (list->n == list->cap)
+	{
+		list->cap *= 2;
+		list->ids = repalloc(list->ids, sizeof(int32) * list->cap);
+	}
+	list->ids[list->n++] = DatumGetInt32(id);
+}
+
+/* The ids of the posts carrying the tag, in id order. */
+static void
+fetch_post_ids(Oid nsp, int32 tag_id, IdList *list)
+{
+	Relation	post_tags = table_open(blog_relid(nsp, "post_tags"), AccessShareLock);
+	Relation	index = blog_open_int4_index(nsp, "post_tags_tag_idx", post_tags, 2);
+	IdSlot		key;
+
+	key.id = tag_id;
+	key.slot = 0;
+	list->cap = 128;
+	list->n = 0;
+	list->ids = palloc(sizeof(int32) * list->cap);
+	blog_scan_index_only(post_tags, index, &key, 1, collect_post_id, list);
+	index_close(index, NoLock);
+	table_close(post_tags, NoLock);
+}
+
+/* The posts with these ids, newest first, with their authors' names. */
+static int
+fetch_posts(Oid nsp, IdList *list, BlogPost *posts)
+{
+	HeapTuple  *tuples = palloc(sizeof(HeapTuple) * (list->n + 1));
+	TupleDesc	desc;
+	int			n;
+
+	n = blog_fetch_by_int4(nsp, "posts", "posts_pkey", list->ids, list->n, tuples, &desc);
+	blog_posts_fill(nsp, tuples, n, desc, posts);
+	qsort(posts, n, sizeof(BlogPost), post_order_cmp);
+	return n;
+}
+
+Datum
+blog_tag_page(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		slug = PG_GETARG_DATUM(0);
+	Relation	tags;
+	HeapTuple	tag;
+	Datum		tag_name;
+	int32		tag_id;
+	IdList		list;
+	BlogPost   *posts;
+	int			nposts;
+	Oid			nsp;
+
+	blog_materialize(fcinfo);
+	if (!blog_slug_arg_is_valid(slug))
+		return (Datum) 0;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	nsp = get_namespace_oid("blog", false);
+
+	tag = fetch_tag(nsp, slug, &tags);
+	if (tag == NULL)
+	{
+		table_close(tags, NoLock);
+		SPI_finish();
+		return (Datum) 0;
+	}
+	tag_id = blog_int4_attr(tag, RelationGetDescr(tags), blog_attnum(tags, "id"));
+	tag_name = blog_text_attr(tag, RelationGetDescr(tags), blog_attnum(tags, "name"));
+	table_close(tags, NoLock);
+
+	fetch_post_ids(nsp, tag_id, &list);
+	posts = palloc(sizeof(BlogPost) * (list.n + 1));
+	nposts = fetch_posts(nsp, &list, posts);
+
+	if (nposts == 0)
+	{
+		/* a tag without posts still has a page: its name, no cards */
+		Datum		values[BLOG_CARD_MAX_COLS] = {0};
+		bool		nulls[BLOG_CARD_MAX_COLS];
+
+		memset(nulls, true, sizeof(nulls));
+		values[0] = tag_name;
+		nulls[0] = false;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	else
+		blog_cards_emit(fcinfo, posts, nposts, &tag_name, 1);
+
+	SPI_finish();
+	return (Datum) 0;
+}

@@ -1,0 +1,43 @@
+-- The web role may call the page functions and nothing else.
+SELECT rolname, rolcanlogin, rolsuper, rolinherit FROM pg_roles WHERE rolname = 'pgblog_web';
+
+SELECT p.proname,
+	   has_function_privilege('pgblog_web', p.oid, 'EXECUTE') AS web_execute,
+	   has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
+FROM pg_proc p WHERE p.pronamespace = 'blog'::regnamespace ORDER BY 1;
+
+SELECT c.relname,
+	   has_table_privilege('pgblog_web', c.oid, 'SELECT') AS sel,
+	   has_table_privilege('pgblog_web', c.oid, 'INSERT') AS ins,
+	   has_table_privilege('pgblog_web', c.oid, 'UPDATE') AS upd,
+	   has_table_privilege('pgblog_web', c.oid, 'DELETE') AS del
+FROM pg_class c WHERE c.relnamespace = 'blog'::regnamespace AND c.relkind = 'r' ORDER BY 1;
+
+-- A login role for the web server, as the stack creates it.
+CREATE ROLE regress_blog_web LOGIN IN ROLE pgblog_web;
+CREATE ROLE regress_blog_nobody LOGIN;
+
+SET ROLE regress_blog_web;
+SELECT count(*) FROM blog.index_page(20);
+SELECT title FROM blog.post_page('post-31');
+SELECT count(*) FROM blog.tag_page('tag-7');
+SELECT count(*) FROM blog.posts;
+SELECT * FROM blog.comments LIMIT 1;
+INSERT INTO blog.tags VALUES (99, 'tag-99', 'x');
+UPDATE blog.posts SET title = 'x' WHERE id = 1;
+DELETE FROM blog.comments;
+CREATE TABLE blog.evil (i int);
+RESET ROLE;
+
+-- A role outside pgblog_web cannot call the functions at all.
+SET ROLE regress_blog_nobody;
+SELECT count(*) FROM blog.index_page(20);
+SELECT * FROM blog.post_page('post-31');
+RESET ROLE;
+
+-- Nothing changed.
+SELECT count(*) FROM blog.comments;
+SELECT title FROM blog.posts WHERE id = 1;
+
+DROP ROLE regress_blog_web;
+DROP ROLE regress_blog_nobody;
