@@ -1,0 +1,29 @@
+/*
+ * cache.h - the Redis page cache of SPEC section 3, through hiredis.
+ */
+#ifndef BLOG_CACHE_H
+#define BLOG_CACHE_H
+
+#include "httpd.h"
+#include "mod_blog.h"
+
+typedef enum blog_cache_status
+{
+    BLOG_CACHE_HIT,
+    BLOG_CACHE_MISS,
+    BLOG_CACHE_DOWN             /* unreachable, slow or failing: BYPASS */
+} blog_cache_status;
+
+void blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
+                           const blog_settings *g);
+
+/* On a hit, *body points into the reply, which r->pool frees. */
+blog_cache_status blog_cache_get(request_rec *r, const char *key,
+                                 apr_size_t key_len, const char **body,
+                                 apr_size_t *len);
+
+/* SET key body EX ttl; 0 when stored, -1 when Redis failed. */
+int blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
+                   const char *body, apr_size_t len);
+
+#endif

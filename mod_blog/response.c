@@ -1,0 +1,50 @@
+/*
+ * response.c - one brigade per response: one bucket and EOS, so that the
+ * core output filter writes headers and body with one writev and nothing
+ * can switch to chunked encoding.
+ */
+#include "response.h"
+
+#include "mod_blog.h"
+
+#include "http_log.h"
+#include "http_protocol.h"
+#include "util_filter.h"
+
+APLOG_USE_MODULE(blog);
+
+int
+blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
+             const char *xcache)
+{
+    conn_rec   *c = r->connection;
+    apr_bucket_brigade *bb;
+    apr_status_t rv;
+
+    r->status = status;
+    ap_set_content_type(r, BLOG_CONTENT_TYPE);
+    ap_set_content_length(r, (apr_off_t) len);
+    if (xcache != NULL)
+        apr_table_setn(r->headers_out, "X-Cache", xcache);
+    if (status == HTTP_SERVICE_UNAVAILABLE)
+        apr_table_setn(r->headers_out, "Retry-After", "1");
+    else if (status == HTTP_METHOD_NOT_ALLOWED)
+        apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
+
+    bb = apr_brigade_create(r->pool, c->bucket_alloc);
+    /*
+     * Immortal: the body lives in r->pool (or a reply freed with it), and
+     * r->pool outlives every bucket before the request's EOR bucket, even
+     * when the event MPM finishes the write asynchronously.  HEAD sends no
+     * body; the Content-Length set above stays.
+     */
+    if (!r->header_only && len > 0)
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_immortal_create(body, len,
+                                                               c->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(c->bucket_alloc));
+    rv = ap_pass_brigade(r->output_filters, bb);
+    if (rv != APR_SUCCESS)
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, rv, r,
+                      "blog: writing the response failed");
+    return OK;
+}

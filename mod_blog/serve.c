@@ -1,0 +1,99 @@
+/*
+ * serve.c - the six routes of SPEC section 2 and the cache of section 3.
+ *
+ * Nothing untrusted reaches a header: X-Cache, Allow and Retry-After are
+ * constants.  A malformed path never reaches PostgreSQL or Redis: the
+ * router rejects it before either is touched.
+ */
+#include "serve.h"
+
+#include "cache.h"
+#include "pages.h"
+#include "response.h"
+#include "router.h"
+
+#include "http_protocol.h"
+
+#include <string.h>
+
+#define CACHE_PREFIX     "blog:page:"
+#define CACHE_PREFIX_LEN (sizeof(CACHE_PREFIX) - 1)
+
+static void
+serve_page(request_rec *r, const blog_site *site, const blog_route *rt,
+           blog_page *page)
+{
+    switch (rt->kind) {
+    case BLOG_ROUTE_INDEX:
+    case BLOG_ROUTE_CACHED_INDEX:
+        blog_page_index(r, site, page);
+        break;
+    case BLOG_ROUTE_POST:
+    case BLOG_ROUTE_CACHED_POST:
+        blog_page_post(r, site, rt->slug, rt->slug_len, page);
+        break;
+    case BLOG_ROUTE_TAG:
+        blog_page_tag(r, site, rt->slug, rt->slug_len, page);
+        break;
+    case BLOG_ROUTE_COMPUTE:
+        blog_page_compute(r, site, page);
+        break;
+    default:
+        page->status = HTTP_NOT_FOUND;
+        page->body = site->not_found;
+        page->len = site->not_found_len;
+        break;
+    }
+}
+
+/*
+ * The key is the SPEC's "blog:page:" + the uncached page's path; under a
+ * mount other than "/" the mount goes in too, since its pages link to it.
+ */
+static int
+serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)
+{
+    apr_size_t  key_len = CACHE_PREFIX_LEN + site->base_len
+        + rt->page_path_len;
+    char       *key = apr_palloc(r->pool, key_len);
+    blog_cache_status st;
+    const char *xcache;
+    blog_page   page;
+
+    memcpy(key, CACHE_PREFIX, CACHE_PREFIX_LEN);
+    memcpy(key + CACHE_PREFIX_LEN, site->base, site->base_len);
+    memcpy(key + CACHE_PREFIX_LEN + site->base_len, rt->page_path,
+           rt->page_path_len);
+
+    st = blog_cache_get(r, key, key_len, &page.body, &page.len);
+    if (st == BLOG_CACHE_HIT)
+        return blog_respond(r, HTTP_OK, page.body, page.len, "HIT");
+    serve_page(r, site, rt, &page);
+    xcache = st == BLOG_CACHE_MISS ? "MISS" : "BYPASS";
+    if (st == BLOG_CACHE_MISS && page.status == HTTP_OK
+        && blog_cache_set(r, key, key_len, page.body, page.len) != 0)
+        xcache = "BYPASS";
+    return blog_respond(r, page.status, page.body, page.len, xcache);
+}
+
+int
+blog_serve(request_rec *r, const blog_site *site, const char *path,
+           apr_size_t len)
+{
+    blog_route  rt;
+    blog_page   page;
+    int         rv;
+
+    /* An unread body would be parsed as the next request. */
+    rv = ap_discard_request_body(r);
+    if (rv != OK)
+        return rv;
+    if (r->method_number != M_GET)
+        return blog_respond(r, HTTP_METHOD_NOT_ALLOWED, "", 0, NULL);
+
+    blog_route_match(path, len, &rt);
+    if (rt.kind == BLOG_ROUTE_CACHED_INDEX || rt.kind == BLOG_ROUTE_CACHED_POST)
+        return serve_cached(r, site, &rt);
+    serve_page(r, site, &rt, &page);
+    return blog_respond(r, page.status, page.body, page.len, NULL);
+}
