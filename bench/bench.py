@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""`make bench`: SPEC section 6's fair run of the blog under Apache's event
+MPM (the reference) and worker MPM, each beside its ceilings and floor.
+Run through bench/run.sh, which starts the stack and builds what is needed.
+
+Environment: DURATION (seconds per run, 5), WARMUP (seconds, 2),
+CONNECTIONS (50), THREADS (wrk and pgbench threads, 2), RUNS (3),
+MPMS ("event worker"), BENCH_PORT (the ceiling Apache, 8081),
+PG_CLIENTS (pgbench clients, 50), STRACE (1: count syscalls), STRACE_SECONDS
+(2), BENCH_ONLY=ceilings (skip everything that needs the blog).
+"""
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+
+import loads  # noqa: E402
+import report  # noqa: E402
+import reference  # noqa: E402
+from ceiling_httpd import CeilingApache, server_settings  # noqa: E402
+
+ENDPOINTS = ["/", "/post/post-31", "/tag/tag-7", "/cached",
+             "/post/post-31/cached", "/compute"]
+DB_ROUTES = {"/", "/post/post-31", "/tag/tag-7"}
+# (what serves it, path): each uncached page is followed by a load that
+# never reads PostgreSQL, long enough for the page's statistics to reach
+# pg_stat_database before its window closes (see FLUSH_LAG).
+SEQUENCE = [("static", "/index.html"), ("blog", "/compute"),
+            ("blog", "/"), ("floor", "/floor/quick"),
+            ("blog", "/post/post-31"), ("floor", "/floor/handler"),
+            ("blog", "/tag/tag-7"), ("static", "/post-31.html"),
+            ("blog", "/cached"), ("blog", "/post/post-31/cached")]
+# A PostgreSQL 15 backend flushes its counters at most once a second while
+# busy, and within 10 s (PGSTAT_IDLE_INTERVAL) once idle.
+FLUSH_LAG = 11.0
+
+
+class Config:
+    def __init__(self, env):
+        def num(name, default):
+            return int(env.get(name, default))
+        self.duration = num("DURATION", 5)
+        self.warmup = num("WARMUP", 2)
+        self.connections = num("CONNECTIONS", 50)
+        self.threads = num("THREADS", 2)
+        self.runs = num("RUNS", 3)
+        self.pg_clients = num("PG_CLIENTS", 50)
+        self.strace = env.get("STRACE", "1") == "1"
+        self.strace_seconds = num("STRACE_SECONDS", 2)
+        self.mpms = env.get("MPMS", "event worker").split()
+        self.port = num("BENCH_PORT", 8081)
+        self.only_ceilings = env.get("BENCH_ONLY") == "ceilings"
+        self.blog_port = num("BLOG_HTTP_PORT", 8080)
+        self.redis_port = num("BLOG_REDIS_PORT", 63790)
+        self.var = env["BLOG_VAR"]
+        self.pg_user = env.get("BENCH_PG_USER", "blog_web")
+        self.fastpath = env.get("BLOG_FASTPATH", "on")
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        self.results = os.path.join(ROOT, "results")
+        self.out_dir = os.path.join(self.results, stamp)
+        self.raw_dir = os.path.join(self.out_dir, "raw")
+        self.stamp = stamp
+
+    def public(self):
+        return {k: getattr(self, k) for k in (
+            "duration", "warmup", "connections", "threads", "runs",
+            "pg_clients", "strace", "strace_seconds", "mpms", "port",
+            "blog_port", "pg_user", "fastpath", "only_ceilings")}
+
+
+def say(msg):
+    print("bench: " + msg, flush=True)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, stdout=subprocess.PIPE,
+                          text=True, **kw).stdout.strip()
+
+
+def xacts():
+    """Transactions committed and rolled back in the database blog, from
+    the server's own counters (read from another database, so that the
+    reading adds nothing to them)."""
+    return int(run(["psql", "-XAtq", "-d", "postgres", "-c",
+                    "SELECT xact_commit + xact_rollback FROM pg_stat_database"
+                    " WHERE datname = 'blog'"]))
+
+
+def fetch(port, path):
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path),
+                                timeout=10) as r:
+        return r.read()
+
+
+def blog_pid(cfg):
+    with open(os.path.join(cfg.var, "run", "httpd.pid")) as f:
+        return int(f.read().split()[0])
+
+
+def restart_blog(cfg, mpm):
+    env = dict(os.environ, BLOG_MPM=mpm)
+    subprocess.run([os.path.join(ROOT, "scripts", "stack.sh"), "restart",
+                    "httpd"], check=True, env=env)
+    with open(os.path.join(cfg.var, "httpd", "httpd.conf")) as f:
+        if "mpm_%s_module" % mpm not in f.read():
+            raise RuntimeError("the blog's Apache did not restart with %s" % mpm)
+
+
+def cached_pages(cfg):
+    """The exact bytes the blog serves for its two cached endpoints; the
+    page check has just proved them equal to the reference."""
+    if cfg.only_ceilings:
+        return {"index.html": reference.render_path("/")[1],
+                "post-31.html": reference.render_path("/post/post-31")[1]}
+    return {"index.html": fetch(cfg.blog_port, "/cached"),
+            "post-31.html": fetch(cfg.blog_port, "/post/post-31/cached")}
+
+
+# ------------------------------------------------------------------ ceilings
+def db_ceilings(cfg):
+    """pgbench, one page-function call per transaction, the extension
+    engineer's scripts (pg_blog_ext/bench/*_function.sql)."""
+    scripts = os.path.join(ROOT, "pg_blog_ext", "bench")
+    defines = {"n": 20, "post_slug": "post-31", "tag_slug": "tag-7"}
+    out = {}
+    for path, name in (("/", "index"), ("/post/post-31", "post"),
+                       ("/tag/tag-7", "tag")):
+        script = os.path.join(scripts, "%s_function.sql" % name)
+        say("pgbench %s (%d clients, -M prepared)" % (name, cfg.pg_clients))
+        med, values = loads.median_of(cfg, lambda: loads.pgbench(
+            cfg, script, defines, "pgbench-%s.txt" % name))
+        with open(script) as f:
+            sql = f.read().strip()
+        out[path] = {"tps": med, "runs": values, "sql": sql}
+    return out
+
+
+def compute_ceiling(cfg):
+    """The ceiling is what every CPU of the machine can do running the
+    loop alone (the 4 Apache children use them all), from the CPU time per
+    call in one process, so that other load on a shared machine does not
+    lower it; the wall-clock figures of 1 and 2 processes are kept beside
+    it as a check."""
+    say("the /compute loop alone, 1 and 2 processes")
+    one = loads.compute(cfg, 1)
+    cpus = os.cpu_count() or 1
+    return {"one": one, "two": loads.compute(cfg, 2), "cpus": cpus,
+            "ceiling": cpus * 1e6 / one["cpu_us_per_call"]}
+
+
+# ------------------------------------------------------------------ per MPM
+def run_mpm(cfg, mpm, ceiling):
+    say("=== %s MPM ===" % mpm)
+    if not cfg.only_ceilings:
+        restart_blog(cfg, mpm)
+    ceiling.start(mpm)
+    ports = {"static": cfg.port, "floor": cfg.port, "blog": cfg.blog_port}
+    out = {"blog": {}, "static": {}, "floor": {}, "syscalls": {}}
+    state = {"pending": None, "last_db": time.time()}
+
+    def settle():
+        wait = FLUSH_LAG - (time.time() - state["last_db"])
+        if wait > 0:
+            time.sleep(wait)
+        return xacts(), time.time()
+
+    def close_window(x1, t1):
+        ep, x0, t0 = state["pending"]
+        ep["xacts"] = x1 - x0
+        ep["window_s"] = t1 - t0
+        state["pending"] = None
+
+    for kind, path in SEQUENCE:
+        if kind == "blog" and cfg.only_ceilings:
+            continue
+        pid = ceiling.pid() if kind != "blog" else blog_pid(cfg)
+        if kind == "blog":
+            x0, t0 = settle()
+            if state["pending"]:
+                close_window(x0, t0)
+        say("%s %s%s" % (mpm, "" if kind == "blog" else kind + " ", path))
+        ep = loads.endpoint(cfg, ports[kind], path, pid,
+                            "wrk-%s-%s.txt" % (mpm, path.strip("/")
+                                               .replace("/", "_") or "index"))
+        out[kind][path if kind != "floor" else path.rsplit("/", 1)[1]] = ep
+        if kind == "blog" and path in DB_ROUTES:
+            state["pending"] = (ep, x0, t0)
+            state["last_db"] = time.time()
+        elif kind == "blog":
+            ep["xacts"] = xacts() - x0
+            ep["window_s"] = time.time() - t0
+    if state["pending"]:
+        close_window(*settle())
+    if cfg.strace:
+        targets = [("blog", p) for p in ENDPOINTS if not cfg.only_ceilings]
+        targets += [("floor", "/floor/quick"), ("floor", "/floor/handler")]
+        for kind, path in targets:
+            pid = ceiling.pid() if kind == "floor" else blog_pid(cfg)
+            say("%s strace %s" % (mpm, path))
+            per_req, top = loads.strace_syscalls(
+                cfg, ports[kind], path, pid, "strace-%s-%s.txt"
+                % (mpm, path.strip("/").replace("/", "_") or "index"))
+            out["syscalls"][path] = {"per_req": per_req, "top": top}
+    ceiling.stop()
+    return out
+
+
+def round_trips(res):
+    """PostgreSQL round trips per page: the transactions the database
+    counted in each page's window, less the background rate seen while
+    /compute (which never reads PostgreSQL) ran, over the requests sent."""
+    for mpm, m in res["mpm"].items():
+        comp = m["blog"].get("/compute")
+        noise = comp["xacts"] / comp["window_s"] if comp else 0.0
+        m["noise_xacts_per_s"] = noise
+        for path, ep in m["blog"].items():
+            if "xacts" not in ep:
+                continue
+            extra = noise * ep["window_s"] if path != "/compute" else 0.0
+            ep["round_trips"] = max(ep["xacts"] - extra, 0) / ep["requests"]
+
+
+def check_failures(res, cfg):
+    fails = []
+    for mpm, m in res["mpm"].items():
+        for kind in ("blog", "static", "floor"):
+            for name, ep in m[kind].items():
+                where = "%s %s %s" % (mpm, kind, name)
+                if ep["non2xx"] or ep["socket_errors"]:
+                    fails.append("%s: %d non-2xx, %d socket errors"
+                                 % (where, ep["non2xx"], ep["socket_errors"]))
+                # wrk counts status >= 400 only: a response of another size
+                # (a redirect, a 404 page) shows in the bytes per response.
+                # Responses cut off when wrk stops only add bytes.
+                want = ep["response_bytes"]
+                slack = want * cfg.connections * cfg.runs / max(
+                    ep["timed_requests"], 1)
+                got = ep["bytes_per_response"]
+                if got < want * 0.99 or got > want * 1.01 + slack:
+                    fails.append("%s: %.0f bytes per response, expected %d"
+                                 % (where, got, want))
+    return fails
+
+
+def meta(cfg, started):
+    def first_line(cmd):
+        try:
+            # wrk -v prints its version and exits 1
+            return subprocess.run(cmd, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT,
+                                  text=True).stdout.splitlines()[0]
+        except (OSError, IndexError):
+            return "unknown"
+    return {
+        "stamp": cfg.stamp,
+        "started": datetime.datetime.fromtimestamp(started).isoformat(
+            timespec="seconds"),
+        "elapsed_s": time.time() - started,
+        "cpus": os.cpu_count(),
+        "cpu_model": next((line.split(":", 1)[1].strip() for line in
+                           open("/proc/cpuinfo") if line.startswith(
+                               "model name")), "unknown"),
+        "kernel": platform.release(),
+        "apache": first_line(["/usr/sbin/apache2", "-v"]),
+        "postgresql": first_line(["psql", "-XAtq", "-d", "postgres", "-c",
+                                  "SELECT version()"]),
+        "wrk": first_line(["wrk", "-v"]),
+        "loadavg_at_start": cfg.loadavg,
+        "apache_settings": server_settings().replace("\n", " "),
+        "config": cfg.public(),
+    }
+
+
+def main():
+    started = time.time()
+    cfg = Config(os.environ)
+    with open("/proc/loadavg") as f:
+        cfg.loadavg = " ".join(f.read().split()[:3])
+    os.makedirs(cfg.raw_dir)
+    res = {"mpm": {}}
+    if not cfg.only_ceilings:
+        say("flushing Redis, then checking every page")
+        run(["redis-cli", "-p", str(cfg.redis_port), "FLUSHALL"])
+        check = subprocess.run([sys.executable,
+                                os.path.join(HERE, "checkpages.py"),
+                                "127.0.0.1", str(cfg.blog_port)])
+        if check.returncode != 0:
+            say("the page check failed: no load is sent")
+            return 1
+    ceiling = CeilingApache(cfg.var, cfg.port)
+    ceiling.write_pages(cached_pages(cfg))
+    res["db"] = db_ceilings(cfg)
+    res["compute"] = compute_ceiling(cfg)
+    last = None
+    try:
+        for mpm in cfg.mpms:
+            last = mpm
+            res["mpm"][mpm] = run_mpm(cfg, mpm, ceiling)
+    finally:
+        ceiling.stop()
+        if last and last != "event" and not cfg.only_ceilings:
+            say("back to the event MPM")
+            restart_blog(cfg, "event")
+    round_trips(res)
+    res["failures"] = check_failures(res, cfg)
+    res["meta"] = meta(cfg, started)
+    with open(os.path.join(cfg.out_dir, "results.json"), "w") as f:
+        json.dump(res, f, indent=1, sort_keys=True)
+    report.write(res, cfg.out_dir)
+    latest = os.path.join(cfg.results, "latest")
+    if os.path.islink(latest) or not os.path.exists(latest):
+        tmp = latest + ".new"
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        os.symlink(cfg.stamp, tmp)
+        os.replace(tmp, latest)
+    print(report.terminal(res))
+    say("report: %s" % os.path.join(cfg.out_dir, "report.md"))
+    if res["failures"]:
+        for f in res["failures"]:
+            say("FAILED: " + f)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

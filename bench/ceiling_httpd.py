@@ -1,0 +1,122 @@
+"""The ceiling Apache: a second httpd, configured from bench/httpd.conf.in,
+serving the cached pages' bytes as static files and the floor module's two
+answers.  Started and stopped by PID; it never touches the blog's Apache."""
+
+import os
+import subprocess
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+APACHE = "/usr/sbin/apache2"
+BLOG_CONF = os.path.join(os.path.dirname(HERE), "conf", "httpd.conf.in")
+# The directives both Apaches must share, with the values used when the
+# blog's template lacks one.
+SHARED = [("StartServers", "4"), ("ServerLimit", "4"),
+          ("ThreadsPerChild", "25"), ("MaxRequestWorkers", "100"),
+          ("MinSpareThreads", "25"), ("MaxSpareThreads", "100"),
+          ("MaxConnectionsPerChild", "0"), ("ThreadLimit", None),
+          ("ListenBacklog", None), ("ListenCoresBucketsRatio", None),
+          ("ThreadStackSize", None), ("AsyncRequestWorkerFactor", "4"),
+          ("KeepAlive", "On"), ("MaxKeepAliveRequests", "0"),
+          ("KeepAliveTimeout", "5"), ("Timeout", "30"),
+          ("EnableMMAP", "Off"), ("EnableSendfile", "On"),
+          ("MaxMemFree", "0")]
+EVENT_ONLY = {"AsyncRequestWorkerFactor"}
+
+
+def server_settings(path=BLOG_CONF):
+    """The SHARED directives as conf/httpd.conf.in sets them (the last
+    setting wins, as in Apache), in SHARED's order, as config lines."""
+    found = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                words = line.split()
+                if words and words[0] in dict(SHARED):
+                    found[words[0]] = " ".join(words[1:])
+    except OSError:
+        pass
+    lines = []
+    for name, default in SHARED:
+        value = found.get(name, default)
+        if value is None:
+            continue
+        line = "%s %s" % (name, value)
+        if name in EVENT_ONLY:
+            line = "<IfModule mpm_event_module>\n    %s\n</IfModule>" % line
+        lines.append(line)
+    return "\n".join(lines)
+
+
+class CeilingApache:
+    def __init__(self, var_dir, port):
+        self.dir = os.path.join(var_dir, "bench")
+        self.port = port
+        self.conf = os.path.join(self.dir, "httpd.conf")
+        self.pid_file = os.path.join(self.dir, "httpd.pid")
+
+    def write_pages(self, pages):
+        """pages: {file name: bytes}; readable by the server's user."""
+        htdocs = os.path.join(self.dir, "htdocs")
+        os.makedirs(htdocs, exist_ok=True)
+        os.chmod(self.dir, 0o755)
+        os.chmod(htdocs, 0o755)
+        for name, body in pages.items():
+            path = os.path.join(htdocs, name)
+            with open(path, "wb") as f:
+                f.write(body)
+            os.chmod(path, 0o644)
+
+    def _configure(self, mpm):
+        user = "User www-data\nGroup www-data" if os.getuid() == 0 else ""
+        with open(os.path.join(HERE, "httpd.conf.in")) as f:
+            text = f.read()
+        for k, v in (("@DIR@", self.dir), ("@PORT@", str(self.port)),
+                     ("@MPM@", mpm), ("@USER@", user),
+                     ("@SERVER_SETTINGS@", server_settings()),
+                     ("@FLOOR_MODULE@",
+                      os.path.join(HERE, ".libs", "mod_blog_floor.so"))):
+            text = text.replace(k, v)
+        with open(self.conf, "w") as f:
+            f.write(text)
+
+    def pid(self):
+        try:
+            with open(self.pid_file) as f:
+                pid = int(f.read().split()[0])
+            os.kill(pid, 0)
+            return pid
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def start(self, mpm):
+        if self.pid():
+            self.stop()
+        self._configure(mpm)
+        subprocess.run([APACHE, "-d", self.dir, "-f", self.conf, "-k", "start"],
+                       check=True)
+        url = "http://127.0.0.1:%d/index.html" % self.port
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(url, timeout=1) as r:
+                    if r.status == 200 and self.pid():
+                        return self.pid()
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("the ceiling Apache does not answer on port %d; "
+                           "see %s/error.log" % (self.port, self.dir))
+
+    def stop(self):
+        pid = self.pid()
+        if not pid:
+            return
+        os.kill(pid, 15)
+        for _ in range(200):
+            try:
+                os.kill(pid, 0)
+            except OSError:
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the ceiling Apache (%d) did not stop" % pid)

@@ -1,0 +1,418 @@
+"""The bench's output: the terminal table, results/<stamp>/report.md and
+the chart (bench/chart.gp drawn by gnuplot), all from results.json's dict."""
+
+import math
+import os
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENDPOINTS = ["/", "/post/post-31", "/tag/tag-7", "/cached",
+             "/post/post-31/cached", "/compute"]
+
+
+def ceiling(res, mpm, path):
+    """(requests/s, what it is) this endpoint cannot beat on this machine."""
+    if path in res.get("db", {}):
+        return res["db"][path]["tps"], "pgbench, page function"
+    static = res["mpm"][mpm]["static"]
+    if path == "/cached":
+        return static["/index.html"]["rps"], "static file"
+    if path == "/post/post-31/cached":
+        return static["/post-31.html"]["rps"], "static file"
+    if path == "/compute":
+        return res["compute"]["ceiling"], "loop alone, all CPUs"
+    return None, ""
+
+
+def fmt(v, spec="%.0f", none="-"):
+    return none if v is None else spec % v
+
+
+def mib(kib):
+    return "%.1f" % (kib / 1024.0)
+
+
+def blog_rows(res, mpm):
+    m = res["mpm"][mpm]
+    rows = []
+    for path in ENDPOINTS:
+        ep = m["blog"].get(path)
+        if not ep:
+            continue
+        ceil, _ = ceiling(res, mpm, path)
+        sc = m["syscalls"].get(path, {}).get("per_req")
+        rows.append([path, fmt(ep["rps"]), fmt(ep["p50_ms"], "%.2f"),
+                     fmt(ep["p99_ms"], "%.2f"), str(ep["non2xx"]),
+                     str(ep["socket_errors"]),
+                     fmt(ep.get("round_trips"), "%.3f"), fmt(ceil),
+                     fmt(ep["rps"] / ceil if ceil else None, "%.2f"),
+                     fmt(ep["minflt_per_req"], "%.3f"),
+                     fmt(ep["ctxsw_per_req"], "%.2f"), fmt(sc, "%.1f"),
+                     mib(ep["pss_kib"])])
+    return rows
+
+
+PG_NAMES = {"/": "blog.index_page(20)",
+            "/post/post-31": "blog.post_page('post-31')",
+            "/tag/tag-7": "blog.tag_page('tag-7')"}
+
+BLOG_HEAD = ["endpoint", "req/s", "p50 ms", "p99 ms", "non-2xx", "sock err",
+             "PG rt/page", "ceiling", "ratio", "minflt/req", "ctxsw/req",
+             "syscalls/req", "Pss MiB"]
+
+
+def ceiling_rows(res):
+    mpms = list(res["mpm"])
+    rows = []
+    for name, key, sub in (("static file, cached index bytes", "static",
+                            "/index.html"),
+                           ("static file, cached post-31 bytes", "static",
+                            "/post-31.html"),
+                           ("floor: quick_handler, index from memory",
+                            "floor", "quick"),
+                           ("floor: handler hook, index from memory",
+                            "floor", "handler")):
+        cells = []
+        for mpm in mpms:
+            ep = res["mpm"][mpm][key].get(sub)
+            cells.append(fmt(ep["rps"]) if ep else "-")
+        rows.append([name] + cells)
+    for path, ep in res.get("db", {}).items():
+        rows.append(["pgbench: %s (pages/s)" % PG_NAMES.get(path, path)]
+                    + [fmt(ep["tps"])] * len(mpms))
+    c = res.get("compute")
+    if c:
+        rows.append(["compute loop: %d CPUs x 1 / CPU time per call"
+                     % c["cpus"]] + [fmt(c["ceiling"])] * len(mpms))
+        rows.append(["compute loop, 1 process, wall clock (calls/s)"]
+                    + [fmt(c["one"]["calls_per_s"])] * len(mpms))
+        rows.append(["compute loop, 2 processes, wall clock (calls/s)"]
+                    + [fmt(c["two"]["calls_per_s"])] * len(mpms))
+    return ["ceiling / floor (req/s)"] + mpms, rows
+
+
+def floor_rows(res):
+    rows = []
+    for mpm, m in res["mpm"].items():
+        for label, key, sub in (("quick_handler", "floor", "quick"),
+                                ("handler", "floor", "handler"),
+                                ("static file", "static", "/index.html")):
+            ep = m[key].get(sub)
+            if not ep:
+                continue
+            sc = m["syscalls"].get("/floor/" + sub, {}).get("per_req")
+            rows.append([mpm, label, fmt(ep["rps"]), fmt(ep["p50_ms"], "%.2f"),
+                         fmt(ep["p99_ms"], "%.2f"),
+                         fmt(ep["minflt_per_req"], "%.3f"),
+                         fmt(ep["ctxsw_per_req"], "%.2f"), fmt(sc, "%.1f")])
+        ep = m["blog"].get("/cached")
+        if ep:
+            sc = m["syscalls"].get("/cached", {}).get("per_req")
+            rows.append([mpm, "the blog's /cached", fmt(ep["rps"]),
+                         fmt(ep["p50_ms"], "%.2f"), fmt(ep["p99_ms"], "%.2f"),
+                         fmt(ep["minflt_per_req"], "%.3f"),
+                         fmt(ep["ctxsw_per_req"], "%.2f"), fmt(sc, "%.1f")])
+    return ["MPM", "answered by", "req/s", "p50 ms", "p99 ms", "minflt/req",
+            "ctxsw/req", "syscalls/req"], rows
+
+
+def text_table(head, rows):
+    widths = [max(len(str(r[i])) for r in [head] + rows)
+              for i in range(len(head))]
+    line = lambda r: "  ".join(str(c).rjust(w) if i else str(c).ljust(w)
+                               for i, (c, w) in enumerate(zip(r, widths)))
+    return "\n".join([line(head), line(["-" * w for w in widths])]
+                     + [line(r) for r in rows])
+
+
+def md_table(head, rows):
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join("---" if i == 0 else "---:"
+                          for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def geomean(values):
+    values = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def fastest(res):
+    """Which MPM serves this blog fastest here, and the measurements that
+    say why; None when fewer than two MPMs ran."""
+    mpms = [m for m in res["mpm"] if res["mpm"][m]["blog"]]
+    if len(mpms) < 2:
+        return None
+    paths = [p for p in ENDPOINTS if all(p in res["mpm"][m]["blog"]
+                                         for m in mpms)]
+    score = {m: geomean([res["mpm"][m]["blog"][p]["rps"] for p in paths])
+             for m in mpms}
+    best = max(mpms, key=lambda m: score[m])
+    other = min(mpms, key=lambda m: score[m])
+    wins = sum(1 for p in paths if res["mpm"][best]["blog"][p]["rps"]
+               >= res["mpm"][other]["blog"][p]["rps"])
+    lines = ["**%s** is the fastest MPM for this blog on this machine: the "
+             "geometric mean of the six endpoints' medians is %.0f req/s "
+             "against %.0f for %s (%+.0f%%), and it is ahead on %d of %d "
+             "endpoints (fast path %s)."
+             % (best, score[best], score[other], other,
+                100.0 * (score[best] / score[other] - 1), wins, len(paths),
+                res["meta"]["config"]["fastpath"])]
+    per = []
+    for p in paths:
+        b = res["mpm"][best]["blog"][p]
+        o = res["mpm"][other]["blog"][p]
+        per.append("`%s` %.0f vs %.0f req/s, %.2f vs %.2f context switches "
+                   "per request" % (p, b["rps"], o["rps"], b["ctxsw_per_req"],
+                                    o["ctxsw_per_req"]))
+    lines.append("Per endpoint (%s vs %s): %s." % (best, other,
+                                                  "; ".join(per)))
+    lines += floor_verdict(res, mpms)
+    lines += hop_verdict(res, best)
+    return "\n\n".join(lines)
+
+
+def floor_verdict(res, mpms):
+    """What the floor module says about the hook to answer from."""
+    out = []
+    fq = {m: res["mpm"][m]["floor"].get("quick") for m in mpms}
+    fh = {m: res["mpm"][m]["floor"].get("handler") for m in mpms}
+    if not (all(fq.values()) and all(fh.values())):
+        return out
+    out.append(
+        "Apache's floor (the cached index from memory): quick_handler %s; "
+        "the handler hook %s (req/s)."
+        % (", ".join("%.0f under %s" % (fq[m]["rps"], m) for m in mpms),
+           ", ".join("%.0f under %s" % (fh[m]["rps"], m) for m in mpms)))
+    ahead = [m for m in mpms if fq[m]["rps"] > fh[m]["rps"]]
+    if len(ahead) == len(mpms):
+        sc = {m: (res["mpm"][m]["syscalls"].get("/floor/quick", {})
+                  .get("per_req"),
+                  res["mpm"][m]["syscalls"].get("/floor/handler", {})
+                  .get("per_req")) for m in mpms}
+        detail = "; ".join("%s %s vs %s syscalls per request" % (
+            m, fmt(sc[m][0], "%.1f"), fmt(sc[m][1], "%.1f")) for m in mpms)
+        out.append(
+            "quick_handler is ahead under every MPM: it skips translation, "
+            "map_to_storage's directory walk (the stat calls), access, auth, "
+            "type checking and fixups (%s).  So BlogFastPath On is the "
+            "faster setting; a blog protected with Require or "
+            "authentication needs it Off." % detail)
+    return out
+
+
+def hop_verdict(res, best):
+    """The event MPM's listener hand-off, as the context switches show it."""
+    ev = res["mpm"].get("event", {}).get("blog", {}).get("/cached")
+    wo = res["mpm"].get("worker", {}).get("blog", {}).get("/cached")
+    if not (ev and wo):
+        return []
+    out = ["Context switches per request on `/cached`: %.2f under event, "
+           "%.2f under worker." % (ev["ctxsw_per_req"], wo["ctxsw_per_req"])]
+    if best == "worker" and ev["ctxsw_per_req"] > wo["ctxsw_per_req"]:
+        out.append(
+            "Why worker: under the event MPM a keep-alive connection goes "
+            "back to the listener thread after every response, and the next "
+            "request is handed from the listener to a worker thread; the "
+            "worker MPM keeps each connection on one thread, which reads "
+            "the next request itself.  The difference in context switches "
+            "above is that hop, and on 2 vCPUs where a wake-up costs tens "
+            "of microseconds it is a large part of a cached page.  The "
+            "price: worker holds a thread per open connection, so "
+            "ThreadsPerChild x children must cover the connections (%d "
+            "here), while event can hold many idle keep-alive clients with "
+            "few threads." % res["meta"]["config"]["connections"])
+    elif best == "event":
+        out.append(
+            "Event came out ahead in this run although the worker MPM "
+            "saves the listener-to-worker hop on every keep-alive request; "
+            "check the load average in \"How it was run\": on a shared "
+            "machine a busy neighbour can outweigh that difference.")
+    return out
+
+
+def terminal(res):
+    out = []
+    for mpm in res["mpm"]:
+        if res["mpm"][mpm]["blog"]:
+            out.append("\n%s MPM, fast path %s" % (
+                mpm, res["meta"]["config"]["fastpath"]))
+            out.append(text_table(BLOG_HEAD, blog_rows(res, mpm)))
+    head, rows = ceiling_rows(res)
+    out.append("")
+    out.append(text_table(head, rows))
+    mem = ", ".join("%s %s MiB" % (mpm, mib(max(
+        [ep["pss_kib"] for ep in m["blog"].values()] or [0])))
+        for mpm, m in res["mpm"].items() if m["blog"])
+    if mem:
+        out.append("\nApache's memory under load (sum of Pss, max): " + mem)
+    f = fastest(res)
+    if f:
+        out.append("\n" + f.split("\n\n")[0].replace("**", ""))
+    out.append("\nresult: %s" % ("FAILED" if res["failures"] else "ok"))
+    return "\n".join(out)
+
+
+def chart(res, out_dir):
+    mpms = [m for m in res["mpm"] if res["mpm"][m]["blog"]]
+    if not mpms:
+        return None
+    dat = os.path.join(out_dir, "chart.dat")
+    with open(dat, "w") as f:
+        f.write("endpoint " + " ".join(
+            '"%s" "%s ceiling"' % (m, m) for m in mpms) + "\n")
+        for p in ENDPOINTS:
+            cells = []
+            for m in mpms:
+                ep = res["mpm"][m]["blog"].get(p)
+                c, _ = ceiling(res, m, p)
+                cells += [fmt(ep["rps"] if ep else None, "%.0f", "0"),
+                          fmt(c, "%.0f", "0")]
+            f.write('"%s" %s\n' % (p, " ".join(cells)))
+    svg = os.path.join(out_dir, "chart.svg")
+    subprocess.run(["gnuplot", "-e",
+                    "datafile='%s'; outfile='%s'; ncols=%d; subtitle='%s'"
+                    % (dat, svg, 1 + 2 * len(mpms),
+                       "%s, %d connections, median of %d x %d s"
+                       % (res["meta"]["stamp"],
+                          res["meta"]["config"]["connections"],
+                          res["meta"]["config"]["runs"],
+                          res["meta"]["config"]["duration"])),
+                    os.path.join(HERE, "chart.gp")], check=True)
+    return svg
+
+
+def syscall_section(res):
+    lines = []
+    for mpm, m in res["mpm"].items():
+        for path, s in m["syscalls"].items():
+            if s["per_req"] is None:
+                continue
+            top = ", ".join("%s %.2f" % (k, v) for k, v in s["top"])
+            lines.append([mpm, "`%s`" % path, "%.1f" % s["per_req"], top])
+    return md_table(["MPM", "route", "syscalls/req", "most frequent, per request"],
+                    lines) if lines else "(not measured: STRACE=0)"
+
+
+def write(res, out_dir):
+    meta = res["meta"]
+    cfg = meta["config"]
+    svg = chart(res, out_dir)
+    md = ["# Benchmark %s" % meta["stamp"], ""]
+    if res["failures"]:
+        md += ["**FAILED**:", ""] + ["- " + f for f in res["failures"]] + [""]
+    else:
+        md += ["Result: every page matched the reference before the load; "
+               "no non-2xx response and no socket error during it.", ""]
+    for mpm in res["mpm"]:
+        if not res["mpm"][mpm]["blog"]:
+            continue
+        md += ["## The fair run, %s MPM%s" % (
+            mpm, " (the reference)" if mpm == "event" else ""), "",
+            md_table(BLOG_HEAD, blog_rows(res, mpm)), ""]
+    head, rows = ceiling_rows(res)
+    md += ["## Ceilings", "",
+           "What each endpoint is compared with (its `ratio` above): "
+           "`/`, `/post/post-31` and `/tag/tag-7` against pgbench calling "
+           "the page function alone; the cached routes against the same "
+           "bytes as a static file from an Apache with the same MPM and "
+           "settings; `/compute` against the loop alone on every CPU.", "",
+           md_table(head, rows), ""]
+    c = res.get("compute")
+    if c:
+        md += ["The compute loop alone (bench/compute_bench, mod_blog's "
+               "compute.c): %.0f us of CPU per call, so one core does %.0f "
+               "calls/s and the %d CPUs %.0f: that is the ceiling of "
+               "`/compute`, since its 4 Apache children run on every CPU.  "
+               "Wall clock, one process made %.0f calls/s (it had %.2f of a "
+               "core) and two at once %.0f in all (the less served had %.2f); "
+               "a share below 1 means other load took the CPU, which the "
+               "CPU-time ceiling does not depend on."
+               % (c["one"]["cpu_us_per_call"],
+                  1e6 / c["one"]["cpu_us_per_call"], c["cpus"], c["ceiling"],
+                  c["one"]["calls_per_s"], c["one"]["cpu_share"],
+                  c["two"]["calls_per_s"], c["two"]["cpu_share"]), ""]
+    head, rows = floor_rows(res)
+    md += ["## Apache's floor", "",
+           "`bench/mod_blog_floor.c` answers with the cached index's bytes "
+           "from memory, from `quick_handler` (before translation, "
+           "map_to_storage, access and auth) or from the `handler` hook "
+           "(after all of them); beside it the static file and the blog's "
+           "own `/cached`.", "", md_table(head, rows), ""]
+    mem = [[mpm, mib(max([ep["pss_kib"] for ep in m["blog"].values()] or [0]))]
+           for mpm, m in res["mpm"].items() if m["blog"]]
+    if mem:
+        md += ["## Apache's memory under load", "",
+               "Sum of Pss over the parent and its children, from "
+               "/proc/PID/smaps_rollup, sampled half-way through each run; "
+               "the per-endpoint figure is in the tables above.", "",
+               md_table(["MPM", "max Pss MiB"], mem), ""]
+    md += ["## Syscalls per request", "",
+           "From `strace -c -f` attached to every Apache child during a "
+           "separate %d s wrk run per route (strace slows the server, so "
+           "these runs count calls and are never timed)."
+           % cfg["strace_seconds"], "", syscall_section(res), ""]
+    f = fastest(res)
+    if f:
+        md += ["## The fastest configuration for this machine", "", f, ""]
+    if svg:
+        md += ["## Chart", "", "![requests per second against the ceilings]"
+               "(chart.svg)", ""]
+    md += ["## How it was run", "",
+           "- `make bench` (bench/run.sh): DURATION=%d WARMUP=%d "
+           "CONNECTIONS=%d THREADS=%d RUNS=%d MPMS=\"%s\" BLOG_FASTPATH=%s; "
+           "%.0f s in all." % (cfg["duration"], cfg["warmup"],
+                               cfg["connections"], cfg["threads"], cfg["runs"],
+                               " ".join(cfg["mpms"]), cfg["fastpath"],
+                               meta["elapsed_s"]),
+           "- Machine: %d CPUs (%s), Linux %s, load average at start %s; "
+           "wrk, pgbench and the servers share these CPUs."
+           % (meta["cpus"], meta["cpu_model"], meta["kernel"],
+              meta["loadavg_at_start"]),
+           "- %s; %s; %s." % (meta["apache"], meta["postgresql"].split(",")[0],
+                               meta["wrk"]),
+           "- Both Apaches (the blog's and the ceiling's): `%s`."
+           % meta.get("apache_settings", "?").replace("\n", " "),
+           "- Before any load, Redis is flushed and every page (`/`, "
+           "`/cached`, the 1 000 detail pages and their cached variants, "
+           "the 30 tag pages, `/compute`, a dozen 404s) is compared byte for "
+           "byte with tests/e2e/reference.py; cached pages must answer MISS "
+           "then HIT.",
+           "- Each endpoint: a %d s warm-up, then %d runs of %d s with wrk "
+           "(%d threads, %d keep-alive connections, `--latency`); req/s is "
+           "the median run's, p50 and p99 come from that run; non-2xx "
+           "(wrk's count of statuses >= 400, plus a check that the bytes "
+           "per response match the page checked, which a redirect or "
+           "error page would not) and socket errors add up over all runs."
+           % (cfg["warmup"], cfg["runs"], cfg["duration"], cfg["threads"],
+              cfg["connections"]),
+           "- PostgreSQL round trips per page: the change in "
+           "pg_stat_database's xact_commit + xact_rollback for the database "
+           "blog over the endpoint's warm-up and runs, divided by the "
+           "requests wrk completed.  Each page call is one autocommit "
+           "statement, one transaction, one round trip; a ping, a second "
+           "query or a BEGIN/COMMIT pair would add transactions.  Backends "
+           "publish these counters up to 10 s late, so each uncached page's "
+           "window closes only after the next load, which never reads "
+           "PostgreSQL, has run at least 11 s; the background rate seen "
+           "while `/compute` runs is subtracted.  Requests still in flight "
+           "when wrk stops (at most %d per wrk run) are served but not "
+           "counted, so the figure may read a little above the truth."
+           % cfg["connections"],
+           "- minflt/req and ctxsw/req: deltas of /proc/PID/stat minflt and "
+           "of voluntary + involuntary context switches summed over "
+           "/proc/PID/task/*/status, over the parent and every child of the "
+           "Apache under test, across the timed runs, divided by their "
+           "requests.",
+           "- Ceilings: a second Apache (bench/httpd.conf.in, port %d, same "
+           "MPM and settings) serves the static files and the floor module; "
+           "pgbench -n -M prepared -c %d -j %d -T %d as %s with "
+           "pg_blog_ext/bench/*_function.sql, median of %d runs; "
+           "bench/compute_bench runs mod_blog/compute.c alone."
+           % (cfg["port"], cfg["pg_clients"], cfg["threads"], cfg["duration"],
+              cfg["pg_user"], cfg["runs"]),
+           "- Raw outputs (wrk, pgbench, strace) are in `raw/`, every figure "
+           "in `results.json`.", ""]
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
+        f.write("\n".join(md))

@@ -1,0 +1,39 @@
+#!/bin/bash
+# make bench: the fair run of SPEC section 6 under the event and worker
+# MPMs, beside the ceilings and Apache's floor; results in
+# results/<date-time>/ (report.md, chart.svg, results.json, raw/) and
+# results/latest.  See bench/bench.py for the knobs (DURATION, WARMUP,
+# CONNECTIONS, RUNS, MPMS, STRACE, ...).
+#
+# The stack is started if it is not running, and the parts this script
+# started are stopped at the end; the blog's Apache is left on the event MPM.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+. "$root/scripts/env.sh"
+
+make -s -C "$here"
+
+# The ceilings alone need only PostgreSQL (pgbench).
+parts=(pg redis httpd)
+[ "${BENCH_ONLY:-}" = ceilings ] && parts=(pg)
+started=()
+status=$("$root/scripts/stack.sh" status)
+for part in "${parts[@]}"; do
+    name=$part; [ "$part" = pg ] && name=postgresql
+    grep -q "^$name: running" <<<"$status" || started+=("$part")
+done
+if [ ${#started[@]} -gt 0 ]; then
+    echo "bench: starting ${started[*]}"
+    BLOG_MPM=event "$root/scripts/stack.sh" start "${started[@]}"
+fi
+
+stop_started() {
+    if [ ${#started[@]} -gt 0 ]; then
+        echo "bench: stopping what it started: ${started[*]}"
+        "$root/scripts/stack.sh" stop "${started[@]}" || true
+    fi
+}
+trap stop_started EXIT
+
+python3 "$here/bench.py"
