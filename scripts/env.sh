@@ -3,6 +3,9 @@
 
 BLOG_ROOT=${BLOG_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BLOG_VAR=${BLOG_VAR:-$BLOG_ROOT/var}
+# var/ may be a link to a folder the service users can reach (stack.sh
+# prepare_var): they must be given the folder, not a path through the checkout.
+if [ -L "$BLOG_VAR" ]; then BLOG_VAR=$(readlink -f "$BLOG_VAR"); fi
 BLOG_PG_PORT=${BLOG_PG_PORT:-54329}
 BLOG_REDIS_PORT=${BLOG_REDIS_PORT:-63790}
 BLOG_HTTP_PORT=${BLOG_HTTP_PORT:-8080}

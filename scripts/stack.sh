@@ -16,7 +16,8 @@ is_root() { [ "$(id -u)" -eq 0 ]; }
 
 # Run a command as the user that owns the PostgreSQL cluster.
 as_pg() {
-    if is_root; then runuser -u "$BLOG_PG_OSUSER" -- "$@"; else "$@"; fi
+    # from / : the PostgreSQL tools complain when they cannot reach the cwd
+    if is_root; then (cd / && runuser -u "$BLOG_PG_OSUSER" -- "$@"); else "$@"; fi
 }
 
 # var/ must be reachable by the service users (pgblog, www-data) and short
@@ -39,6 +40,7 @@ prepare_var() {
             mkdir -p "$alt"
             chmod 755 "$alt"
             ln -sfn "$alt" "$BLOG_VAR"
+            BLOG_VAR=$alt PGHOST=$alt/run
         fi
     fi
     mkdir -p "$BLOG_VAR"
