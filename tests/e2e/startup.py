@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Start-up checks: a bad directive or a broken template stops Apache with a
+message that says what and where (issue 4, items 3 and 6).
+
+Each case takes the stack's generated httpd.conf (var/httpd/httpd.conf),
+changes one thing, and runs `apache2 -t` on it: Apache's configuration
+test runs mod_blog's validation and template compilation without binding a
+port, so the running stack is not touched.  A case passes when Apache
+refuses the config and its message names the problem; the unchanged config
+must pass, so that a refusal is known to come from the change."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blogtest as bt  # noqa: E402
+
+T = bt.Tally("startup")
+CONF = os.path.join(bt.VAR, "httpd", "httpd.conf")
+TEMPLATES = os.path.join(bt.ROOT, "templates")
+
+
+def configtest(text):
+    """Run apache2 -t on a config text; (exit status, output)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
+        f.write(text)
+        path = f.name
+    try:
+        out = subprocess.run(["/usr/sbin/apache2", "-d", os.path.dirname(CONF),
+                              "-f", path, "-t"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             timeout=30)
+        return out.returncode, out.stdout.decode(errors="replace")
+    finally:
+        os.unlink(path)
+
+
+def set_directive(conf, name, value):
+    """conf with directive `name` set to value (replaced, or appended)."""
+    line = "%s %s" % (name, value)
+    pat = re.compile(r"^%s\s.*$" % re.escape(name), re.M)
+    if pat.search(conf):
+        return pat.sub(lambda _m: line, conf, count=1)
+    return conf + "\n" + line + "\n"
+
+
+def refused(what, conf, *needles):
+    rc, out = configtest(conf)
+    T.check(rc != 0 and all(n in out for n in needles),
+            "%s: Apache refuses to start and says %s" % (what, " / ".join(repr(n) for n in needles)),
+            "exit %d: %s" % (rc, out.strip()[-400:]))
+
+
+def broken_templates(tmp, name, line_no, new_line):
+    """A copy of templates/ whose file `name` has line line_no replaced."""
+    d = os.path.join(tmp, "tpl-%s-%d" % (name, line_no))
+    shutil.copytree(TEMPLATES, d)
+    path = os.path.join(d, name)
+    with open(path) as f:
+        lines = f.read().split("\n")
+    lines[line_no - 1] = new_line
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    return d, path
+
+
+def main():
+    if not os.path.exists(CONF):
+        T.check(False, "the stack's httpd.conf exists", CONF + " is missing: start the stack first")
+        T.finish()
+    with open(CONF) as f:
+        base = f.read()
+
+    rc, out = configtest(base)
+    T.check(rc == 0 and "Syntax OK" in out, "the stack's own config passes apache2 -t",
+            out.strip()[-400:])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o755)
+        d, path = broken_templates(tmp, "card.html", 3, "<p>{{no_such_field}}</p>")
+        refused("an unknown name in card.html", set_directive(base, "BlogTemplates", '"%s"' % d),
+                "%s:3:" % path, "no_such_field")
+        d, path = broken_templates(tmp, "post.html", 2, "{{#comments}}unclosed")
+        refused("an unclosed section in post.html", set_directive(base, "BlogTemplates", '"%s"' % d),
+                "post.html:")
+        d, path = broken_templates(tmp, "index.html", 2, "{{> nowhere}}")
+        refused("a missing partial in index.html", set_directive(base, "BlogTemplates", '"%s"' % d),
+                "index.html:2:", "nowhere")
+        refused("a templates folder that does not exist",
+                set_directive(base, "BlogTemplates", '"%s/none"' % tmp), "%s/none" % tmp)
+
+    refused("BlogPoolMin above BlogPoolMax",
+            set_directive(set_directive(base, "BlogPoolMin", "5"), "BlogPoolMax", "4"),
+            "BlogPool")
+    refused("BlogPoolMax 0", set_directive(base, "BlogPoolMax", "0"), "BlogPoolMax")
+    refused("a malformed conninfo", set_directive(base, "BlogDatabase", '"host=/tmp port"'),
+            "BlogDatabase")
+    refused("BlogRedis without a port", set_directive(base, "BlogRedis", "localhost"), "BlogRedis")
+    refused("BlogRedis with port 0", set_directive(base, "BlogRedis", "127.0.0.1:0"), "BlogRedis")
+    refused("BlogQueryTimeout that is not a duration",
+            set_directive(base, "BlogQueryTimeout", "soon"), "BlogQueryTimeout")
+    refused("BlogCacheTTL 0", set_directive(base, "BlogCacheTTL", "0"), "BlogCacheTTL")
+    refused("BlogComputeLimit -1", set_directive(base, "BlogComputeLimit", "-1"), "BlogComputeLimit")
+    refused("BlogMount that is not a path", set_directive(base, "BlogMount", "blog"), "BlogMount")
+    refused("BlogDatabase inside a <Location>",
+            base + '\n<Location /x>\nBlogDatabase "dbname=blog"\n</Location>\n', "BlogDatabase")
+
+    # What a user may set must still be accepted.
+    ok = set_directive(base, "BlogRedis", "off")
+    ok = set_directive(ok, "BlogQueryTimeout", "2s")
+    ok = set_directive(ok, "BlogMount", "/blog")
+    rc, out = configtest(ok)
+    T.check(rc == 0, "BlogRedis off, BlogQueryTimeout 2s and BlogMount /blog are accepted",
+            out.strip()[-400:])
+    T.finish()
+
+
+if __name__ == "__main__":
+    main()
