@@ -715,9 +715,14 @@ blog_is_empty(const blog_val *v)
         || (v->kind != BLOG_VAL_STR && v->kind != BLOG_VAL_LIST);
 }
 
+/*
+ * Walk ops [from, to): with dst NULL, only count the bytes the rendering
+ * takes; otherwise also write them at dst.  One walker for both passes
+ * keeps the size and the bytes from ever disagreeing.
+ */
 static size_t
-blog_size_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
-              blog_scope *sc)
+blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
+                blog_scope *sc, char *dst)
 {
     size_t n = 0;
     uint32_t i = from;
@@ -728,75 +733,25 @@ blog_size_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
 
         switch (op->kind) {
         case BLOG_OP_TEXT:
+            if (dst)
+                memcpy(dst + n, tpl->text + op->a, op->b);
             n += op->b;
             i++;
             break;
         case BLOG_OP_VAR:
             v = blog_lookup(sc, op->a);
             if (v && v->kind == BLOG_VAL_STR)
-                n += blog_escaped_len(v->ptr, v->len);
-            i++;
-            break;
-        case BLOG_OP_RAW:
-            v = blog_lookup(sc, op->a);
-            if (v && v->kind == BLOG_VAL_STR)
-                n += v->len;
-            i++;
-            break;
-        case BLOG_OP_SECTION:
-            v = blog_lookup(sc, op->a);
-            if (blog_is_empty(v)) {
-                /* nothing */
-            } else if (v->kind == BLOG_VAL_LIST) {
-                const blog_frame *items = v->ptr;
-                uint32_t k;
-
-                for (k = 0; k < v->len; k++) {
-                    sc->frames[sc->n++] = &items[k];
-                    n += blog_size_ops(tpl, i + 1, op->b, sc);
-                    sc->n--;
-                }
-            } else
-                n += blog_size_ops(tpl, i + 1, op->b, sc);
-            i = op->b;
-            break;
-        default:                /* BLOG_OP_INVERTED */
-            if (blog_is_empty(blog_lookup(sc, op->a)))
-                n += blog_size_ops(tpl, i + 1, op->b, sc);
-            i = op->b;
-            break;
-        }
-    }
-    return n;
-}
-
-static char *
-blog_write_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
-               blog_scope *sc, char *dst)
-{
-    uint32_t i = from;
-
-    while (i < to) {
-        const blog_op *op = &tpl->ops[i];
-        const blog_val *v;
-
-        switch (op->kind) {
-        case BLOG_OP_TEXT:
-            memcpy(dst, tpl->text + op->a, op->b);
-            dst += op->b;
-            i++;
-            break;
-        case BLOG_OP_VAR:
-            v = blog_lookup(sc, op->a);
-            if (v && v->kind == BLOG_VAL_STR)
-                dst = blog_escape(dst, v->ptr, v->len);
+                n += dst ? (size_t) (blog_escape(dst + n, v->ptr, v->len)
+                                     - (dst + n))
+                    : blog_escaped_len(v->ptr, v->len);
             i++;
             break;
         case BLOG_OP_RAW:
             v = blog_lookup(sc, op->a);
             if (v && v->kind == BLOG_VAL_STR && v->len) {
-                memcpy(dst, v->ptr, v->len);
-                dst += v->len;
+                if (dst)
+                    memcpy(dst + n, v->ptr, v->len);
+                n += v->len;
             }
             i++;
             break;
@@ -810,21 +765,24 @@ blog_write_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
 
                 for (k = 0; k < v->len; k++) {
                     sc->frames[sc->n++] = &items[k];
-                    dst = blog_write_ops(tpl, i + 1, op->b, sc, dst);
+                    n += blog_render_ops(tpl, i + 1, op->b, sc,
+                                         dst ? dst + n : NULL);
                     sc->n--;
                 }
             } else
-                dst = blog_write_ops(tpl, i + 1, op->b, sc, dst);
+                n += blog_render_ops(tpl, i + 1, op->b, sc,
+                                     dst ? dst + n : NULL);
             i = op->b;
             break;
         default:                /* BLOG_OP_INVERTED */
             if (blog_is_empty(blog_lookup(sc, op->a)))
-                dst = blog_write_ops(tpl, i + 1, op->b, sc, dst);
+                n += blog_render_ops(tpl, i + 1, op->b, sc,
+                                     dst ? dst + n : NULL);
             i = op->b;
             break;
         }
     }
-    return dst;
+    return n;
 }
 
 static void
@@ -841,7 +799,7 @@ blog_tpl_size(const blog_tpl *tpl, const blog_frame *root)
     blog_scope sc;
 
     blog_scope_init(&sc, root);
-    return blog_size_ops(tpl, 0, tpl->nops, &sc);
+    return blog_render_ops(tpl, 0, tpl->nops, &sc, NULL);
 }
 
 char *
@@ -850,7 +808,7 @@ blog_tpl_write(const blog_tpl *tpl, const blog_frame *root, char *dst)
     blog_scope sc;
 
     blog_scope_init(&sc, root);
-    return blog_write_ops(tpl, 0, tpl->nops, &sc, dst);
+    return dst + blog_render_ops(tpl, 0, tpl->nops, &sc, dst);
 }
 
 char *
