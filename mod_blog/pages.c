@@ -12,6 +12,7 @@
 
 #include "compute.h"
 #include "db.h"
+#include "fields.h"
 #include "template.h"
 
 #include "http_log.h"
@@ -20,32 +21,6 @@
 #include <string.h>
 
 APLOG_USE_MODULE(blog);
-
-/* Field ids; each list item kind covers one contiguous range. */
-enum
-{
-    F_PAGE_TITLE, F_BASE, F_POSTS, F_HEADING, F_LIMIT, F_SUM, F_BODY,
-    F_COMMENTS,
-    F_SLUG, F_TITLE, F_AUTHOR, F_DATE, F_COMMENTS_LABEL, F_TAGS, F_SUMMARY,
-    F_TAG_SLUG, F_TAG_NAME,
-    F_COMMENT_AUTHOR, F_COMMENT_DATE, F_COMMENT_BODY,
-    F_COUNT
-};
-
-#define CARD_FIRST      F_SLUG
-#define CARD_COUNT      (F_SUMMARY - F_SLUG + 1)
-#define TAG_FIRST       F_TAG_SLUG
-#define TAG_COUNT       2
-#define COMMENT_FIRST   F_COMMENT_AUTHOR
-#define COMMENT_COUNT   3
-
-static const char *const pages_fields[F_COUNT] = {
-    "page_title", "base", "posts", "heading", "limit", "sum", "body",
-    "comments",
-    "slug", "title", "author", "date", "comments_label", "tags", "summary",
-    "tag_slug", "tag_name",
-    "comment_author", "comment_date", "comment_body"
-};
 
 #define DATE_LEN    16          /* YYYY-MM-DD HH:MM */
 #define LABEL_MAX   24          /* "-2147483648 comments" */
@@ -75,7 +50,7 @@ blog_templates_load(apr_pool_t *p, const char *dir, char *err,
     blog_tpl_env env;
 
     env.dir = dir;
-    env.fields = pages_fields;
+    env.fields = blog_fields;
     env.nfields = F_COUNT;
     env.alloc = pages_alloc;
     env.alloc_ctx = p;

@@ -280,7 +280,7 @@ post_page(t_arena *a, int p)
 static char *
 render(t_arena *a, const char *page, const blog_frame *root, size_t *len)
 {
-    blog_tpl_env env = {TEMPLATES_DIR, t_fields, F_COUNT, t_arena_alloc, a};
+    blog_tpl_env env = {TEMPLATES_DIR, blog_fields, F_COUNT, t_arena_alloc, a};
     char err[512] = "";
     blog_tpl *tpl = blog_tpl_load(&env, "layout", page, err, sizeof(err));
 
