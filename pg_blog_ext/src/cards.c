@@ -11,7 +11,6 @@
 
 #include "access/relscan.h"
 #include "access/table.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -19,44 +18,17 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-static SPIPlanPtr tag_names_plan = NULL;
-
-/*
- * The few distinct tags the cards show; the planner picks a scan of a small
- * tags table or probes of its key, whichever is cheaper.
- */
-#define TAG_NAMES_QUERY \
-	"SELECT t.id, t.slug, t.name" \
-	"  FROM blog.tags t" \
-	" WHERE t.id OPERATOR(pg_catalog.=) ANY ($1)"
-
 typedef struct TagLink
 {
 	int			slot;			/* the post's card */
 	int32		tag_id;
 } TagLink;
 
-typedef struct TagText
-{
-	int32		id;
-	Datum		slug;
-	Datum		name;
-} TagText;
-
 static int
 int32_cmp(const void *a, const void *b)
 {
 	int32		x = *(const int32 *) a;
 	int32		y = *(const int32 *) b;
-
-	return (x > y) - (x < y);
-}
-
-static int
-tagtext_cmp(const void *a, const void *b)
-{
-	int32		x = ((const TagText *) a)->id;
-	int32		y = ((const TagText *) b)->id;
 
 	return (x > y) - (x < y);
 }
@@ -97,50 +69,24 @@ count_comment(IndexScanDesc scan, int slot, void *arg)
 }
 
 /* The slug and name of each distinct tag id of the links. */
-static TagText *
-fetch_tag_texts(LinkList *list, int *ntexts)
+static BlogTag *
+fetch_tag_texts(LinkList *list, int *ntags)
 {
 	int32	   *ids = palloc(sizeof(int32) * (list->n + 1));
-	Datum	   *elems;
-	Datum		arg;
-	TagText    *texts;
-	SPITupleTable *tt;
+	BlogTag    *tags;
 	int			nids = 0;
 	int			i;
-	int			ret;
 
 	for (i = 0; i < list->n; i++)
 		ids[i] = list->links[i].tag_id;
 	qsort(ids, list->n, sizeof(int32), int32_cmp);
-	elems = palloc(sizeof(Datum) * (list->n + 1));
 	for (i = 0; i < list->n; i++)
-		if (i == 0 || ids[i] != ids[i - 1])
-			elems[nids++] = Int32GetDatum(ids[i]);
+		if (i == 0 || ids[i] != ids[nids - 1])
+			ids[nids++] = ids[i];
 
-	if (tag_names_plan == NULL)
-	{
-		Oid			argtypes[1] = {INT4ARRAYOID};
-
-		tag_names_plan = blog_prepare(TAG_NAMES_QUERY, 1, argtypes);
-	}
-	arg = PointerGetDatum(construct_array(elems, nids, INT4OID,
-										  sizeof(int32), true, TYPALIGN_INT));
-	ret = SPI_execute_plan(tag_names_plan, &arg, NULL, true, 0);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "tag query failed: %s", SPI_result_code_string(ret));
-	tt = SPI_tuptable;
-	texts = palloc(sizeof(TagText) * (SPI_processed + 1));
-	for (i = 0; i < (int) SPI_processed; i++)
-	{
-		bool		isnull;
-
-		texts[i].id = DatumGetInt32(blog_value(tt->vals[i], tt->tupdesc, 1, &isnull));
-		texts[i].slug = blog_text_value(tt->vals[i], tt->tupdesc, 2);
-		texts[i].name = blog_text_value(tt->vals[i], tt->tupdesc, 3);
-	}
-	*ntexts = (int) SPI_processed;
-	qsort(texts, *ntexts, sizeof(TagText), tagtext_cmp);
-	return texts;
+	tags = palloc(sizeof(BlogTag) * (nids + 1));
+	*ntags = blog_tags_fetch(blog_nsp(), ids, nids, tags);
+	return tags;
 }
 
 /*
@@ -150,8 +96,8 @@ fetch_tag_texts(LinkList *list, int *ntexts)
 static void
 build_tag_arrays(BlogCards *cards, LinkList *list)
 {
-	TagText    *texts;
-	int			ntexts;
+	BlogTag    *tags;
+	int			ntags;
 	Datum	   *slugs = palloc(sizeof(Datum) * (list->n + 1));
 	Datum	   *names = palloc(sizeof(Datum) * (list->n + 1));
 	int			start = 0;
@@ -160,14 +106,11 @@ build_tag_arrays(BlogCards *cards, LinkList *list)
 
 	if (list->n == 0)
 		return;
-	texts = fetch_tag_texts(list, &ntexts);
+	tags = fetch_tag_texts(list, &ntags);
 	for (i = 0; i < list->n; i++)
 	{
-		TagText		key;
-		TagText    *hit;
+		BlogTag    *hit = blog_tag_find(tags, ntags, list->links[i].tag_id);
 
-		key.id = list->links[i].tag_id;
-		hit = bsearch(&key, texts, ntexts, sizeof(TagText), tagtext_cmp);
 		/* a link whose tag this snapshot cannot see is skipped */
 		if (hit != NULL)
 		{
@@ -189,8 +132,7 @@ build_tag_arrays(BlogCards *cards, LinkList *list)
 /*
  * Fill cards for the posts ids[0 .. nposts), in that order: each post's
  * tags from the post_tags primary key and its comment count from the
- * comments index, both read directly, one probe per post.  Must run inside
- * SPI_connect; the results live until SPI_finish.
+ * comments index, both read directly, one probe per post.
  */
 void
 blog_cards_fetch(BlogCards *cards, int32 *ids, int nposts)
@@ -215,17 +157,21 @@ blog_cards_fetch(BlogCards *cards, int32 *ids, int nposts)
 
 	sorted = palloc(sizeof(IdSlot) * nposts);
 	empty = blog_text_array(NULL, 0);
+	/*
+	 * Probing in key order keeps the index pages hot.  The cards are newest
+	 * first, and newer posts mostly have higher ids: reversed, the ids are
+	 * usually sorted already, which qsort() checks in one pass.
+	 */
 	for (i = 0; i < nposts; i++)
 	{
-		sorted[i].id = ids[i];
-		sorted[i].slot = i;
+		sorted[nposts - 1 - i].id = ids[i];
+		sorted[nposts - 1 - i].slot = i;
 		cards->tag_slugs[i] = empty;
 		cards->tag_names[i] = empty;
 	}
-	/* probing in key order keeps the index pages hot */
 	qsort(sorted, nposts, sizeof(IdSlot), blog_idslot_cmp);
 
-	nsp = get_namespace_oid("blog", false);
+	nsp = blog_nsp();
 
 	post_tags = table_open(blog_relid(nsp, "post_tags"), AccessShareLock);
 	post_tags_key = blog_open_int4_index(nsp, "post_tags_pkey", post_tags, 2);

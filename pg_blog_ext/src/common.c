@@ -1,8 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * common.c
- *	  Slug validation, plan preparation and result helpers shared by the
- *	  page functions.
+ *	  Slug validation and result helpers shared by the page functions.
  *
  *-------------------------------------------------------------------------
  */
@@ -47,25 +46,6 @@ blog_slug_arg_is_valid(Datum slug)
 }
 
 /*
- * Prepare a query once per backend.  The plan cache replans it by itself
- * after DDL on the tables it reads.  The generic plan is forced: with the
- * default choice, "LIMIT $1" and "= ANY ($1)" make a custom plan look
- * cheaper, and the query would be planned again on every call.
- */
-SPIPlanPtr
-blog_prepare(const char *query, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan;
-
-	plan = SPI_prepare_cursor(query, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "SPI_keepplan failed");
-	return plan;
-}
-
-/*
  * Set up materialize mode.  The caller's expected row type, when it has
  * one, saves rebuilding the result type from the catalog on every call.
  */
@@ -81,32 +61,75 @@ blog_materialize(FunctionCallInfo fcinfo)
 	InitMaterializedSRF(fcinfo, flags);
 }
 
+/*
+ * A copy of a text value that may point into a shared buffer, detoasted;
+ * a short header stays short.
+ */
 Datum
-blog_value(HeapTuple tuple, TupleDesc desc, int fnum, bool *isnull)
+blog_text_copy(Datum value)
 {
-	return SPI_getbinval(tuple, desc, fnum, isnull);
+	struct varlena *p = PG_DETOAST_DATUM_PACKED(value);
+
+	if (p == (struct varlena *) DatumGetPointer(value))
+	{
+		Size		size = VARSIZE_ANY(p);
+		struct varlena *copy = palloc(size);
+
+		memcpy(copy, p, size);
+		p = copy;
+	}
+	return PointerGetDatum(p);
 }
 
 /*
- * A text column of a NOT NULL column, detoasted so that the tuplestore
- * never holds a pointer into a table's TOAST relation.
+ * A one-dimensional text[] without nulls, laid out as construct_array()
+ * lays it out (4-byte element headers, int alignment, zeroed padding),
+ * without its per-element detoast copies and generic type handling: the
+ * cards build two of these per post.  Entries of elems stored external or
+ * compressed are replaced by their detoasted forms.
  */
-Datum
-blog_text_value(HeapTuple tuple, TupleDesc desc, int fnum)
-{
-	bool		isnull;
-	Datum		d = SPI_getbinval(tuple, desc, fnum, &isnull);
-
-	if (isnull)
-		elog(ERROR, "unexpected null in column %d", fnum);
-	return PointerGetDatum(PG_DETOAST_DATUM_PACKED(d));
-}
-
 Datum
 blog_text_array(Datum *elems, int nelems)
 {
+	ArrayType  *result;
+	Size		nbytes;
+	char	   *dst;
+	int			i;
+
 	if (nelems == 0)
 		return PointerGetDatum(construct_empty_array(TEXTOID));
-	return PointerGetDatum(construct_array(elems, nelems, TEXTOID,
-										   -1, false, TYPALIGN_INT));
+
+	nbytes = ARR_OVERHEAD_NONULLS(1);
+	for (i = 0; i < nelems; i++)
+	{
+		struct varlena *e = PG_DETOAST_DATUM_PACKED(elems[i]);
+
+		elems[i] = PointerGetDatum(e);
+		nbytes += INTALIGN(VARHDRSZ + VARSIZE_ANY_EXHDR(e));
+		if (!AllocSizeIsValid(nbytes))
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("array size exceeds the maximum allowed (%d)",
+							(int) MaxAllocSize)));
+	}
+
+	result = (ArrayType *) palloc0(nbytes);
+	SET_VARSIZE(result, nbytes);
+	result->ndim = 1;
+	result->dataoffset = 0;
+	result->elemtype = TEXTOID;
+	ARR_DIMS(result)[0] = nelems;
+	ARR_LBOUND(result)[0] = 1;
+
+	dst = ARR_DATA_PTR(result);
+	for (i = 0; i < nelems; i++)
+	{
+		struct varlena *e = (struct varlena *) DatumGetPointer(elems[i]);
+		Size		len = VARSIZE_ANY_EXHDR(e);
+
+		SET_VARSIZE(dst, VARHDRSZ + len);
+		memcpy(VARDATA(dst), VARDATA_ANY(e), len);
+		dst += INTALIGN(VARHDRSZ + len);
+	}
+	return PointerGetDatum(result);
 }

@@ -14,7 +14,6 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -46,36 +45,41 @@ newest_first(Relation index, Relation posts)
 	return (options[0] & INDOPTION_DESC) ? ForwardScanDirection : BackwardScanDirection;
 }
 
-/* Copies of the rows of the n newest posts, newest first. */
+/* The n newest posts, newest first. */
 static int
-fetch_latest(Oid nsp, int32 n, HeapTuple **out, TupleDesc *desc)
+fetch_latest(Oid nsp, int32 n, BlogPost **out)
 {
 	Relation	posts = table_open(blog_relid(nsp, "posts"), AccessShareLock);
 	Relation	index = index_open(blog_relid(nsp, "posts_published_idx"), AccessShareLock);
 	ScanDirection dir = newest_first(index, posts);
 	TupleTableSlot *slot = table_slot_create(posts, NULL);
 	IndexScanDesc scan = index_beginscan(posts, index, GetActiveSnapshot(), 0, 0);
+	AttrNumber	atts[BLOG_POST_NCOLS];
 	int			cap = Min(n, 64);
 	int			found = 0;
-	HeapTuple  *tuples = palloc(sizeof(HeapTuple) * cap);
+	BlogPost   *list = palloc(sizeof(BlogPost) * cap);
 
+	blog_attnums(posts, blog_post_cols, BLOG_POST_NCOLS, atts);
 	index_rescan(scan, NULL, 0, NULL, 0);
 	while (found < n && index_getnext_slot(scan, dir, slot))
 	{
+		Datum		values[BLOG_POST_NCOLS];
+		bool		isnull[BLOG_POST_NCOLS];
+
 		CHECK_FOR_INTERRUPTS();
 		if (found == cap)
 		{
 			cap *= 2;
-			tuples = repalloc(tuples, sizeof(HeapTuple) * cap);
+			list = repalloc(list, sizeof(BlogPost) * cap);
 		}
-		tuples[found++] = ExecCopySlotHeapTuple(slot);
+		blog_slot_values(slot, atts, BLOG_POST_NCOLS, values, isnull);
+		blog_post_set(&list[found++], values, isnull);
 	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	index_close(index, NoLock);
-	*desc = RelationGetDescr(posts);
 	table_close(posts, NoLock);
-	*out = tuples;
+	*out = list;
 	return found;
 }
 
@@ -83,8 +87,6 @@ Datum
 blog_index_page(PG_FUNCTION_ARGS)
 {
 	int32		n = PG_GETARG_INT32(0);
-	HeapTuple  *tuples;
-	TupleDesc	desc;
 	BlogPost   *posts;
 	int			nposts;
 	Oid			nsp;
@@ -93,15 +95,10 @@ blog_index_page(PG_FUNCTION_ARGS)
 	if (n <= 0)
 		return (Datum) 0;
 
-	/* the cards' tag names come from a saved plan */
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	nsp = get_namespace_oid("blog", false);
-	nposts = fetch_latest(nsp, n, &tuples, &desc);
-	posts = palloc(sizeof(BlogPost) * (nposts + 1));
-	blog_posts_fill(nsp, tuples, nposts, desc, posts);
+	nsp = blog_nsp();
+	nposts = fetch_latest(nsp, n, &posts);
+	blog_posts_authors(nsp, posts, nposts);
 	blog_cards_emit(fcinfo, posts, nposts, NULL, 0);
-	SPI_finish();
 
 	return (Datum) 0;
 }

@@ -13,7 +13,6 @@
 #include "access/genam.h"
 #include "access/skey.h"
 #include "datatype/timestamp.h"
-#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "utils/relcache.h"
@@ -61,21 +60,43 @@ typedef struct BlogCards
 } BlogCards;
 
 extern bool blog_slug_arg_is_valid(Datum slug);
-extern SPIPlanPtr blog_prepare(const char *query, int nargs, Oid *argtypes);
 extern void blog_materialize(FunctionCallInfo fcinfo);
-extern Datum blog_text_value(HeapTuple tuple, TupleDesc desc, int fnum);
-extern Datum blog_value(HeapTuple tuple, TupleDesc desc, int fnum, bool *isnull);
+extern Datum blog_text_copy(Datum value);
 extern Datum blog_text_array(Datum *elems, int nelems);
 extern void blog_cards_fetch(BlogCards *cards, int32 *ids, int nposts);
 extern void blog_cards_emit(FunctionCallInfo fcinfo, BlogPost *posts,
 							int nposts, Datum *prefix, int npre);
-extern void blog_posts_fill(Oid nsp, HeapTuple *tuples, int n, TupleDesc desc,
-							BlogPost *posts);
+
+/* posts.c: a card's post, from the columns BLOG_POST_COLS of blog.posts */
+#define BLOG_POST_NCOLS 6
+extern const char *const blog_post_cols[BLOG_POST_NCOLS];
+extern void blog_post_set(BlogPost *post, Datum *values, bool *isnull);
+extern void blog_posts_authors(Oid nsp, BlogPost *posts, int n);
+
+/* tags.c: the slug and name of tags, sorted by id */
+typedef struct BlogTag
+{
+	int32		id;
+	Datum		slug;
+	Datum		name;
+} BlogTag;
+
+extern int	blog_tags_fetch(Oid nsp, const int32 *ids, int n, BlogTag *out);
+extern BlogTag *blog_tag_find(BlogTag *tags, int ntags, int32 id);
 
 /* scan.c: direct index scans of the blog's tables */
 typedef void (*BlogEntryFn) (IndexScanDesc scan, int slot, void *arg);
 
+/*
+ * A visible row: the values of the columns asked for, valid only during
+ * the call (they may point into a shared buffer).
+ */
+typedef void (*BlogRowFn) (Datum *values, bool *isnull, void *arg);
+
+#define BLOG_MAX_COLS 8
+
 extern int	blog_idslot_cmp(const void *a, const void *b);
+extern Oid	blog_nsp(void);
 extern Oid	blog_relid(Oid nsp, const char *name);
 extern Relation blog_open_int4_index(Oid nsp, const char *name, Relation heap,
 									 int natts);
@@ -84,8 +105,13 @@ extern void blog_scan_index_only(Relation heap, Relation index, IdSlot *sorted,
 extern HeapTuple blog_fetch_unique(IndexScanDesc scan, TupleTableSlot *slot,
 								   ScanKey key);
 extern AttrNumber blog_attnum(Relation rel, const char *name);
+extern void blog_attnums(Relation rel, const char *const *names, int n,
+						 AttrNumber *out);
+extern void blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
+							 int n, Datum *values, bool *isnull);
 extern int	blog_fetch_by_int4(Oid nsp, const char *table, const char *index_name,
-							   int32 *ids, int n, HeapTuple *out, TupleDesc *desc);
+							   const int32 *ids, int n, const char *const *cols,
+							   int ncols, BlogRowFn fn, void *arg);
 extern HeapTuple blog_fetch_by_text(Oid nsp, Relation rel, const char *index_name,
 									Datum value);
 extern Datum blog_text_attr(HeapTuple tuple, TupleDesc desc, AttrNumber attnum);

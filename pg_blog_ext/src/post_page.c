@@ -16,11 +16,11 @@
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
+#include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -67,20 +67,24 @@ collect_tag_id(IndexScanDesc scan, int slot, void *arg)
 }
 
 static void
+keep_author_name(Datum *values, bool *isnull, void *arg)
+{
+	if (isnull[0])
+		elog(ERROR, "unexpected null in column name");
+	*(Datum *) arg = blog_text_copy(values[0]);
+}
+
+static void
 fetch_author(Oid nsp, int32 author_id, Datum *values)
 {
-	HeapTuple	tuple;
-	TupleDesc	desc;
-	Relation	rel;
+	static const char *const cols[] = {"name"};
 
 	if (blog_fetch_by_int4(nsp, "authors", "authors_pkey", &author_id, 1,
-						   &tuple, &desc) != 1)
+						   cols, lengthof(cols), keep_author_name,
+						   &values[COL_AUTHOR]) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
 				 errmsg("author %d not found", author_id)));
-	rel = RelationIdGetRelation(blog_relid(nsp, "authors"));
-	values[COL_AUTHOR] = blog_text_attr(tuple, desc, blog_attnum(rel, "name"));
-	RelationClose(rel);
 }
 
 static void
@@ -90,14 +94,11 @@ fetch_tags(Oid nsp, int32 post_id, Datum *values)
 	Relation	index = blog_open_int4_index(nsp, "post_tags_pkey", post_tags, 2);
 	IdList		list;
 	IdSlot		key;
-	HeapTuple	tuples[lengthof(list.ids)];
+	BlogTag		tags[lengthof(list.ids)];
 	Datum		slugs[lengthof(list.ids)];
 	Datum		names[lengthof(list.ids)];
-	TupleDesc	desc;
-	Relation	tags;
-	AttrNumber	att_slug;
-	AttrNumber	att_name;
-	int			n;
+	int			ntags;
+	int			n = 0;
 	int			i;
 
 	key.id = post_id;
@@ -107,15 +108,19 @@ fetch_tags(Oid nsp, int32 post_id, Datum *values)
 	index_close(index, NoLock);
 	table_close(post_tags, NoLock);
 
-	n = blog_fetch_by_int4(nsp, "tags", "tags_pkey", list.ids, list.n, tuples, &desc);
-	tags = RelationIdGetRelation(blog_relid(nsp, "tags"));
-	att_slug = blog_attnum(tags, "slug");
-	att_name = blog_attnum(tags, "name");
-	RelationClose(tags);
-	for (i = 0; i < n; i++)
+	/* the (post_id, tag_id) key gives the ids sorted and distinct */
+	ntags = blog_tags_fetch(nsp, list.ids, list.n, tags);
+	for (i = 0; i < list.n; i++)
 	{
-		slugs[i] = blog_text_attr(tuples[i], desc, att_slug);
-		names[i] = blog_text_attr(tuples[i], desc, att_name);
+		BlogTag    *hit = blog_tag_find(tags, ntags, list.ids[i]);
+
+		/* a link whose tag this snapshot cannot see is skipped */
+		if (hit != NULL)
+		{
+			slugs[n] = hit->slug;
+			names[n] = hit->name;
+			n++;
+		}
 	}
 	values[COL_TAG_SLUGS] = blog_text_array(slugs, n);
 	values[COL_TAG_NAMES] = blog_text_array(names, n);
@@ -124,12 +129,10 @@ fetch_tags(Oid nsp, int32 post_id, Datum *values)
 static void
 fetch_comments(Oid nsp, int32 post_id, Datum *values)
 {
+	static const char *const cols[] = {"author_name", "body", "created_at"};
 	Relation	comments = table_open(blog_relid(nsp, "comments"), AccessShareLock);
 	Relation	index = blog_open_int4_index(nsp, "comments_post_idx", comments, 1);
-	TupleDesc	desc = RelationGetDescr(comments);
-	AttrNumber	att_author = blog_attnum(comments, "author_name");
-	AttrNumber	att_body = blog_attnum(comments, "body");
-	AttrNumber	att_created = blog_attnum(comments, "created_at");
+	AttrNumber	atts[lengthof(cols)];
 	TupleTableSlot *slot = table_slot_create(comments, NULL);
 	IndexScanDesc scan;
 	ScanKeyData key;
@@ -139,14 +142,16 @@ fetch_comments(Oid nsp, int32 post_id, Datum *values)
 	Datum	   *bodies = palloc(sizeof(Datum) * cap);
 	Datum	   *times = palloc(sizeof(Datum) * cap);
 
+	blog_attnums(comments, cols, lengthof(cols), atts);
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(post_id));
 	scan = index_beginscan(comments, index, GetActiveSnapshot(), 1, 0);
 	index_rescan(scan, &key, 1, NULL, 0);
 	/* the index order (post_id, created_at, id) is the page's order */
 	while (index_getnext_slot(scan, ForwardScanDirection, slot))
 	{
-		HeapTuple	tuple = ExecCopySlotHeapTuple(slot);
-		bool		isnull;
+		Datum		v[lengthof(cols)];
+		bool		isnull[lengthof(cols)];
+		int			i;
 
 		CHECK_FOR_INTERRUPTS();
 		if (n == cap)
@@ -156,11 +161,14 @@ fetch_comments(Oid nsp, int32 post_id, Datum *values)
 			bodies = repalloc(bodies, sizeof(Datum) * cap);
 			times = repalloc(times, sizeof(Datum) * cap);
 		}
-		authors[n] = blog_text_attr(tuple, desc, att_author);
-		bodies[n] = blog_text_attr(tuple, desc, att_body);
-		times[n] = heap_getattr(tuple, att_created, desc, &isnull);
-		if (isnull)
-			elog(ERROR, "unexpected null in column %d", att_created);
+		blog_slot_values(slot, atts, lengthof(cols), v, isnull);
+		for (i = 0; i < (int) lengthof(cols); i++)
+			if (isnull[i])
+				elog(ERROR, "unexpected null in column %s", cols[i]);
+		/* the next row may unpin this one's buffer */
+		authors[n] = blog_text_copy(v[0]);
+		bodies[n] = blog_text_copy(v[1]);
+		times[n] = datumCopy(v[2], FLOAT8PASSBYVAL, sizeof(TimestampTz));
 		n++;
 	}
 	index_endscan(scan);
@@ -187,19 +195,25 @@ blog_post_page(PG_FUNCTION_ARGS)
 	Datum		slug = PG_GETARG_DATUM(0);
 	Datum		values[NUM_COLS];
 	bool		nulls[NUM_COLS] = {0};
+	static const char *const post_cols[] = {
+		"id", "author_id", "title", "body", "published_at"
+	};
+	AttrNumber	atts[lengthof(post_cols)];
 	Relation	posts;
 	HeapTuple	post;
 	TupleDesc	desc;
+	Datum	   *row;
+	bool	   *rownull;
 	int32		post_id;
 	int32		author_id;
-	bool		isnull;
 	Oid			nsp;
+	int			i;
 
 	blog_materialize(fcinfo);
 	if (!blog_slug_arg_is_valid(slug))
 		return (Datum) 0;
 
-	nsp = get_namespace_oid("blog", false);
+	nsp = blog_nsp();
 	posts = table_open(blog_relid(nsp, "posts"), AccessShareLock);
 	post = blog_fetch_by_text(nsp, posts, "posts_slug_key", slug);
 	if (post == NULL)
@@ -207,15 +221,20 @@ blog_post_page(PG_FUNCTION_ARGS)
 		table_close(posts, NoLock);
 		return (Datum) 0;
 	}
+	blog_attnums(posts, post_cols, lengthof(post_cols), atts);
 	desc = RelationGetDescr(posts);
-	post_id = blog_int4_attr(post, desc, blog_attnum(posts, "id"));
-	author_id = blog_int4_attr(post, desc, blog_attnum(posts, "author_id"));
-	values[COL_TITLE] = blog_text_attr(post, desc, blog_attnum(posts, "title"));
-	values[COL_BODY] = blog_text_attr(post, desc, blog_attnum(posts, "body"));
-	values[COL_PUBLISHED] = heap_getattr(post, blog_attnum(posts, "published_at"),
-										 desc, &isnull);
-	if (isnull)
-		elog(ERROR, "unexpected null in column published_at");
+	row = palloc(sizeof(Datum) * desc->natts);
+	rownull = palloc(sizeof(bool) * desc->natts);
+	/* one pass over the row, not one per column after the first text */
+	heap_deform_tuple(post, desc, row, rownull);
+	for (i = 0; i < (int) lengthof(post_cols); i++)
+		if (rownull[atts[i] - 1])
+			elog(ERROR, "unexpected null in column %s", post_cols[i]);
+	post_id = DatumGetInt32(row[atts[0] - 1]);
+	author_id = DatumGetInt32(row[atts[1] - 1]);
+	values[COL_TITLE] = PointerGetDatum(PG_DETOAST_DATUM_PACKED(row[atts[2] - 1]));
+	values[COL_BODY] = PointerGetDatum(PG_DETOAST_DATUM_PACKED(row[atts[3] - 1]));
+	values[COL_PUBLISHED] = row[atts[4] - 1];
 	table_close(posts, NoLock);
 
 	fetch_author(nsp, author_id, values);

@@ -7,15 +7,25 @@
  */
 #include "pg_blog.h"
 
-#include "access/htup_details.h"
-#include "utils/rel.h"
 #include "utils/timestamp.h"
+
+/* The columns of blog.posts that blog_post_set() reads, in its order. */
+const char *const blog_post_cols[BLOG_POST_NCOLS] = {
+	"id", "author_id", "slug", "title", "summary", "published_at"
+};
 
 typedef struct Author
 {
 	int32		id;
 	Datum		name;
 } Author;
+
+typedef struct AuthorList
+{
+	Author	   *authors;
+	int			n;
+	int			cap;
+} AuthorList;
 
 static int
 author_cmp(const void *a, const void *b)
@@ -26,22 +36,62 @@ author_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The name of each distinct author of the posts, sorted by author id. */
-static Author *
-fetch_authors(Oid nsp, BlogPost *posts, int nposts, int *nauthors)
+static void
+check_not_null(bool *isnull, int n, const char *const *cols)
 {
-	int32	   *ids = palloc(sizeof(int32) * (nposts + 1));
-	HeapTuple  *tuples;
-	Author	   *authors;
-	TupleDesc	desc;
-	Relation	rel;
-	AttrNumber	id_att;
-	AttrNumber	name_att;
-	int			nids = 0;
-	int			n;
 	int			i;
 
-	for (i = 0; i < nposts; i++)
+	for (i = 0; i < n; i++)
+		if (isnull[i])
+			elog(ERROR, "unexpected null in column %s", cols[i]);
+}
+
+/*
+ * Fill post from the values of the columns blog_post_cols, copying its
+ * texts out of the row.
+ */
+void
+blog_post_set(BlogPost *post, Datum *values, bool *isnull)
+{
+	check_not_null(isnull, BLOG_POST_NCOLS, blog_post_cols);
+	post->id = DatumGetInt32(values[0]);
+	post->author_id = DatumGetInt32(values[1]);
+	post->slug = blog_text_copy(values[2]);
+	post->title = blog_text_copy(values[3]);
+	post->summary = blog_text_copy(values[4]);
+	post->published_at = DatumGetTimestampTz(values[5]);
+	post->author = (Datum) 0;
+}
+
+static const char *const author_cols[] = {"id", "name"};
+
+static void
+keep_author(Datum *values, bool *isnull, void *arg)
+{
+	AuthorList *list = (AuthorList *) arg;
+
+	check_not_null(isnull, lengthof(author_cols), author_cols);
+	/* a key appears once; more rows than keys means a broken table */
+	if (list->n == list->cap)
+		elog(ERROR, "duplicate author id %d", DatumGetInt32(values[0]));
+	list->authors[list->n].id = DatumGetInt32(values[0]);
+	list->authors[list->n].name = blog_text_copy(values[1]);
+	list->n++;
+}
+
+/*
+ * Set the author name of posts[0 .. n), reading each distinct author once
+ * by key.
+ */
+void
+blog_posts_authors(Oid nsp, BlogPost *posts, int n)
+{
+	int32	   *ids = palloc(sizeof(int32) * (n + 1));
+	AuthorList	list;
+	int			nids = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
 	{
 		int			j;
 
@@ -50,76 +100,20 @@ fetch_authors(Oid nsp, BlogPost *posts, int nposts, int *nauthors)
 		if (j == nids)
 			ids[nids++] = posts[i].author_id;
 	}
-	tuples = palloc(sizeof(HeapTuple) * (nids + 1));
-	n = blog_fetch_by_int4(nsp, "authors", "authors_pkey", ids, nids, tuples, &desc);
+	list.authors = palloc(sizeof(Author) * (nids + 1));
+	list.n = 0;
+	list.cap = nids;
+	blog_fetch_by_int4(nsp, "authors", "authors_pkey", ids, nids,
+					   author_cols, lengthof(author_cols), keep_author, &list);
+	qsort(list.authors, list.n, sizeof(Author), author_cmp);
 
-	rel = RelationIdGetRelation(blog_relid(nsp, "authors"));
-	id_att = blog_attnum(rel, "id");
-	name_att = blog_attnum(rel, "name");
-	RelationClose(rel);
-
-	authors = palloc(sizeof(Author) * (n + 1));
-	for (i = 0; i < n; i++)
-	{
-		authors[i].id = blog_int4_attr(tuples[i], desc, id_att);
-		authors[i].name = blog_text_attr(tuples[i], desc, name_att);
-	}
-	qsort(authors, n, sizeof(Author), author_cmp);
-	*nauthors = n;
-	return authors;
-}
-
-/*
- * Fill posts[0 .. n) from rows of blog.posts (desc is their row type) and
- * the names of their authors, read by key once per distinct author.
- */
-void
-blog_posts_fill(Oid nsp, HeapTuple *tuples, int n, TupleDesc desc,
-				BlogPost *posts)
-{
-	Relation	rel;
-	AttrNumber	att_id,
-				att_author,
-				att_slug,
-				att_title,
-				att_summary,
-				att_published;
-	Author	   *authors;
-	int			nauthors;
-	int			i;
-
-	rel = RelationIdGetRelation(blog_relid(nsp, "posts"));
-	att_id = blog_attnum(rel, "id");
-	att_author = blog_attnum(rel, "author_id");
-	att_slug = blog_attnum(rel, "slug");
-	att_title = blog_attnum(rel, "title");
-	att_summary = blog_attnum(rel, "summary");
-	att_published = blog_attnum(rel, "published_at");
-	RelationClose(rel);
-
-	for (i = 0; i < n; i++)
-	{
-		bool		isnull;
-
-		posts[i].id = blog_int4_attr(tuples[i], desc, att_id);
-		posts[i].author_id = blog_int4_attr(tuples[i], desc, att_author);
-		posts[i].slug = blog_text_attr(tuples[i], desc, att_slug);
-		posts[i].title = blog_text_attr(tuples[i], desc, att_title);
-		posts[i].summary = blog_text_attr(tuples[i], desc, att_summary);
-		posts[i].published_at =
-			DatumGetTimestampTz(heap_getattr(tuples[i], att_published, desc, &isnull));
-		if (isnull)
-			elog(ERROR, "unexpected null in column %d", att_published);
-	}
-
-	authors = fetch_authors(nsp, posts, n, &nauthors);
 	for (i = 0; i < n; i++)
 	{
 		Author		key;
 		Author	   *hit;
 
 		key.id = posts[i].author_id;
-		hit = bsearch(&key, authors, nauthors, sizeof(Author), author_cmp);
+		hit = bsearch(&key, list.authors, list.n, sizeof(Author), author_cmp);
 		if (hit == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),

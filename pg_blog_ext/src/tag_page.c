@@ -15,7 +15,6 @@
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
@@ -93,18 +92,52 @@ fetch_post_ids(Oid nsp, int32 tag_id, IdList *list)
 	table_close(post_tags, NoLock);
 }
 
+typedef struct PostList
+{
+	BlogPost   *posts;
+	int			n;
+	int			cap;
+} PostList;
+
+static void
+keep_post(Datum *values, bool *isnull, void *arg)
+{
+	PostList   *list = (PostList *) arg;
+
+	/* a key appears once; more rows than keys means a broken table */
+	if (list->n == list->cap)
+		elog(ERROR, "duplicate post id %d", DatumGetInt32(values[0]));
+	blog_post_set(&list->posts[list->n++], values, isnull);
+}
+
 /* The posts with these ids, newest first, with their authors' names. */
 static int
 fetch_posts(Oid nsp, IdList *list, BlogPost *posts)
 {
-	HeapTuple  *tuples = palloc(sizeof(HeapTuple) * (list->n + 1));
-	TupleDesc	desc;
-	int			n;
+	PostList	found;
+	int			i;
 
-	n = blog_fetch_by_int4(nsp, "posts", "posts_pkey", list->ids, list->n, tuples, &desc);
-	blog_posts_fill(nsp, tuples, n, desc, posts);
-	qsort(posts, n, sizeof(BlogPost), post_order_cmp);
-	return n;
+	found.posts = posts;
+	found.n = 0;
+	found.cap = list->n;
+	blog_fetch_by_int4(nsp, "posts", "posts_pkey", list->ids, list->n,
+					   blog_post_cols, BLOG_POST_NCOLS, keep_post, &found);
+	blog_posts_authors(nsp, posts, found.n);
+
+	/*
+	 * They mostly come in id order (of the key or of the heap), and newer
+	 * posts mostly have higher ids: reversed, they are usually sorted
+	 * already, which qsort() checks in one pass.
+	 */
+	for (i = 0; i < found.n / 2; i++)
+	{
+		BlogPost	tmp = posts[i];
+
+		posts[i] = posts[found.n - 1 - i];
+		posts[found.n - 1 - i] = tmp;
+	}
+	qsort(posts, found.n, sizeof(BlogPost), post_order_cmp);
+	return found.n;
 }
 
 Datum
@@ -125,15 +158,12 @@ blog_tag_page(PG_FUNCTION_ARGS)
 	if (!blog_slug_arg_is_valid(slug))
 		return (Datum) 0;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	nsp = get_namespace_oid("blog", false);
+	nsp = blog_nsp();
 
 	tag = fetch_tag(nsp, slug, &tags);
 	if (tag == NULL)
 	{
 		table_close(tags, NoLock);
-		SPI_finish();
 		return (Datum) 0;
 	}
 	tag_id = blog_int4_attr(tag, RelationGetDescr(tags), blog_attnum(tags, "id"));
@@ -158,6 +188,5 @@ blog_tag_page(PG_FUNCTION_ARGS)
 	else
 		blog_cards_emit(fcinfo, posts, nposts, &tag_name, 1);
 
-	SPI_finish();
 	return (Datum) 0;
 }
