@@ -443,6 +443,32 @@ page_not_found(const blog_site *site, blog_page *out)
     page_static(out, HTTP_NOT_FOUND, site->not_found, site->not_found_len);
 }
 
+/*
+ * One call of a page function.  Returns 0 with rs set when there are rows;
+ * otherwise the 503 page (database failure) or, when empty_is_404, the 404
+ * page is already in out.
+ */
+static int
+page_fetch(request_rec *r, const blog_site *site, blog_stmt stmt,
+           const char *param, apr_size_t param_len, const char *fn,
+           int empty_is_404, rows *rs, blog_page *out)
+{
+    PGresult   *res;
+
+    if (blog_db_page(r, stmt, param, param_len, &res) != APR_SUCCESS) {
+        page_unavailable(site, out);
+        return -1;
+    }
+    if (empty_is_404 && PQntuples(res) == 0) {
+        page_not_found(site, out);
+        return -1;
+    }
+    rs->r = r;
+    rs->res = res;
+    rs->fn = fn;
+    return 0;
+}
+
 void
 blog_page_index(request_rec *r, const blog_site *site, blog_page *out)
 {
@@ -450,16 +476,11 @@ blog_page_index(request_rec *r, const blog_site *site, blog_page *out)
     static const char title[] = "Latest posts";
     blog_val   *vals = apr_palloc(r->pool, sizeof(blog_val) * F_COUNT);
     blog_frame  root;
-    PGresult   *res;
     rows        rs;
 
-    if (blog_db_page(r, BLOG_STMT_INDEX, limit_be, 4, &res) != APR_SUCCESS) {
-        page_unavailable(site, out);
+    if (page_fetch(r, site, BLOG_STMT_INDEX, limit_be, 4, "blog.index_page",
+                   0, &rs, out) != 0)
         return;
-    }
-    rs.r = r;
-    rs.res = res;
-    rs.fn = "blog.index_page";
     root_init(vals, &root, site->base, site->base_len, title,
               sizeof(title) - 1);
     if (cards_fill(&rs, 0, vals) != 0) {
@@ -513,23 +534,13 @@ blog_page_post(request_rec *r, const blog_site *site, const char *slug,
     blog_val   *vals = apr_palloc(r->pool, sizeof(blog_val) * F_COUNT);
     char       *scratch = apr_palloc(r->pool, DATE_LEN + LABEL_MAX);
     blog_frame  root;
-    PGresult   *res;
     rows        rs;
     int         c_title, c_author, c_date, c_body, c_tslugs, c_tnames,
                 c_cauthors, c_cbodies, c_ctimes;
 
-    if (blog_db_page(r, BLOG_STMT_POST, slug, slug_len, &res)
-        != APR_SUCCESS) {
-        page_unavailable(site, out);
+    if (page_fetch(r, site, BLOG_STMT_POST, slug, slug_len, "blog.post_page",
+                   1, &rs, out) != 0)
         return;
-    }
-    if (PQntuples(res) == 0) {
-        page_not_found(site, out);
-        return;
-    }
-    rs.r = r;
-    rs.res = res;
-    rs.fn = "blog.post_page";
     root_init(vals, &root, site->base, site->base_len, "", 0);
     if ((c_title = col(&rs, "title")) < 0
         || (c_author = col(&rs, "author_name")) < 0
@@ -563,22 +574,13 @@ blog_page_tag(request_rec *r, const blog_site *site, const char *slug,
     static const char prefix[] = "Posts tagged ";
     blog_val   *vals = apr_palloc(r->pool, sizeof(blog_val) * F_COUNT);
     blog_frame  root;
-    PGresult   *res;
     rows        rs;
     int         c_name, c_slug, from;
     char       *title;
 
-    if (blog_db_page(r, BLOG_STMT_TAG, slug, slug_len, &res) != APR_SUCCESS) {
-        page_unavailable(site, out);
+    if (page_fetch(r, site, BLOG_STMT_TAG, slug, slug_len, "blog.tag_page",
+                   1, &rs, out) != 0)
         return;
-    }
-    if (PQntuples(res) == 0) {
-        page_not_found(site, out);
-        return;
-    }
-    rs.r = r;
-    rs.res = res;
-    rs.fn = "blog.tag_page";
     root_init(vals, &root, site->base, site->base_len, "", 0);
     if ((c_name = col(&rs, "tag_name")) < 0 || (c_slug = col(&rs, "slug")) < 0
         || get_text(&rs, 0, c_name, &vals[F_HEADING]) != 0) {
@@ -586,7 +588,7 @@ blog_page_tag(request_rec *r, const blog_site *site, const char *slug,
         return;
     }
     /* A tag without posts is one row with only its name. */
-    from = PQgetisnull(res, 0, c_slug) ? 1 : 0;
+    from = PQgetisnull(rs.res, 0, c_slug) ? 1 : 0;
     if (cards_fill(&rs, from, vals) != 0) {
         page_unavailable(site, out);
         return;
