@@ -102,6 +102,8 @@ extern Relation blog_open_int4_index(Oid nsp, const char *name, Relation heap,
 									 int natts);
 extern void blog_scan_index_only(Relation heap, Relation index, IdSlot *sorted,
 								 int n, BlogEntryFn fn, void *arg);
+extern int32 *blog_linked_ids(Oid nsp, const char *index_name, int32 id,
+							   int *n);
 extern HeapTuple blog_fetch_unique(IndexScanDesc scan, TupleTableSlot *slot,
 								   ScanKey key);
 extern AttrNumber blog_attnum(Relation rel, const char *name);

@@ -43,29 +43,6 @@ enum
 	NUM_COLS
 };
 
-typedef struct IdList
-{
-	int32		ids[64];
-	int			n;
-} IdList;
-
-static void
-collect_tag_id(IndexScanDesc scan, int slot, void *arg)
-{
-	IdList	   *list = (IdList *) arg;
-	bool		isnull;
-	Datum		id = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
-
-	(void) slot;
-	if (isnull)
-		return;
-	if (list->n == lengthof(list->ids))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a post has more than %d tags", (int) lengthof(list->ids))));
-	list->ids[list->n++] = DatumGetInt32(id);
-}
-
 static void
 keep_author_name(Datum *values, bool *isnull, void *arg)
 {
@@ -90,29 +67,19 @@ fetch_author(Oid nsp, int32 author_id, Datum *values)
 static void
 fetch_tags(Oid nsp, int32 post_id, Datum *values)
 {
-	Relation	post_tags = table_open(blog_relid(nsp, "post_tags"), AccessShareLock);
-	Relation	index = blog_open_int4_index(nsp, "post_tags_pkey", post_tags, 2);
-	IdList		list;
-	IdSlot		key;
-	BlogTag		tags[lengthof(list.ids)];
-	Datum		slugs[lengthof(list.ids)];
-	Datum		names[lengthof(list.ids)];
+	int			nids;
+	int32	   *ids = blog_linked_ids(nsp, "post_tags_pkey", post_id, &nids);
+	BlogTag    *tags = palloc(sizeof(BlogTag) * (nids + 1));
+	Datum	   *slugs = palloc(sizeof(Datum) * (nids + 1));
+	Datum	   *names = palloc(sizeof(Datum) * (nids + 1));
 	int			ntags;
 	int			n = 0;
 	int			i;
 
-	key.id = post_id;
-	key.slot = 0;
-	list.n = 0;
-	blog_scan_index_only(post_tags, index, &key, 1, collect_tag_id, &list);
-	index_close(index, NoLock);
-	table_close(post_tags, NoLock);
-
-	/* the (post_id, tag_id) key gives the ids sorted and distinct */
-	ntags = blog_tags_fetch(nsp, list.ids, list.n, tags);
-	for (i = 0; i < list.n; i++)
+	ntags = blog_tags_fetch(nsp, ids, nids, tags);
+	for (i = 0; i < nids; i++)
 	{
-		BlogTag    *hit = blog_tag_find(tags, ntags, list.ids[i]);
+		BlogTag    *hit = blog_tag_find(tags, ntags, ids[i]);
 
 		/* a link whose tag this snapshot cannot see is skipped */
 		if (hit != NULL)

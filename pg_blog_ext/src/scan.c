@@ -452,3 +452,54 @@ blog_int4_attr(HeapTuple tuple, TupleDesc desc, AttrNumber attnum)
 		elog(ERROR, "unexpected null in column %d", attnum);
 	return DatumGetInt32(d);
 }
+
+typedef struct IdList
+{
+	int32	   *ids;
+	int			n;
+	int			cap;
+} IdList;
+
+static void
+collect_second_id(IndexScanDesc scan, int slot, void *arg)
+{
+	IdList	   *list = (IdList *) arg;
+	bool		isnull;
+	Datum		id = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
+
+	(void) slot;
+	if (isnull)
+		return;
+	if (list->n == list->cap)
+	{
+		list->cap *= 2;
+		list->ids = repalloc(list->ids, sizeof(int32) * list->cap);
+	}
+	list->ids[list->n++] = DatumGetInt32(id);
+}
+
+/*
+ * The other side of the post_tags links of one id: through the index on
+ * (first, second), the visible entries' second column, in index order (so
+ * sorted and distinct).  A post's tag ids from post_tags_pkey, a tag's
+ * post ids from post_tags_tag_idx.
+ */
+int32 *
+blog_linked_ids(Oid nsp, const char *index_name, int32 id, int *n)
+{
+	Relation	post_tags = table_open(blog_relid(nsp, "post_tags"), AccessShareLock);
+	Relation	index = blog_open_int4_index(nsp, index_name, post_tags, 2);
+	IdSlot		key;
+	IdList		list;
+
+	key.id = id;
+	key.slot = 0;
+	list.cap = 16;
+	list.n = 0;
+	list.ids = palloc(sizeof(int32) * list.cap);
+	blog_scan_index_only(post_tags, index, &key, 1, collect_second_id, &list);
+	index_close(index, NoLock);
+	table_close(post_tags, NoLock);
+	*n = list.n;
+	return list.ids;
+}

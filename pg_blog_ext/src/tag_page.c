@@ -26,13 +26,6 @@
 
 PG_FUNCTION_INFO_V1(blog_tag_page);
 
-typedef struct IdList
-{
-	int32	   *ids;
-	int			n;
-	int			cap;
-} IdList;
-
 /* Newest first; ties by higher id first (SPEC section 5). */
 static int
 post_order_cmp(const void *a, const void *b)
@@ -56,42 +49,6 @@ fetch_tag(Oid nsp, Datum slug, Relation *tags_out)
 	return tuple;
 }
 
-static void
-collect_post_id(IndexScanDesc scan, int slot, void *arg)
-{
-	IdList	   *list = (IdList *) arg;
-	bool		isnull;
-	Datum		id = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
-
-	(void) slot;
-	if (isnull)
-		return;
-	if (list->n == list->cap)
-	{
-		list->cap *= 2;
-		list->ids = repalloc(list->ids, sizeof(int32) * list->cap);
-	}
-	list->ids[list->n++] = DatumGetInt32(id);
-}
-
-/* The ids of the posts carrying the tag, in id order. */
-static void
-fetch_post_ids(Oid nsp, int32 tag_id, IdList *list)
-{
-	Relation	post_tags = table_open(blog_relid(nsp, "post_tags"), AccessShareLock);
-	Relation	index = blog_open_int4_index(nsp, "post_tags_tag_idx", post_tags, 2);
-	IdSlot		key;
-
-	key.id = tag_id;
-	key.slot = 0;
-	list->cap = 128;
-	list->n = 0;
-	list->ids = palloc(sizeof(int32) * list->cap);
-	blog_scan_index_only(post_tags, index, &key, 1, collect_post_id, list);
-	index_close(index, NoLock);
-	table_close(post_tags, NoLock);
-}
-
 typedef struct PostList
 {
 	BlogPost   *posts;
@@ -112,15 +69,15 @@ keep_post(Datum *values, bool *isnull, void *arg)
 
 /* The posts with these ids, newest first, with their authors' names. */
 static int
-fetch_posts(Oid nsp, IdList *list, BlogPost *posts)
+fetch_posts(Oid nsp, const int32 *ids, int nids, BlogPost *posts)
 {
 	PostList	found;
 	int			i;
 
 	found.posts = posts;
 	found.n = 0;
-	found.cap = list->n;
-	blog_fetch_by_int4(nsp, "posts", "posts_pkey", list->ids, list->n,
+	found.cap = nids;
+	blog_fetch_by_int4(nsp, "posts", "posts_pkey", ids, nids,
 					   blog_post_cols, BLOG_POST_NCOLS, keep_post, &found);
 	blog_posts_authors(nsp, posts, found.n);
 
@@ -149,7 +106,8 @@ blog_tag_page(PG_FUNCTION_ARGS)
 	HeapTuple	tag;
 	Datum		tag_name;
 	int32		tag_id;
-	IdList		list;
+	int32	   *ids;
+	int			nids;
 	BlogPost   *posts;
 	int			nposts;
 	Oid			nsp;
@@ -170,9 +128,10 @@ blog_tag_page(PG_FUNCTION_ARGS)
 	tag_name = blog_text_attr(tag, RelationGetDescr(tags), blog_attnum(tags, "name"));
 	table_close(tags, NoLock);
 
-	fetch_post_ids(nsp, tag_id, &list);
-	posts = palloc(sizeof(BlogPost) * (list.n + 1));
-	nposts = fetch_posts(nsp, &list, posts);
+	/* the ids of the posts carrying the tag, in id order */
+	ids = blog_linked_ids(nsp, "post_tags_tag_idx", tag_id, &nids);
+	posts = palloc(sizeof(BlogPost) * (nids + 1));
+	nposts = fetch_posts(nsp, ids, nids, posts);
 
 	if (nposts == 0)
 	{
