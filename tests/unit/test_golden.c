@@ -10,6 +10,7 @@
 #include "compute.h"
 #include "fields.h"
 #include "harness.h"
+#include "vals.h"
 #include "template.h"
 
 #ifndef TEMPLATES_DIR
@@ -124,21 +125,6 @@ comments_label(t_arena *a, int n)
 
 /* ---- frames ---- */
 
-static blog_val
-S(const char *s)
-{
-    blog_val v = {s, (uint32_t) strlen(s), BLOG_VAL_STR};
-
-    return v;
-}
-
-static blog_val
-L(const blog_frame *items, uint32_t n)
-{
-    blog_val v = {items, n, BLOG_VAL_LIST};
-
-    return v;
-}
 
 static blog_val *
 vals_new(t_arena *a, uint32_t n)

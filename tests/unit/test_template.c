@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "vals.h"
 #include "template.h"
 
 enum
@@ -15,21 +16,6 @@ static const char *const fields[NFIELDS] = {
     "a", "b", "list", "x", "y", "inner", "z"
 };
 
-static blog_val
-S(const char *s)
-{
-    blog_val v = {s, (uint32_t) strlen(s), BLOG_VAL_STR};
-
-    return v;
-}
-
-static blog_val
-L(const blog_frame *items, uint32_t n)
-{
-    blog_val v = {items, n, BLOG_VAL_LIST};
-
-    return v;
-}
 
 static blog_tpl_env
 env_for(t_arena *ar, const char *dir)
