@@ -160,6 +160,7 @@ httpd_conf() {
         -e "s|@HTTP_PORT@|$BLOG_HTTP_PORT|g" -e "s|@MPM@|$BLOG_MPM|g" \
         -e "s|@REDIS_PORT@|$BLOG_REDIS_PORT|g" -e "s|@PG_PORT@|$BLOG_PG_PORT|g" \
         -e "s|@MODULE@|$(module_path)|g" -e "s|@FASTPATH@|$fast|g" \
+        -e "s|@CONN_HOLD@|$BLOG_CONN_HOLD|g" \
         "$BLOG_ROOT/conf/httpd.conf.in" > "$BLOG_VAR/httpd/httpd.conf.new"
     # sed cannot insert the multi-line User block portably: append it
     if [ -n "$user" ]; then printf '%s\n' "$user" >> "$BLOG_VAR/httpd/httpd.conf.new"; fi
