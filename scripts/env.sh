@@ -13,6 +13,8 @@ BLOG_MPM=${BLOG_MPM:-event}
 BLOG_FASTPATH=${BLOG_FASTPATH:-on}
 # BlogConnectionHold of the stack's Apache (Off: core's connection loop)
 BLOG_CONN_HOLD=${BLOG_CONN_HOLD:-2ms}
+# BlogRedis of the stack's Apache: the socket of the stack's Redis
+BLOG_REDIS=${BLOG_REDIS:-$BLOG_VAR/run/redis.sock}
 BLOG_PG_BIN=${BLOG_PG_BIN:-/usr/lib/postgresql/15/bin}
 # PostgreSQL refuses to run as root: as root, the stack's server runs as
 # this dedicated system user.
@@ -23,5 +25,5 @@ PGPORT=$BLOG_PG_PORT
 PGDATABASE=blog
 PGUSER=postgres
 export BLOG_ROOT BLOG_VAR BLOG_PG_PORT BLOG_REDIS_PORT BLOG_HTTP_PORT \
-    BLOG_MPM BLOG_FASTPATH BLOG_CONN_HOLD BLOG_PG_BIN BLOG_PG_OSUSER \
+    BLOG_MPM BLOG_FASTPATH BLOG_CONN_HOLD BLOG_REDIS BLOG_PG_BIN BLOG_PG_OSUSER \
     PGHOST PGPORT PGDATABASE PGUSER

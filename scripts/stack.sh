@@ -130,6 +130,7 @@ start_redis() {
     pid_alive "$(redis_pidfile)" && return
     redis-server --port "$BLOG_REDIS_PORT" --bind 127.0.0.1 --daemonize yes \
         --pidfile "$(redis_pidfile)" --logfile "$BLOG_VAR/log/redis.log" \
+        --unixsocket "$BLOG_VAR/run/redis.sock" --unixsocketperm 777 \
         --dir "$BLOG_VAR/redis" --save '' --appendonly no \
         --maxmemory 256mb --maxmemory-policy allkeys-lru >/dev/null
     wait_until 10 redis-cli -p "$BLOG_REDIS_PORT" ping || die "Redis did not start"
@@ -160,7 +161,7 @@ httpd_conf() {
         -e "s|@HTTP_PORT@|$BLOG_HTTP_PORT|g" -e "s|@MPM@|$BLOG_MPM|g" \
         -e "s|@REDIS_PORT@|$BLOG_REDIS_PORT|g" -e "s|@PG_PORT@|$BLOG_PG_PORT|g" \
         -e "s|@MODULE@|$(module_path)|g" -e "s|@FASTPATH@|$fast|g" \
-        -e "s|@CONN_HOLD@|$BLOG_CONN_HOLD|g" \
+        -e "s|@CONN_HOLD@|$BLOG_CONN_HOLD|g" -e "s|@REDIS@|$BLOG_REDIS|g" \
         "$BLOG_ROOT/conf/httpd.conf.in" > "$BLOG_VAR/httpd/httpd.conf.new"
     # sed cannot insert the multi-line User block portably: append it
     if [ -n "$user" ]; then printf '%s\n' "$user" >> "$BLOG_VAR/httpd/httpd.conf.new"; fi
