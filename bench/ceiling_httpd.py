@@ -29,11 +29,19 @@ def server_settings(path=BLOG_CONF):
     """The SHARED directives as conf/httpd.conf.in sets them (the last
     setting wins, as in Apache), in SHARED's order, as config lines."""
     found = {}
+    skip = 0        # depth inside a block for prefork, which the bench never runs
     try:
         with open(path) as f:
             for line in f:
                 words = line.split()
-                if words and words[0] in dict(SHARED):
+                if not words:
+                    continue
+                if words[0].lower() == "<ifmodule":
+                    if skip or words[1].rstrip(">") == "mpm_prefork_module":
+                        skip += 1
+                elif words[0].lower() == "</ifmodule>":
+                    skip = max(skip - 1, 0)
+                elif not skip and words[0] in dict(SHARED):
                     found[words[0]] = " ".join(words[1:])
     except OSError:
         pass
