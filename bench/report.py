@@ -15,11 +15,11 @@ def ceiling(res, mpm, path):
     if path in res.get("db", {}):
         return res["db"][path]["tps"], "pgbench, page function"
     static = res["mpm"][mpm]["static"]
-    if path == "/cached":
+    if path == "/cached" and "/index.html" in static:
         return static["/index.html"]["rps"], "static file"
-    if path == "/post/post-31/cached":
+    if path == "/post/post-31/cached" and "/post-31.html" in static:
         return static["/post-31.html"]["rps"], "static file"
-    if path == "/compute":
+    if path == "/compute" and res.get("compute"):
         return res["compute"]["ceiling"], "loop alone, all CPUs"
     return None, ""
 
@@ -32,204 +32,148 @@ def mib(kib):
     return "%.1f" % (kib / 1024.0)
 
 
+TAIL_LIMIT = 5.0       # p99 at most 5 x p50
+
+
+def tail(ep):
+    """p99/p50, with a ! when above TAIL_LIMIT."""
+    if not ep["p50_ms"]:
+        return "-"
+    t = ep["p99_ms"] / ep["p50_ms"]
+    return "%.1f%s" % (t, " !" if t > TAIL_LIMIT else "")
+
+
+def floor_rps(res, mpm):
+    ep = res["mpm"][mpm]["floor"].get("quick")
+    return ep["rps"] if ep else None
+
+
 def blog_rows(res, mpm):
     m = res["mpm"][mpm]
     rows = []
+    fl = floor_rps(res, mpm)
     for path in ENDPOINTS:
         ep = m["blog"].get(path)
         if not ep:
             continue
         ceil, _ = ceiling(res, mpm, path)
-        sc = m["syscalls"].get(path, {}).get("per_req")
+        rd = ep.get("redis") or {}
         rows.append([path, fmt(ep["rps"]), fmt(ep["p50_ms"], "%.2f"),
-                     fmt(ep["p99_ms"], "%.2f"), str(ep["non2xx"]),
+                     fmt(ep["p99_ms"], "%.2f"), tail(ep), str(ep["non2xx"]),
                      str(ep["socket_errors"]),
-                     fmt(ep.get("round_trips"), "%.3f"), fmt(ceil),
+                     fmt(ep.get("round_trips"), "%.3f"),
+                     fmt(rd.get("get"), "%.3f"), fmt(rd.get("set"), "%.3f"),
+                     fmt(ceil),
                      fmt(ep["rps"] / ceil if ceil else None, "%.2f"),
-                     fmt(ep["minflt_per_req"], "%.3f"),
-                     fmt(ep["ctxsw_per_req"], "%.2f"), fmt(sc, "%.1f"),
+                     fmt(ep["rps"] / fl if fl else None, "%.2f"),
                      mib(ep["pss_kib"])])
     return rows
 
 
-PG_NAMES = {"/": "blog.index_page(20)",
-            "/post/post-31": "blog.post_page('post-31')",
-            "/tag/tag-7": "blog.tag_page('tag-7')"}
+def measured(res, mpm):
+    """(label, endpoint dict, strace key) of every run of an MPM: the
+    blog's endpoints, then the ceilings and the floor."""
+    m = res["mpm"][mpm]
+    out = [(p, m["blog"][p], p) for p in ENDPOINTS if p in m["blog"]]
+    for name, ep in m["static"].items():
+        out.append(("static %s" % name, ep, None))
+    for name, ep in m["floor"].items():
+        out.append(("floor %s" % name, ep, "/floor/" + name))
+    return out
 
-BLOG_HEAD = ["endpoint", "req/s", "p50 ms", "p99 ms", "non-2xx", "sock err",
-             "PG rt/page", "ceiling", "ratio", "minflt/req", "ctxsw/req",
-             "syscalls/req", "Pss MiB"]
+
+SIDES = ("apache", "pg", "redis", "wrk")
+SIDE_NAMES = {"apache": "Apache", "pg": "PG", "redis": "Redis",
+              "wrk": "wrk"}
+
+COUNTER_HEAD = (["endpoint", "minflt/req"]
+                + ["ctxsw %s" % SIDE_NAMES[s] for s in SIDES]
+                + ["sysc %s" % SIDE_NAMES[s] for s in SIDES]
+                + ["strace sysc", "Redis other/req", "Redis us/GET"])
 
 
-def ceiling_rows(res):
-    mpms = list(res["mpm"])
+def counter_rows(res, mpm):
+    m = res["mpm"][mpm]
     rows = []
-    for name, key, sub in (("static file, cached index bytes", "static",
-                            "/index.html"),
-                           ("static file, cached post-31 bytes", "static",
-                            "/post-31.html"),
-                           ("floor: quick_handler, index from memory",
-                            "floor", "quick"),
-                           ("floor: handler hook, index from memory",
-                            "floor", "handler")):
-        cells = []
-        for mpm in mpms:
-            ep = res["mpm"][mpm][key].get(sub)
-            cells.append(fmt(ep["rps"]) if ep else "-")
-        rows.append([name] + cells)
-    for path, ep in res.get("db", {}).items():
-        rows.append(["pgbench: %s (pages/s)" % PG_NAMES.get(path, path)]
-                    + [fmt(ep["tps"])] * len(mpms))
-    c = res.get("compute")
-    if c:
-        rows.append(["compute loop: %d CPUs x 1 / CPU time per call"
-                     % c["cpus"]] + [fmt(c["ceiling"])] * len(mpms))
-        rows.append(["compute loop, 1 process, wall clock (calls/s)"]
-                    + [fmt(c["one"]["calls_per_s"])] * len(mpms))
-        rows.append(["compute loop, 2 processes, wall clock (calls/s)"]
-                    + [fmt(c["two"]["calls_per_s"])] * len(mpms))
-    return ["ceiling / floor (req/s)"] + mpms, rows
+    for label, ep, skey in measured(res, mpm):
+        prof = (ep.get("profile") or {}).get("sides", {})
+        sc = ep.get("syscalls_per_req") or {}
+        st = m["syscalls"].get(skey, {}).get("per_req") if skey else None
+        rd = ep.get("redis") or {}
+        rows.append([label, fmt(ep["minflt_per_req"], "%.3f")]
+                    + [fmt(prof.get(s, {}).get("ctxsw"), "%.2f")
+                       for s in SIDES]
+                    + [fmt(sc.get(s), "%.1f") for s in SIDES]
+                    + [fmt(st, "%.1f"), fmt(rd.get("other"), "%.3f"),
+                       fmt(rd.get("get_usec"), "%.2f")])
+    return rows
 
 
-def floor_rows(res):
+CPU_HEAD = (["endpoint"]
+            + ["%s %s" % (SIDE_NAMES[s], k) for s in SIDES
+               for k in ("usr", "sys")]
+            + ["irq+si", "other", "busy", "kernel %"])
+
+
+def cpu_rows(res, mpm):
     rows = []
-    for mpm, m in res["mpm"].items():
-        for label, key, sub in (("quick_handler", "floor", "quick"),
-                                ("handler", "floor", "handler"),
-                                ("static file", "static", "/index.html")):
-            ep = m[key].get(sub)
-            if not ep:
-                continue
-            sc = m["syscalls"].get("/floor/" + sub, {}).get("per_req")
-            rows.append([mpm, label, fmt(ep["rps"]), fmt(ep["p50_ms"], "%.2f"),
-                         fmt(ep["p99_ms"], "%.2f"),
-                         fmt(ep["minflt_per_req"], "%.3f"),
-                         fmt(ep["ctxsw_per_req"], "%.2f"), fmt(sc, "%.1f")])
-        ep = m["blog"].get("/cached")
-        if ep:
-            sc = m["syscalls"].get("/cached", {}).get("per_req")
-            rows.append([mpm, "the blog's /cached", fmt(ep["rps"]),
-                         fmt(ep["p50_ms"], "%.2f"), fmt(ep["p99_ms"], "%.2f"),
-                         fmt(ep["minflt_per_req"], "%.3f"),
-                         fmt(ep["ctxsw_per_req"], "%.2f"), fmt(sc, "%.1f")])
-    return ["MPM", "answered by", "req/s", "p50 ms", "p99 ms", "minflt/req",
-            "ctxsw/req", "syscalls/req"], rows
+    for label, ep, _ in measured(res, mpm):
+        prof = ep.get("profile")
+        if not prof:
+            continue
+        cells = [label]
+        for s in SIDES:
+            d = prof["sides"].get(s, {})
+            cells += [fmt(d.get("user_us"), "%.1f"),
+                      fmt(d.get("sys_us"), "%.1f")]
+        cells += [fmt(prof["irq_us"], "%.1f"), fmt(prof["other_us"], "%.1f"),
+                  fmt(prof["busy_us"], "%.1f"),
+                  fmt(prof["kernel_share"] and 100 * prof["kernel_share"],
+                      "%.0f")]
+        rows.append(cells)
+    return rows
 
 
-def text_table(head, rows):
-    widths = [max(len(str(r[i])) for r in [head] + rows)
-              for i in range(len(head))]
-    line = lambda r: "  ".join(str(c).rjust(w) if i else str(c).ljust(w)
-                               for i, (c, w) in enumerate(zip(r, widths)))
-    return "\n".join([line(head), line(["-" * w for w in widths])]
-                     + [line(r) for r in rows])
+def top_names(names, n=8):
+    return ", ".join("%s %.2f" % (k, v) for k, v in
+                     sorted(names.items(), key=lambda kv: -kv[1])[:n]
+                     if v >= 0.005)
 
 
-def md_table(head, rows):
-    out = ["| " + " | ".join(head) + " |",
-           "|" + "|".join("---" if i == 0 else "---:"
-                          for i in range(len(head))) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
+def syscall_name_rows(res, mpm):
+    rows = []
+    for label, ep, _ in measured(res, mpm):
+        by = ep.get("syscalls_by_name") or {}
+        for s in SIDES:
+            if by.get(s):
+                total = (ep.get("syscalls_per_req") or {}).get(s)
+                rows.append([label, SIDE_NAMES[s], fmt(total, "%.2f"),
+                             top_names(by[s])])
+    return rows
 
 
-def geomean(values):
-    values = [v for v in values if v]
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
-def fastest(res):
-    """Which MPM serves this blog fastest here, and the measurements that
-    say why; None when fewer than two MPMs ran."""
-    mpms = [m for m in res["mpm"] if res["mpm"][m]["blog"]]
-    if len(mpms) < 2:
+def idle_line(res, mpm):
+    r = res["mpm"][mpm].get("idle")
+    if not r:
         return None
-    paths = [p for p in ENDPOINTS if all(p in res["mpm"][m]["blog"]
-                                         for m in mpms)]
-    score = {m: geomean([res["mpm"][m]["blog"][p]["rps"] for p in paths])
-             for m in mpms}
-    best = max(mpms, key=lambda m: score[m])
-    other = min(mpms, key=lambda m: score[m])
-    wins = sum(1 for p in paths if res["mpm"][best]["blog"][p]["rps"]
-               >= res["mpm"][other]["blog"][p]["rps"])
-    lines = ["**%s** is the fastest MPM for this blog on this machine: the "
-             "geometric mean of the six endpoints' medians is %.0f req/s "
-             "against %.0f for %s (%+.0f%%), and it is ahead on %d of %d "
-             "endpoints (fast path %s)."
-             % (best, score[best], score[other], other,
-                100.0 * (score[best] / score[other] - 1), wins, len(paths),
-                res["meta"]["config"]["fastpath"])]
-    per = []
-    for p in paths:
-        b = res["mpm"][best]["blog"][p]
-        o = res["mpm"][other]["blog"][p]
-        per.append("`%s` %.0f vs %.0f req/s, %.2f vs %.2f context switches "
-                   "per request" % (p, b["rps"], o["rps"], b["ctxsw_per_req"],
-                                    o["ctxsw_per_req"]))
-    lines.append("Per endpoint (%s vs %s): %s." % (best, other,
-                                                  "; ".join(per)))
-    lines += floor_verdict(res, mpms)
-    lines += hop_verdict(res, best)
-    return "\n\n".join(lines)
+    b, lo = r["base"], r["loaded"]
+    return ("/cached beside %d idle keep-alive connections (%d answered in "
+            "%.2f s, %d within 1 s%s): %.0f req/s against %.0f alone "
+            "(%.2f), p99 %.2f ms against %.2f, %d non-2xx, %d socket errors; "
+            "the server closed %d of them during the %d s run, %d before "
+            "KeepAliveTimeout; Apache Pss %s MiB"
+            % (r["idle"], r["answered"], r["open_s"], r["answered_1s"],
+               "" if r["fits"] else ", too slow to hold them all open "
+               "through the run", lo["rps"], b["rps"],
+               r["ratio"], lo["p99_us"] / 1e3, b["p99_us"] / 1e3,
+               lo["status"], lo["socket_errors"], r["closed"], r["run_s"],
+               r["closed_early"], mib(r.get("pss_kib") or 0)))
 
 
-def floor_verdict(res, mpms):
-    """What the floor module says about the hook to answer from."""
-    out = []
-    fq = {m: res["mpm"][m]["floor"].get("quick") for m in mpms}
-    fh = {m: res["mpm"][m]["floor"].get("handler") for m in mpms}
-    if not (all(fq.values()) and all(fh.values())):
-        return out
-    out.append(
-        "Apache's floor (the cached index from memory): quick_handler %s; "
-        "the handler hook %s (req/s)."
-        % (", ".join("%.0f under %s" % (fq[m]["rps"], m) for m in mpms),
-           ", ".join("%.0f under %s" % (fh[m]["rps"], m) for m in mpms)))
-    ahead = [m for m in mpms if fq[m]["rps"] > fh[m]["rps"]]
-    if len(ahead) == len(mpms):
-        sc = {m: (res["mpm"][m]["syscalls"].get("/floor/quick", {})
-                  .get("per_req"),
-                  res["mpm"][m]["syscalls"].get("/floor/handler", {})
-                  .get("per_req")) for m in mpms}
-        detail = "; ".join("%s %s vs %s syscalls per request" % (
-            m, fmt(sc[m][0], "%.1f"), fmt(sc[m][1], "%.1f")) for m in mpms)
-        out.append(
-            "quick_handler is ahead under every MPM: it skips translation, "
-            "map_to_storage's directory walk (the stat calls), access, auth, "
-            "type checking and fixups (%s).  So BlogFastPath On is the "
-            "faster setting; a blog protected with Require or "
-            "authentication needs it Off." % detail)
-    return out
-
-
-def hop_verdict(res, best):
-    """The event MPM's listener hand-off, as the context switches show it."""
-    ev = res["mpm"].get("event", {}).get("blog", {}).get("/cached")
-    wo = res["mpm"].get("worker", {}).get("blog", {}).get("/cached")
-    if not (ev and wo):
-        return []
-    out = ["Context switches per request on `/cached`: %.2f under event, "
-           "%.2f under worker." % (ev["ctxsw_per_req"], wo["ctxsw_per_req"])]
-    if best == "worker" and ev["ctxsw_per_req"] > wo["ctxsw_per_req"]:
-        out.append(
-            "Why worker: under the event MPM a keep-alive connection goes "
-            "back to the listener thread after every response, and the next "
-            "request is handed from the listener to a worker thread; the "
-            "worker MPM keeps each connection on one thread, which reads "
-            "the next request itself.  The difference in context switches "
-            "above is that hop, and on 2 vCPUs where a wake-up costs tens "
-            "of microseconds it is a large part of a cached page.  The "
-            "price: worker holds a thread per open connection, so "
-            "ThreadsPerChild x children must cover the connections (%d "
-            "here), while event can hold many idle keep-alive clients with "
-            "few threads." % res["meta"]["config"]["connections"])
-    elif best == "event":
-        out.append(
-            "Event came out ahead in this run although the worker MPM "
-            "saves the listener-to-worker hop on every keep-alive request; "
-            "check the load average in \"How it was run\": on a shared "
-            "machine a busy neighbour can outweigh that difference.")
-    return out
+def tail_flags(res, mpm):
+    return ["`%s` %.1f" % (p, ep["p99_ms"] / ep["p50_ms"])
+            for p, ep in res["mpm"][mpm]["blog"].items()
+            if ep["p50_ms"] and ep["p99_ms"] / ep["p50_ms"] > TAIL_LIMIT]
 
 
 def terminal(res):
@@ -239,6 +183,25 @@ def terminal(res):
             out.append("\n%s MPM, fast path %s" % (
                 mpm, res["meta"]["config"]["fastpath"]))
             out.append(text_table(BLOG_HEAD, blog_rows(res, mpm)))
+            out.append("\n%s: counters per request (ctxsw: context "
+                       "switches; sysc: syscalls, perf over the warm-up)" % mpm)
+            out.append(text_table(COUNTER_HEAD, counter_rows(res, mpm)))
+            out.append("\n%s: CPU microseconds per request, each side user "
+                       "and system" % mpm)
+            out.append(text_table(CPU_HEAD, cpu_rows(res, mpm)))
+            named = [r for r in syscall_name_rows(res, mpm)
+                     if r[1] == "Apache"]
+            if named:
+                out.append("\n%s: Apache's syscalls per request by name"
+                           % mpm)
+                out += ["  %-22s %s" % (r[0], r[3]) for r in named]
+            il = idle_line(res, mpm)
+            if il:
+                out.append("\n" + il)
+            flags = tail_flags(res, mpm)
+            out.append("\np99 above %.0f x p50: %s" % (
+                TAIL_LIMIT, ", ".join(f.replace("`", "") for f in flags)
+                if flags else "none"))
     head, rows = ceiling_rows(res)
     out.append("")
     out.append(text_table(head, rows))
@@ -262,7 +225,8 @@ def chart(res, out_dir):
     with open(dat, "w") as f:
         f.write("endpoint " + " ".join(
             '"%s" "%s ceiling"' % (m, m) for m in mpms) + "\n")
-        for p in ENDPOINTS:
+        for p in [p for p in ENDPOINTS
+                  if any(p in res["mpm"][m]["blog"] for m in mpms)]:
             cells = []
             for m in mpms:
                 ep = res["mpm"][m]["blog"].get(p)
@@ -311,6 +275,38 @@ def write(res, out_dir):
         md += ["## The fair run, %s MPM%s" % (
             mpm, " (the reference)" if mpm == "event" else ""), "",
             md_table(BLOG_HEAD, blog_rows(res, mpm)), ""]
+        flags = tail_flags(res, mpm)
+        md += ["p99 above %.0f x p50: %s." % (
+            TAIL_LIMIT, ", ".join(flags) if flags else "none"), ""]
+        md += ["### Counters per request, %s MPM" % mpm, "",
+               "Context switches and syscalls of each side (the Apache "
+               "under test, PostgreSQL, Redis, wrk), the blog's endpoints "
+               "then the ceilings and the floor; `strace sysc` only when a "
+               "strace run was made.", "",
+               md_table(COUNTER_HEAD, counter_rows(res, mpm)), ""]
+        md += ["### CPU profile, %s MPM" % mpm, "",
+               "Microseconds of CPU per request, user and system time of "
+               "each side; `irq+si` the machine's interrupt and softirq "
+               "time (charged to no process: on loopback most of TCP's "
+               "receive path), `other` the busy time no side accounts for "
+               "(other processes on this shared machine), `busy` the "
+               "machine's, `kernel %` the share of it spent in the kernel "
+               "(every side's system time and irq+si).", "",
+               md_table(CPU_HEAD, cpu_rows(res, mpm)), ""]
+        named = syscall_name_rows(res, mpm)
+        if named:
+            md += ["### Syscalls per request by name, %s MPM" % mpm, "",
+                   "perf's count of each syscall's tracepoint over the "
+                   "warm-up, per side; the most frequent.", "",
+                   md_table(["endpoint", "side", "all", "most frequent"],
+                            named), ""]
+        il = idle_line(res, mpm)
+        if il:
+            md += ["### Idle keep-alive connections, %s MPM" % mpm, "",
+                   il + " (tests/e2e/idle_conns.py's measurement: the same "
+                   "load on `/cached` alone just before; the run is kept "
+                   "within KeepAliveTimeout so that no idle connection is "
+                   "due to be closed).", ""]
     head, rows = ceiling_rows(res)
     md += ["## Ceilings", "",
            "What each endpoint is compared with (its `ratio` above): "
@@ -348,11 +344,12 @@ def write(res, out_dir):
                "/proc/PID/smaps_rollup, sampled half-way through each run; "
                "the per-endpoint figure is in the tables above.", "",
                md_table(["MPM", "max Pss MiB"], mem), ""]
-    md += ["## Syscalls per request", "",
-           "From `strace -c -f` attached to every Apache child during a "
-           "separate %d s wrk run per route (strace slows the server, so "
-           "these runs count calls and are never timed)."
-           % cfg["strace_seconds"], "", syscall_section(res), ""]
+    if cfg.get("strace"):
+        md += ["## Syscalls per request, by name", "",
+               "From `strace -c -f` attached to every Apache child during a "
+               "separate %d s wrk run per route (strace slows the server, so "
+               "these runs count calls and are never timed)."
+               % cfg["strace_seconds"], "", syscall_section(res), ""]
     f = fastest(res)
     if f:
         md += ["## The fastest configuration for this machine", "", f, ""]
@@ -400,11 +397,30 @@ def write(res, out_dir):
            "when wrk stops (at most %d per wrk run) are served but not "
            "counted, so the figure may read a little above the truth."
            % cfg["connections"],
-           "- minflt/req and ctxsw/req: deltas of /proc/PID/stat minflt and "
-           "of voluntary + involuntary context switches summed over "
-           "/proc/PID/task/*/status, over the parent and every child of the "
-           "Apache under test, across the timed runs, divided by their "
-           "requests.",
+           "- Redis GET/req, SET/req, other/req and us/GET: Redis's own "
+           "`INFO commandstats`, read just before and just after each timed "
+           "run (the INFO itself left out), over the requests wrk "
+           "completed; as for PostgreSQL, requests in flight when wrk stops "
+           "are served but not counted.",
+           "- minflt/req, ctxsw and CPU: /proc/PID/stat (minflt, utime, "
+           "stime; and the parents' cutime/cstime for children reaped in "
+           "the window) and voluntary + involuntary context switches "
+           "summed over /proc/PID/task/*/status, over the Apache under test "
+           "(parent and children), the PostgreSQL postmaster and all its "
+           "children, and Redis, read just before and after each timed "
+           "run; wrk's from its own rusage (wait4); the machine's from "
+           "/proc/stat.  Summed over the timed runs and divided by their "
+           "requests.  CPU times come in clock ticks of %.0f ms, fine over "
+           "runs of seconds." % (1000.0 / os.sysconf("SC_CLK_TCK")),
+           "- Syscalls per side (`sysc`): %s"
+           % ("the raw_syscalls:sys_enter tracepoint counted by `perf stat` "
+              "(attached to every thread of each server, and wrapping wrk) "
+              "over each endpoint's warm-up, divided by the warm-up's "
+              "requests; the timed runs carry no tracepoint."
+              if cfg.get("perf") else "not counted (perf unavailable)."),
+           "- Pss: the sum of Pss from /proc/PID/smaps_rollup over the "
+           "Apache parent and every child, sampled half-way through each "
+           "timed run; the largest sample.",
            "- Ceilings: a second Apache (bench/httpd.conf.in, port %d, same "
            "MPM and settings) serves the static files and the floor module; "
            "pgbench -n -M prepared -c %d -j %d -T %d as %s with "
