@@ -105,8 +105,11 @@ class Config:
             "syscall_events")}
 
 
+T0 = time.time()
+
+
 def say(msg):
-    print("bench: " + msg, flush=True)
+    print("bench: %5.1f s %s" % (time.time() - T0, msg), flush=True)
 
 
 def run(cmd, **kw):

@@ -99,12 +99,9 @@ SYSCALL_EVENT = "raw_syscalls:sys_enter"
 # Syscalls counted by name beside the total: what a request path, a hand-off
 # between threads or a wait on a socket is made of.
 NAMED = ("read", "write", "readv", "writev", "recvfrom", "sendto",
-         "recvmsg", "sendmsg", "sendfile64", "futex", "epoll_wait",
-         "epoll_pwait", "epoll_ctl", "poll", "ppoll", "select",
-         "pselect6", "accept4", "shutdown", "close", "fcntl", "getsockopt",
-         "setsockopt", "openat", "newfstatat", "mmap", "munmap", "brk",
-         "madvise", "mprotect", "sched_yield", "clock_nanosleep",
-         "nanosleep", "kill", "lseek", "pread64", "pwrite64", "fdatasync")
+         "sendfile64", "futex", "epoll_wait", "epoll_ctl", "poll",
+         "accept4", "shutdown", "close", "fcntl", "setsockopt", "openat",
+         "newfstatat", "mmap", "munmap", "madvise", "brk")
 
 
 def syscall_events():

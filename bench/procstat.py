@@ -25,9 +25,9 @@ def _read(path):
         return None
 
 
-def tree(parent_pid):
-    """The parent and its direct children, as a list of pids."""
-    pids = [parent_pid]
+def children_map():
+    """{ppid: [pids]} over every process, from one pass over /proc."""
+    out = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -35,10 +35,15 @@ def tree(parent_pid):
         if stat is None:
             continue
         # the command name may hold spaces: fields start after the last ')'
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[1]) == parent_pid:
-            pids.append(int(name))
-    return pids
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        out.setdefault(ppid, []).append(int(name))
+    return out
+
+
+def tree(parent_pid, kids=None):
+    """The parent and its direct children, as a list of pids."""
+    kids = children_map() if kids is None else kids
+    return [parent_pid] + kids.get(parent_pid, [])
 
 
 def _minflt(pid):
@@ -123,10 +128,11 @@ def snapshot(sides):
     """sides: {name: (pid, whole tree?)}.  One reading of every side's
     processes and of the machine."""
     out = {"machine": machine(), "sides": {}}
+    kids = children_map()
     for name, (pid, whole) in sides.items():
         if not pid:
             continue
-        pids = tree(pid) if whole else [pid]
+        pids = tree(pid, kids) if whole else [pid]
         out["sides"][name] = {"parent": pid,
                               "procs": {p: _proc(p) for p in pids}}
     return out
