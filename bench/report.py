@@ -145,7 +145,7 @@ def syscall_name_rows(res, mpm):
     for label, ep, _ in measured(res, mpm):
         by = ep.get("syscalls_by_name") or {}
         for s in SIDES:
-            if by.get(s):
+            if by.get(s) and top_names(by[s]):
                 total = (ep.get("syscalls_per_req") or {}).get(s)
                 rows.append([label, SIDE_NAMES[s], fmt(total, "%.2f"),
                              top_names(by[s])])
@@ -617,7 +617,7 @@ def write(res, out_dir):
            "bench/compute_bench runs mod_blog/compute.c alone."
            % (cfg["port"], cfg["pg_clients"], cfg["threads"], cfg["duration"],
               cfg["pg_user"], cfg["runs"]),
-           "- Raw outputs (wrk, pgbench, strace) are in `raw/`, every figure "
+           "- Raw outputs (wrk, pgbench, perf, strace) are in `raw/`, every figure "
            "in `results.json`.", ""]
     with open(os.path.join(out_dir, "report.md"), "w") as f:
         f.write("\n".join(md))
