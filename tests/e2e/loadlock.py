@@ -23,10 +23,10 @@ def _ppid(pid):
 
 
 def _holders(path):
-    """PIDs holding a flock on path, from /proc/locks."""
-    st = os.stat(path)
-    key = "%02x:%02x:%d" % (os.major(st.st_dev), os.minor(st.st_dev),
-                            st.st_ino)
+    """PIDs holding a flock on path, from /proc/locks.  Matched by inode
+    number alone: on overlay and similar file systems the device there is
+    not the one stat() reports."""
+    ino = str(os.stat(path).st_ino)
     pids = set()
     with open("/proc/locks") as f:
         for line in f:
@@ -35,7 +35,7 @@ def _holders(path):
             fields = line.split()
             if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
                 continue
-            if fields[5] == key:
+            if fields[5].rsplit(":", 1)[-1] == ino:
                 pids.add(int(fields[4]))
     return pids
 
@@ -59,7 +59,10 @@ def held(say=None, path=LOCK):
     if held_by_ancestor(path):
         yield
         return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:         # another user's lock file: flock(1) too
+        fd = os.open(path, os.O_RDONLY)    # locks it read-only
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
