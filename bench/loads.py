@@ -288,26 +288,30 @@ def endpoint(cfg, port, path, sides, raw_name, redis_port=None):
 
 
 def profile(cpu, mach, n):
-    """Per request: each side's user and system CPU and context switches,
-    the machine's irq + softirq (the kernel's work charged to no process:
-    on loopback, most of the TCP receive path), steal, its busy time and
-    what of it no side accounts for (another tenant's load)."""
+    """Per request: each side's user and system CPU and context switches;
+    the machine's irq + softirq (the kernel's interrupt work, on loopback
+    most of TCP's receive path: the kernel charges it to the system time
+    of whichever process it interrupted, so it is inside the sides' sys,
+    not beside it); the machine's busy time, what of it no side accounts
+    for (another tenant's load, ksoftirqd) and steal; the kernel's share of
+    the sides' time."""
     out = {"sides": {}}
-    attributed = 0.0
+    attributed = kernel = 0.0
     for side, d in cpu.items():
         out["sides"][side] = {"user_us": _per(d["user_us"], n),
                               "sys_us": _per(d["sys_us"], n),
                               "ctxsw": _per(d["ctxsw"], n)}
         attributed += d["user_us"] + d["sys_us"]
+        kernel += d["sys_us"]
     busy = sum(mach.get(k, 0) for k in ("user", "nice", "system", "irq",
                                         "softirq"))
-    irq = mach.get("irq", 0) + mach.get("softirq", 0)
-    out["irq_us"] = _per(irq, n)
+    out["machine_us"] = {k: _per(v, n) for k, v in mach.items()}
+    out["sides_us"] = _per(attributed, n)
+    out["irq_us"] = _per(mach.get("irq", 0) + mach.get("softirq", 0), n)
     out["steal_us"] = _per(mach.get("steal", 0), n)
     out["busy_us"] = _per(busy, n)
-    out["other_us"] = _per(max(busy - attributed - irq, 0), n)
-    kernel = irq + sum(d["sys_us"] for d in cpu.values())
-    out["kernel_share"] = kernel / busy if busy else None
+    out["other_us"] = _per(max(busy - attributed, 0), n)
+    out["kernel_share"] = kernel / attributed if attributed else None
     return out
 
 

@@ -112,7 +112,7 @@ def counter_rows(res, mpm):
 CPU_HEAD = (["endpoint"]
             + ["%s %s" % (SIDE_NAMES[s], k) for s in SIDES
                for k in ("usr", "sys")]
-            + ["irq+si", "other", "busy", "kernel %"])
+            + ["all sides", "irq+si in sys", "other", "busy", "kernel %"])
 
 
 def cpu_rows(res, mpm):
@@ -126,7 +126,8 @@ def cpu_rows(res, mpm):
             d = prof["sides"].get(s, {})
             cells += [fmt(d.get("user_us"), "%.1f"),
                       fmt(d.get("sys_us"), "%.1f")]
-        cells += [fmt(prof["irq_us"], "%.1f"), fmt(prof["other_us"], "%.1f"),
+        cells += [fmt(prof.get("sides_us"), "%.1f"),
+                  fmt(prof["irq_us"], "%.1f"), fmt(prof["other_us"], "%.1f"),
                   fmt(prof["busy_us"], "%.1f"),
                   fmt(prof["kernel_share"] and 100 * prof["kernel_share"],
                       "%.0f")]
@@ -475,12 +476,14 @@ def write(res, out_dir):
                md_table(COUNTER_HEAD, counter_rows(res, mpm)), ""]
         md += ["### CPU profile, %s MPM" % mpm, "",
                "Microseconds of CPU per request, user and system time of "
-               "each side; `irq+si` the machine's interrupt and softirq "
-               "time (charged to no process: on loopback most of TCP's "
-               "receive path), `other` the busy time no side accounts for "
-               "(other processes on this shared machine), `busy` the "
-               "machine's, `kernel %` the share of it spent in the kernel "
-               "(every side's system time and irq+si).", "",
+               "each side and their sum; `irq+si in sys` the machine's "
+               "interrupt and softirq time (on loopback most of TCP's "
+               "receive path), which the kernel charges to the system time "
+               "of the process it interrupted, so it is part of the sides' "
+               "sys, not beside it; `other` the machine's busy time no side "
+               "accounts for (other processes on this shared machine, "
+               "ksoftirqd); `busy` the machine's; `kernel %` the system "
+               "time's share of all sides' CPU.", "",
                md_table(CPU_HEAD, cpu_rows(res, mpm)), ""]
         named = syscall_name_rows(res, mpm)
         if named:
