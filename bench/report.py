@@ -153,6 +153,35 @@ def syscall_name_rows(res, mpm):
     return rows
 
 
+SUMMARY_HEAD = (["MPM", "endpoint", "req/s", "p50 ms", "p99 ms", "Pss MiB",
+                 "ctxsw/req", "sysc/req"]
+                + ["%s us" % SIDE_NAMES[s] for s in SIDES])
+
+
+def summary_rows(res):
+    """One line per endpoint and MPM with what a lever changes: the
+    blog's endpoints and the quick_handler floor; ctxsw and syscalls are
+    Apache's, CPU is each side's user + system."""
+    rows = []
+    for mpm, m in res["mpm"].items():
+        items = [(p, m["blog"][p]) for p in ENDPOINTS if p in m["blog"]]
+        if "quick" in m["floor"]:
+            items.append(("floor quick", m["floor"]["quick"]))
+        for label, ep in items:
+            prof = (ep.get("profile") or {}).get("sides", {})
+            cpu = []
+            for s in SIDES:
+                d = prof.get(s)
+                cpu.append(fmt(d["user_us"] + d["sys_us"], "%.1f")
+                           if d and d["user_us"] is not None else "-")
+            rows.append([mpm, label, fmt(ep["rps"]),
+                         fmt(ep["p50_ms"], "%.2f"), fmt(ep["p99_ms"], "%.2f"),
+                         mib(ep["pss_kib"]), fmt(ep["ctxsw_per_req"], "%.2f"),
+                         fmt(apache_syscalls(m, ep, label if label.startswith(
+                             "/") else "/floor/quick"), "%.1f")] + cpu)
+    return rows
+
+
 def idle_line(res, mpm):
     r = res["mpm"][mpm].get("idle")
     if not r:
@@ -403,6 +432,9 @@ def terminal(res):
     f = fastest(res)
     if f:
         out.append("\n" + f.split("\n\n")[0].replace("**", ""))
+    out.append("\nSummary (ctxsw and sysc: Apache's; us: CPU microseconds "
+               "per request, user + system, of each side)")
+    out.append(text_table(SUMMARY_HEAD, summary_rows(res)))
     out.append("\nresult: %s" % ("FAILED" if res["failures"] else "ok"))
     return "\n".join(out)
 
@@ -459,6 +491,12 @@ def write(res, out_dir):
     else:
         md += ["Result: every page matched the reference before the load; "
                "no non-2xx response and no socket error during it.", ""]
+    md += ["## Summary", "",
+           "Per endpoint and MPM: req/s, latency, Apache's Pss, Apache's "
+           "context switches and syscalls per request, and the CPU "
+           "microseconds per request (user + system) of each side; the "
+           "sections below break each figure down.", "",
+           md_table(SUMMARY_HEAD, summary_rows(res)), ""]
     for mpm in res["mpm"]:
         if not res["mpm"][mpm]["blog"]:
             continue
