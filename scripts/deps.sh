@@ -7,7 +7,7 @@ PKGS="make gcc libc6-dev pkg-config
 apache2 apache2-dev libapr1-dev libaprutil1-dev
 postgresql-15 postgresql-server-dev-15 postgresql-client-15 libpq-dev
 libhiredis-dev redis-server redis-tools
-python3 curl wrk gnuplot-nox valgrind strace procps"
+python3 curl wrk gnuplot-nox valgrind strace procps linux-perf"
 
 missing=""
 for p in $PKGS; do
