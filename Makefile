@@ -19,7 +19,7 @@ build:
 
 # The private stack needs the extension where PostgreSQL finds it.
 install-ext: build
-	$(SUDO) $(MAKE) -C pg_blog_ext install
+	$(SUDO) $(MAKE) -C pg_blog_ext install DESTDIR=$(DESTDIR)
 
 run: build install-ext
 	scripts/stack.sh start
@@ -47,16 +47,18 @@ bench: build install-ext
 	bench/run.sh
 
 # A system install: Debian's Apache and PostgreSQL 15 (see README).
-MODS_AVAILABLE = /etc/apache2/mods-available
-SHARE_DIR = /usr/share/mod_blog
-MAN7_DIR = /usr/share/man/man7
+# DESTDIR stages either into a folder (tests/system/run.sh checks that
+# uninstall removes every file install puts there).
+MODS_AVAILABLE = $(DESTDIR)/etc/apache2/mods-available
+SHARE_DIR = $(DESTDIR)/usr/share/mod_blog
+MAN7_DIR = $(DESTDIR)/usr/share/man/man7
 
 install: install-module install-ext
 
 install-module: build
-	$(SUDO) $(MAKE) -C mod_blog install
+	$(SUDO) $(MAKE) -C mod_blog install DESTDIR=$(DESTDIR)
+	$(SUDO) install -d $(MODS_AVAILABLE) $(SHARE_DIR)/templates $(MAN7_DIR)
 	$(SUDO) install -m 644 conf/blog.load conf/blog.conf $(MODS_AVAILABLE)/
-	$(SUDO) install -d $(SHARE_DIR)/templates $(MAN7_DIR)
 	$(SUDO) install -m 644 templates/*.html $(SHARE_DIR)/templates/
 	$(SUDO) install -m 644 sql/setup.sql $(SHARE_DIR)/
 	$(SUDO) install -m 644 man/mod_blog.7 $(MAN7_DIR)/
@@ -65,12 +67,13 @@ install-module: build
 # mods-enabled would stop Apache); databases that use the extension keep it
 # in their catalogue: drop them first (README, "Install on a system").
 uninstall:
-	if [ -e /etc/apache2/mods-enabled/blog.load ]; then $(SUDO) a2dismod -q blog; fi
+	if [ -z "$(DESTDIR)" ] && [ -e /etc/apache2/mods-enabled/blog.load ]; then \
+	    $(SUDO) a2dismod -q blog; fi
 	$(SUDO) rm -f $(MODS_AVAILABLE)/blog.load $(MODS_AVAILABLE)/blog.conf \
 	    $(MAN7_DIR)/mod_blog.7
 	$(SUDO) rm -rf $(SHARE_DIR)
-	$(SUDO) $(MAKE) -C mod_blog uninstall
-	$(SUDO) $(MAKE) -C pg_blog_ext uninstall
+	$(SUDO) $(MAKE) -C mod_blog uninstall DESTDIR=$(DESTDIR)
+	$(SUDO) $(MAKE) -C pg_blog_ext uninstall DESTDIR=$(DESTDIR)
 
 # pg_regress against the system cluster (as its superuser postgres when run
 # as root), without the private stack; drops its database afterwards.
