@@ -38,7 +38,7 @@ check() {   # check NAME CMD...: one test
 }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, mount, ip netns)"
-for tool in debootstrap ip chroot; do
+for tool in debootstrap ip chroot nsenter unshare python3; do
     command -v $tool >/dev/null || die "$tool missing: sh scripts/deps.sh systest"
 done
 
@@ -153,15 +153,23 @@ chmod 755 "$chroot_dir/usr/sbin/policy-rc.d"
 
 ip netns add "$ns" || die "ip netns add failed"
 ip netns exec "$ns" ip link set lo up
+# The holder is the namespace's init: it must reap the daemons' orphans, or
+# a stopped Apache stays a zombie and its init script waits for it.
+reaper='import os, time
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        time.sleep(0.2)'
 ip netns exec "$ns" unshare --pid --fork --kill-child --mount \
-    --mount-proc="$chroot_dir/proc" sleep infinity 2>/dev/null &
+    --mount-proc="$chroot_dir/proc" python3 -c "$reaper" 2>/dev/null &
 holder_job=$!
-find_holder() {   # the sleep, a descendant of the job
+find_holder() {   # the reaper, a descendant of the job
     local p=$holder_job _
     for _ in 1 2 3; do
         p=$(pgrep -P "$p" | head -n1)
         [ -n "$p" ] || return 1
-        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && { echo "$p"; return 0; }
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = python3 ] && { echo "$p"; return 0; }
     done
     return 1
 }
