@@ -256,6 +256,32 @@ second=$(hdr /post/post-2/cached)
 check "Redis page cache: MISS then HIT ($first, $second)" \
     test "$first:$second" = "MISS:HIT"
 
+# ------------------------------------------------------------- prefork
+# What Debian switches Apache to when mod_php comes: one request per child,
+# so a child should hold one connection (BlogPoolMin), not a thread pool's.
+say "the prefork MPM"
+if in_ns sh -c 'a2dismod -q mpm_event && a2enmod -q mpm_prefork &&
+                service apache2 restart' >"$blocks_dir/prefork.log" 2>&1; then
+    get /post/post-31
+    check "prefork: GET /post/post-31 byte-identical ($blog_status)" \
+        cmp -s "$page" "$root/tests/golden/post-31.html"
+    sleep 2
+    # (no procps in minbase: the children are apache2 processes of www-data)
+    children=$(in_ns sh -c 'for f in /proc/[0-9]*/status; do cat "$f" 2>/dev/null; done |
+        awk "/^Name:/ { n = \$2 } /^Uid:/ { if (n == \"apache2\" && \$2 == 33) c++ }
+             END { print c + 0 }"')
+    conns=$(in_ns su - postgres -c "psql -XAtc \"SELECT count(*) FROM pg_stat_activity
+                                   WHERE application_name = 'mod_blog'\"")
+    check "prefork: $children children hold $conns connections (one each)" \
+        test "$children" -gt 0 -a "$conns" -eq "$children"
+else
+    tail -20 "$blocks_dir/prefork.log"
+    fail "prefork: a2enmod mpm_prefork, restart"
+fi
+in_ns sh -c 'a2dismod -q mpm_prefork && a2enmod -q mpm_event &&
+             service apache2 restart' >>"$blocks_dir/prefork.log" 2>&1 ||
+    fail "back to the event MPM"
+
 # ---------------------------------------------- removing the module
 say "apt-get remove libapache2-mod-blog"
 if in_ns apt-get remove -y -q libapache2-mod-blog >"$blocks_dir/remove.log" 2>&1; then
