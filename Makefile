@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 .PHONY: all build deps run stop status check unit installcheck e2e faults \
         bench install install-ext install-module uninstall installcheck-system \
-        deb system-test clean
+        deb system-test system-test-source clean
 
 all: build
 
@@ -97,6 +97,10 @@ deb:
 # install run there, the golden pages from Debian's Apache (several minutes).
 system-test:
 	tests/system/run.sh
+
+# The same with `./blog install` and `make uninstall` instead of the packages.
+system-test-source:
+	tests/system/run.sh --source
 
 clean:
 	$(MAKE) -C mod_blog clean

@@ -4,12 +4,15 @@
 # and without systemd.
 #
 #   tests/system/run.sh [DEB_DIR]    (default: build them with `make deb`)
+#   tests/system/run.sh --source     the same install from the source instead
+#                                    (`./blog install`, then `make uninstall`)
 #
 # A debootstrap minbase bookworm chroot gets the packages' dependencies from
 # the archive named in this host's apt sources, a copy of this tree in
 # /root/blog (with the packages in build/deb/), and then runs, in order, the
 # README's shell blocks marked <!-- system-test --> (or <!-- system-test:
-# host -->): the marked blocks are the test.  Every server it starts runs in
+# host -->, and "packages" or "source" for the first step's two ways): the
+# marked blocks are the test.  Every server it starts runs in
 # a network namespace of its own (only its loopback), so its Apache on port
 # 80, PostgreSQL on 5432 and Redis on 6379 meet nothing on this host; blocks
 # marked "host" need the archive and run in the host's network (they reach
@@ -42,8 +45,12 @@ for tool in debootstrap ip chroot nsenter unshare python3; do
     command -v $tool >/dev/null || die "$tool missing: sh scripts/deps.sh systest"
 done
 
+route=packages
+if [ "${1:-}" = --source ]; then route=source; shift; fi
 deb_dir=${1:-}
-if [ -z "$deb_dir" ]; then
+if [ $route = source ]; then
+    :
+elif [ -z "$deb_dir" ]; then
     say "building the packages (make deb)"
     make -s -C "$root" deb >/tmp/blog-system-test-deb.$$.log 2>&1 ||
         { cat /tmp/blog-system-test-deb.$$.log; rm -f /tmp/blog-system-test-deb.$$.log
@@ -51,14 +58,18 @@ if [ -z "$deb_dir" ]; then
     rm -f /tmp/blog-system-test-deb.$$.log
     deb_dir=$root/build/deb
 fi
-deb_dir=$(cd "$deb_dir" && pwd)
-ls "$deb_dir"/libapache2-mod-blog_*.deb "$deb_dir"/postgresql-15-pg-blog_*.deb \
-    >/dev/null 2>&1 || die "no packages in $deb_dir"
+if [ $route = packages ]; then
+    deb_dir=$(cd "$deb_dir" && pwd)
+    ls "$deb_dir"/libapache2-mod-blog_*.deb "$deb_dir"/postgresql-15-pg-blog_*.deb \
+        >/dev/null 2>&1 || die "no packages in $deb_dir"
+fi
 
 # `make install` and the packages put the same files in the same places,
 # and `make uninstall` removes every file `make install` put there.
 stage=$(mktemp -d /tmp/blog-system-stage.XXXXXX)
-if make -s -C "$root" install DESTDIR="$stage" >"$stage.log" 2>&1; then
+if [ $route = source ]; then
+    :
+elif make -s -C "$root" install DESTDIR="$stage" >"$stage.log" 2>&1; then
     (cd "$stage" && find . -type f | sed 's/^\.//' | sort) >"$stage.installed"
     for d in "$deb_dir"/libapache2-mod-blog_*.deb "$deb_dir"/postgresql-15-pg-blog_*.deb; do
         dpkg-deb --fsys-tarfile "$d" | tar -t | sed 's/^\.//' | grep -v '/$'
@@ -187,9 +198,17 @@ in_host apt-get install -y -q --no-install-recommends curl ca-certificates >/dev
 
 # A clone under /root, with the packages where `make deb` puts them.
 mkdir -p "$chroot_dir/root/blog/build/deb"
-tar -C "$root" --exclude=./.git --exclude=./var --exclude=./build --exclude=./results \
-    -cf - . | tar -C "$chroot_dir/root/blog" -xf -
-cp "$deb_dir"/*.deb "$chroot_dir/root/blog/build/deb/"
+# As a clone has it: the tracked files and new ones git does not ignore,
+# so that nothing built here goes in.
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+    (cd "$root" && git ls-files -co --exclude-standard -z |
+        tar --null -T - -cf -) | tar -C "$chroot_dir/root/blog" -xf -
+else
+    tar -C "$root" --exclude=./var --exclude=./build --exclude=./results \
+        --exclude='*.o' --exclude='*.so' --exclude=.libs -cf - . |
+        tar -C "$chroot_dir/root/blog" -xf -
+fi
+[ $route = source ] || cp "$deb_dir"/*.deb "$chroot_dir/root/blog/build/deb/"
 chmod 700 "$chroot_dir/root"
 
 # ------------------------------------------------- the README's blocks
@@ -198,7 +217,11 @@ chmod 700 "$chroot_dir/root"
 blocks_dir=$chroot_dir/tmp/readme-blocks
 mkdir -p "$blocks_dir"
 awk -v dir="$blocks_dir" '
-    /^<!-- system-test(: host)? -->$/ { mark = ($0 ~ /host/) ? "host" : "ns"; next }
+    /^<!-- system-test(: [a-z ]+)? -->$/ {
+        mark = ($0 ~ /: host/) ? "host" : "ns"
+        if ($0 ~ / packages -->/) mark = mark "-packages"
+        if ($0 ~ / source -->/) mark = mark "-source"
+        next }
     mark != "" && /^```sh$/ { n++; file = sprintf("%s/%02d-%s.sh", dir, n, mark);
                               print "set -ex" > file; inblock = 1; next }
     inblock && /^```$/ { inblock = 0; mark = ""; close(file); next }
@@ -210,9 +233,10 @@ nblocks=$(ls "$blocks_dir" | wc -l)
 
 for f in "$blocks_dir"/*.sh; do
     name=$(basename "$f" .sh)
+    case $name in *-packages|*-source) [ "${name##*-}" = $route ] || continue ;; esac
     say "README block $name:"
     sed '1d; s/^/    /' "$f"
-    case $name in *-host) run=in_host ;; *) run=in_ns ;; esac
+    case $name in *-host*) run=in_host ;; *) run=in_ns ;; esac
     if $run sh -c "cd /root/blog && sh /tmp/readme-blocks/$name.sh" \
             >"$blocks_dir/$name.log" 2>&1; then
         grep -v '^+ ' "$blocks_dir/$name.log" | tail -n 3 | sed 's/^/    | /'
@@ -283,12 +307,35 @@ in_ns sh -c 'a2dismod -q mpm_prefork && a2enmod -q mpm_event &&
     fail "back to the event MPM"
 
 # ---------------------------------------------- removing the module
-say "apt-get remove libapache2-mod-blog"
-if in_ns apt-get remove -y -q libapache2-mod-blog >"$blocks_dir/remove.log" 2>&1; then
-    ok "apt-get remove libapache2-mod-blog"
+if [ $route = packages ]; then
+    say "apt-get remove libapache2-mod-blog"
+    if in_ns apt-get remove -y -q libapache2-mod-blog >"$blocks_dir/remove.log" 2>&1; then
+        ok "apt-get remove libapache2-mod-blog"
+    else
+        tail -20 "$blocks_dir/remove.log"
+        fail "apt-get remove libapache2-mod-blog"
+    fi
 else
-    tail -20 "$blocks_dir/remove.log"
-    fail "apt-get remove libapache2-mod-blog"
+    # ./blog install: the runtime and build sets only
+    for tool in wrk valgrind gnuplot-nox strace; do
+        if in_host dpkg-query -W -f='${Status}' $tool 2>/dev/null | grep -q 'ok installed'; then
+            fail "./blog install installed the test tool $tool"
+        else
+            ok "./blog install did not install the test tool $tool"
+        fi
+    done
+    say "make uninstall"
+    if in_ns sh -c 'cd /root/blog && make uninstall' >"$blocks_dir/remove.log" 2>&1; then
+        ok "make uninstall"
+    else
+        tail -20 "$blocks_dir/remove.log"
+        fail "make uninstall"
+    fi
+    for f in /usr/lib/apache2/modules/mod_blog.so /etc/apache2/mods-available/blog.load \
+             /etc/apache2/mods-available/blog.conf /usr/share/mod_blog \
+             /usr/share/postgresql/15/extension/pg_blog.control /usr/lib/postgresql/15/lib/pg_blog.so; do
+        check "make uninstall removed $f" test ! -e "$chroot_dir$f"
+    done
 fi
 check "module disabled" test ! -e "$chroot_dir/etc/apache2/mods-enabled/blog.load"
 check "apache2ctl configtest without the module" in_ns apache2ctl configtest
