@@ -132,7 +132,7 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'fail "interrupted"; echo "$npass passed, $nfail failed"; exit 130' INT TERM
 
 # ------------------------------------------------------------ the chroot
 say "debootstrap bookworm (minbase) into $chroot_dir"
