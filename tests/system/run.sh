@@ -12,17 +12,20 @@
 # /root/blog (with the packages in build/deb/), and then runs, in order, the
 # README's shell blocks marked <!-- system-test --> (or <!-- system-test:
 # host -->, and "packages" or "source" for the first step's two ways): the
-# marked blocks are the test.  Every server it starts runs in
-# a network namespace of its own (only its loopback), so its Apache on port
-# 80, PostgreSQL on 5432 and Redis on 6379 meet nothing on this host; blocks
+# marked blocks are the test.  Every server it starts runs in a network
+# namespace of its own (only its loopback), so its Apache on port 80,
+# PostgreSQL on 5432 and Redis on 6379 meet nothing on this host; blocks
 # marked "host" need the archive and run in the host's network (they reach
-# PostgreSQL over its unix socket only).  Then the golden pages from Debian's
-# Apache, byte for byte; then `apt-get remove libapache2-mod-blog` and
-# Apache must start and serve without the module.
+# PostgreSQL over its unix socket only).  Then: the golden pages from
+# Debian's Apache, byte for byte; the Redis cache; a page and the pool's
+# connections under the prefork MPM; then `apt-get remove
+# libapache2-mod-blog` (or `make uninstall`), and Apache must start and
+# serve without the module.
 #
 # Downloads are kept in /var/cache/blog-system-test between runs; the
-# chroot, its mounts, its namespace and its processes go at exit, pass or
-# fail.  Needs root, debootstrap and ip (sh scripts/deps.sh systest).
+# chroot, its mounts, its namespaces and its processes go at exit, pass or
+# fail.  Needs root, debootstrap, ip, nsenter, unshare and python3
+# (sh scripts/deps.sh systest).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -92,7 +95,7 @@ ns=blog-system-$$
 # The chroot's processes run in a PID namespace of their own, with its own
 # /proc (Debian's init scripts look for their daemons with pidof, which
 # must not see this host's processes), and the servers in a network
-# namespace of their own.  A placeholder process holds the namespaces; the
+# namespace of their own.  A reaper process holds the namespaces; the
 # commands enter them with nsenter.  in_ns: the private network (the
 # servers and the checks); in_host: the host's network (apt-get).
 holder=""
