@@ -67,6 +67,13 @@ if [ $route = packages ]; then
         >/dev/null 2>&1 || die "no packages in $deb_dir"
 fi
 
+# The man page names every directive the module registers.
+missing=$(grep -ho 'AP_INIT_[A-Z0-9]*("Blog[A-Za-z]*"' "$root"/mod_blog/*.c |
+          sed 's/.*("//; s/"$//' | sort -u |
+          while read -r d; do grep -q "^\.BI\? \"\?$d\b" "$root/man/mod_blog.7" || echo "$d"; done)
+check "mod_blog(7) lists every directive${missing:+ (missing: $(echo $missing))}" \
+    test -z "$missing"
+
 # `make install` and the packages put the same files in the same places,
 # and `make uninstall` removes every file `make install` put there.
 stage=$(mktemp -d /tmp/blog-system-stage.XXXXXX)
