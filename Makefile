@@ -47,7 +47,7 @@ bench: build install-ext
 	bench/run.sh
 
 # A system install: Debian's Apache and PostgreSQL 15 (see README).
-# DESTDIR stages either into a folder (tests/system/run.sh checks that
+# DESTDIR stages both into a folder (tests/system/run.sh checks that
 # uninstall removes every file install puts there).
 MODS_AVAILABLE = $(DESTDIR)/etc/apache2/mods-available
 SHARE_DIR = $(DESTDIR)/usr/share/mod_blog
