@@ -389,7 +389,8 @@ def strace_syscalls(cfg, port, path, apache_pid, raw_name):
                               stderr=subprocess.DEVNULL)
     time.sleep(0.5)                 # let strace attach to ~100 threads
     try:
-        r = wrk(cfg, port, path, cfg.strace_seconds)
+        # the requests the syscall counts are divided by, kept with them
+        r = wrk(cfg, port, path, cfg.strace_seconds, "wrk-" + raw_name)
     finally:
         tracer.send_signal(signal.SIGINT)
         tracer.wait(timeout=30)
