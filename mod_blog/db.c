@@ -34,11 +34,9 @@
 #include "http_log.h"
 #include "apr_atomic.h"
 #include "apr_strings.h"
-#include "apr_thread_cond.h"
-#include "apr_thread_mutex.h"
-
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,9 +75,23 @@ static const char *const db_stmt_names[] = {
 static const blog_settings *db_g;
 static server_rec *db_server;
 
+/*
+ * A thread waiting for a connection.  Waiters queue in arrival order and a
+ * released connection goes straight to the one that waited longest: with a
+ * condition variable any waiter woke, and under load some waited out the
+ * whole BlogPoolAcquireTimeout while later ones were served (the p99).
+ */
+typedef struct db_waiter
+{
+    pthread_cond_t cv;
+    db_conn    *given;          /* handed over by db_release */
+    int         woken;          /* a slot freed: look again */
+    struct db_waiter *next;
+} db_waiter;
+
 /* The pool: idle connections most recently used first. */
-static apr_thread_mutex_t *db_lock;
-static apr_thread_cond_t *db_freed;
+static pthread_mutex_t db_lock = PTHREAD_MUTEX_INITIALIZER;
+static db_waiter *db_waiters;
 static db_conn *db_idle;
 static int  db_nidle;
 static int  db_nopen;           /* idle + in use + being opened */
@@ -289,6 +301,31 @@ db_open(apr_time_t deadline)
     return pg;
 }
 
+/* Under db_lock: the first waiter, taken off the queue, or NULL. */
+static db_waiter *
+db_first_waiter(void)
+{
+    db_waiter  *w = db_waiters;
+
+    if (w != NULL)
+        db_waiters = w->next;
+    return w;
+}
+
+/* Under db_lock: a slot freed; the first waiter may open a connection. */
+static void
+db_slot_freed(void)
+{
+    db_waiter  *w;
+
+    db_nopen--;
+    w = db_first_waiter();
+    if (w != NULL) {
+        w->woken = 1;
+        pthread_cond_signal(&w->cv);
+    }
+}
+
 /* Open a connection for a slot reserved in db_nopen; NULL on failure. */
 static db_conn *
 db_open_slot(apr_time_t deadline)
@@ -298,14 +335,11 @@ db_open_slot(apr_time_t deadline)
 
     if (pg != NULL && c == NULL)
         PQfinish(pg);
-    apr_thread_mutex_lock(db_lock);
+    pthread_mutex_lock(&db_lock);
     db_note_connect(c != NULL);
-    if (c == NULL) {
-        db_nopen--;
-        /* a waiter may now open one itself */
-        apr_thread_cond_signal(db_freed);
-    }
-    apr_thread_mutex_unlock(db_lock);
+    if (c == NULL)
+        db_slot_freed();
+    pthread_mutex_unlock(&db_lock);
     if (c == NULL)
         return NULL;
     c->pg = pg;
@@ -350,19 +384,23 @@ static void
 db_release(db_conn *c, int reusable)
 {
     db_conn    *expired;
+    db_waiter  *w;
 
-    apr_thread_mutex_lock(db_lock);
-    if (reusable) {
+    pthread_mutex_lock(&db_lock);
+    if (!reusable)
+        db_slot_freed();
+    else if ((w = db_first_waiter()) != NULL) {
+        w->given = c;
+        pthread_cond_signal(&w->cv);
+    }
+    else {
         c->idle_since = apr_time_now();
         c->next = db_idle;
         db_idle = c;
         db_nidle++;
     }
-    else
-        db_nopen--;
     expired = db_take_expired(apr_time_now());
-    apr_thread_cond_signal(db_freed);
-    apr_thread_mutex_unlock(db_lock);
+    pthread_mutex_unlock(&db_lock);
     if (!reusable)
         db_close(c);
     while (expired != NULL) {
@@ -392,45 +430,100 @@ db_release_handle(void *data)
  * backoff runs, else wait for one to be released.  NULL after the
  * deadline, or at once while backing off with nothing to wait for.
  */
+/* Under db_lock: take the newest idle connection that is not stale. */
+static db_conn *
+db_take_idle(db_conn **stale)
+{
+    while (db_idle != NULL) {
+        db_conn    *c = db_idle;
+
+        db_idle = c->next;
+        db_nidle--;
+        if (c->gen == apr_atomic_read32(&db_gen))
+            return c;
+        c->next = *stale;
+        *stale = c;
+        db_nopen--;
+    }
+    return NULL;
+}
+
+/*
+ * Under db_lock: queue up and wait until a connection is handed over, a
+ * slot frees, or wait_until.  The connection handed over, or NULL.
+ */
+static db_conn *
+db_wait_turn(apr_time_t wait_until)
+{
+    db_waiter   w;
+    db_waiter **pp;
+    struct timespec ts;
+
+    pthread_cond_init(&w.cv, NULL);
+    w.given = NULL;
+    w.woken = 0;
+    w.next = NULL;
+    for (pp = &db_waiters; *pp != NULL; pp = &(*pp)->next)
+        ;
+    *pp = &w;
+    ts.tv_sec = (time_t) apr_time_sec(wait_until);
+    ts.tv_nsec = (long) apr_time_usec(wait_until) * 1000;
+    while (w.given == NULL && !w.woken
+           && pthread_cond_timedwait(&w.cv, &db_lock, &ts) != ETIMEDOUT)
+        ;
+    /* Timed out: still in the queue, unless handed something just now. */
+    if (w.given == NULL && !w.woken)
+        for (pp = &db_waiters; *pp != NULL; pp = &(*pp)->next)
+            if (*pp == &w) {
+                *pp = w.next;
+                break;
+            }
+    pthread_cond_destroy(&w.cv);
+    return w.given;
+}
+
+/*
+ * A connection for one page call: an idle one (dropping those opened
+ * before the last lost one), else a new one when a slot is free and no
+ * backoff runs, else one handed over by a release, in turn.  NULL after
+ * the deadline, or at once while backing off with nothing to wait for.
+ */
 static db_conn *
 db_checkout(request_rec *r, apr_time_t deadline)
 {
     apr_time_t  wait_until = apr_time_now() + db_g->acquire_timeout;
     db_conn    *stale = NULL;
     db_conn    *c = NULL;
+    int         timed_out = 0;
 
     if (wait_until > deadline)
         wait_until = deadline;
-    apr_thread_mutex_lock(db_lock);
-    for (;;) {
+    pthread_mutex_lock(&db_lock);
+    while (c == NULL && !timed_out) {
         apr_time_t  now;
 
-        while (db_idle != NULL && c == NULL) {
-            c = db_idle;
-            db_idle = c->next;
-            db_nidle--;
-            if (c->gen != apr_atomic_read32(&db_gen)) {
-                c->next = stale;
-                stale = c;
-                db_nopen--;
-                c = NULL;
-            }
-        }
-        if (c != NULL)
+        if ((c = db_take_idle(&stale)) != NULL)
             break;
         now = apr_time_now();
         if (db_nopen < db_g->pool_max && now >= db_next_try) {
             db_nopen++;
-            apr_thread_mutex_unlock(db_lock);
+            pthread_mutex_unlock(&db_lock);
             c = db_open_slot(deadline);
             goto done;
         }
-        if (db_nopen == 0 || now >= wait_until)
+        if (db_nopen == 0)
             break;
-        apr_thread_cond_timedwait(db_freed, db_lock, wait_until - now);
+        timed_out = now >= wait_until;
+        if (!timed_out && (c = db_wait_turn(wait_until)) != NULL
+            && c->gen != apr_atomic_read32(&db_gen)) {
+            c->next = stale;
+            stale = c;
+            db_nopen--;
+            c = NULL;
+        }
     }
-    apr_thread_mutex_unlock(db_lock);
-    if (c == NULL && db_nopen > 0)
+    pthread_mutex_unlock(&db_lock);
+    if (c == NULL && timed_out)
         blog_log_limited(&db_log_busy, APLOG_ERR, APR_TIMEUP, r->server,
                          "blog: no free PostgreSQL connection within "
                          "BlogPoolAcquireTimeout");
@@ -533,8 +626,6 @@ blog_db_child_init(apr_pool_t *pchild, server_rec *s, const blog_settings *g,
 
     db_g = g;
     db_server = s;
-    apr_thread_mutex_create(&db_lock, APR_THREAD_MUTEX_DEFAULT, pchild);
-    apr_thread_cond_create(&db_freed, pchild);
     apr_pool_cleanup_register(pchild, NULL, db_child_exit,
                               apr_pool_cleanup_null);
     if (!eager)
