@@ -65,6 +65,23 @@ else
     nfail=$((nfail + 1))
 fi
 
+# The scale-out on hosts of its own (tests/cluster): only where this
+# machine lets us make network namespaces.
+cluster_skip=""
+if [ "$(id -u)" -ne 0 ]; then
+    cluster_skip="not root"
+elif ! command -v ip >/dev/null || ! ip netns add "blog-probe-$$" 2>/dev/null; then
+    cluster_skip="network namespaces are not available here (ip netns add failed)"
+else
+    ip netns del "blog-probe-$$"
+fi
+if [ -z "$cluster_skip" ]; then
+    part "cluster (namespaces: standbys, PgBouncer, faults)" tests/cluster/run.sh
+else
+    echo
+    echo "==== SKIP: cluster test: $cluster_skip"
+fi
+
 echo
 [ ${#failed[@]} -eq 0 ] || printf 'check: FAILED: %s\n' "${failed[@]}"
 echo "$npass passed, $nfail failed"

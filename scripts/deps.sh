@@ -1,13 +1,15 @@
 #!/bin/sh
 # Install the Debian packages the project needs, and only those missing.
-# Works as root or as a user with sudo.  Safe to run again.
+# Works as root or as a user with sudo.  Safe to run again.  iproute2 and
+# pgbouncer are for the tests only (tests/cluster: namespaces, PgBouncer).
 set -eu
 
 PKGS="make gcc libc6-dev pkg-config
 apache2 apache2-dev libapr1-dev libaprutil1-dev
 postgresql-15 postgresql-server-dev-15 postgresql-client-15 libpq-dev
 libhiredis-dev redis-server redis-tools
-python3 curl wrk gnuplot-nox valgrind strace procps"
+python3 curl wrk gnuplot-nox valgrind strace procps
+iproute2 pgbouncer"
 
 missing=""
 for p in $PKGS; do

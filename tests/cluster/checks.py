@@ -291,41 +291,45 @@ def db_pages(paths):
     return sum(1 for p in paths if p != "/compute")
 
 
-def check_pages(label):
-    """Every page from both web nodes against the reference; the calls it
-    caused per server."""
+def check_pages(label, per_node=4):
+    """Every page from both web nodes against the reference, from a few
+    connections per node at once (so that several children and pooled
+    connections serve); the calls it caused per server."""
     paths = all_paths()
+    for p in paths:
+        expected(p)
     before = snapshot(page_calls)
     bad = []
-    misses = 0
-    for web, ip in WEB.items():
+    misses = [0]
+    lock = threading.Lock()
+
+    def fetch(ip, web, mine):
         c = Http(ip)
-        for path in paths:
+        for path, want_st, want in mine:
             try:
                 st, hd, body = c.get(path)
             except OSError as e:
-                bad.append("%s %s: %s" % (web, path, e))
-                continue
-            want_st, want = expected(path)
-            if st != want_st or body != want:
-                bad.append("%s %s: %d, %d bytes (want %d, %d)" % (web, path, st, len(body),
-                                                                   want_st, len(want)))
-        for path, ref in (("/cached", "/"), ("/post/post-31/cached", "/post/post-31")):
-            try:
-                st, hd, body = c.get(path)
-            except OSError as e:
-                bad.append("%s %s: %s" % (web, path, e))
-                continue
-            misses += hd.get("x-cache") == "MISS"
-            if st != 200 or body != expected(ref)[1]:
-                bad.append("%s %s: %d, %d bytes" % (web, path, st, len(body)))
+                st, hd, body = 0, {}, str(e).encode()
+            with lock:
+                misses[0] += hd.get("x-cache") == "MISS"
+                if st != want_st or body != want:
+                    bad.append("%s %s: %d, %d bytes (want %d, %d)"
+                               % (web, path, st, len(body), want_st, len(want)))
         c.close()
+
+    jobs = [(p,) + expected(p) for p in paths]
+    jobs += [("/cached",) + expected("/"), ("/post/post-31/cached",) + expected("/post/post-31")]
+    threads = [threading.Thread(target=fetch, args=(ip, web, jobs[k::per_node]))
+               for web, ip in WEB.items() for k in range(per_node)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     after = snapshot(page_calls)
     calls = {n: delta(after[n], before[n]) for n in PG}
-    n = len(WEB) * (len(paths) + 2)
     T.check(not bad, "%s: %d pages from both web nodes identical to the reference"
-            % (label, n), "; ".join(bad[:5]) + (" ..." if len(bad) > 5 else ""))
-    return calls, len(WEB) * db_pages(paths) + misses
+            % (label, len(WEB) * len(jobs)), "; ".join(bad[:5]) + (" ..." if len(bad) > 5 else ""))
+    return calls, len(WEB) * db_pages(paths) + misses[0]
 
 
 def round_trips(label, n=1000, bouncer=False):
@@ -497,6 +501,7 @@ def wrk(path, seconds=5, conns=16):
 
 
 def check_bouncer():
+    """The caller holds the load lock."""
     if not T.check(web_use("bouncer"), "web nodes restarted on PgBouncer (BlogPrepare Off)"):
         return
     calls, expect = check_pages("through PgBouncer")
@@ -545,8 +550,10 @@ def compare_bouncer():
         note("%-28s %10.0f %6d %8.3f %14.0f %6d %8.3f" % tuple(r))
     for label, sp in spread.items():
         note("pages per server, %s: %s" % (label, " ".join("%s %d" % kv for kv in sp.items())))
-        T.check(sp["pg1"] == 0 and sp["pg2"] > 0 and sp["pg3"] > 0,
-                "under load, %s: both standbys serve, the primary none" % label,
+        tot = max(sum(sp.values()), 1)
+        T.check(sp["pg1"] == 0 and min(sp["pg2"], sp["pg3"]) >= 0.2 * tot,
+                "under load, %s: both standbys serve (20 %% each or more), the primary none"
+                % label,
                 " ".join("%s %d" % kv for kv in sp.items()))
     T.check(all(r[2] == 0 and r[5] == 0 for r in results),
             "load runs direct and through PgBouncer: no failed request",
@@ -670,6 +677,7 @@ def promote_pg2():
 
 
 def check_faults():
+    """Each step under load; the caller holds the load lock."""
     steps = [
         ("stop standby pg2", lambda: pg_stop("pg2"), {"pg3"}, set()),
         ("stop standby pg3 (no standby left)", lambda: pg_stop("pg3"), {"pg1"}, set()),
@@ -681,45 +689,44 @@ def check_faults():
     load = Load()
     sampler = Sampler()
     report = []
-    with load_lock():
-        sampler.thread.start()
-        load.start()
-        time.sleep(3)
-        t_base = time.monotonic()
-        n0, f0, _ = load.window(t_base - 2, t_base)
-        base_rate = n0 / 2.0
-        for what, action, allowed, all_of in steps:
-            t0 = time.monotonic()
-            acted = action()
-            t_act = time.monotonic()
-            moved = None
-            # Reads have moved once, over half a second, only the servers
-            # allowed serve pages (each of all_of some), at half the usual
-            # rate or more.  Counted from the start of that half second.
-            W = 0.5
-            while time.monotonic() - t0 < 25:
-                time.sleep(0.25)
-                now = time.monotonic()
-                if now - t0 < W:
-                    continue
-                r = sampler.rates(now - W, now)
-                if r is None:
-                    continue
-                served = sum(r.values())
-                n_req, _, _ = load.window(now - W, now)
-                if (served > 0 and all(r[n] == 0 for n in PG if n not in allowed)
-                        and all(r[n] > 0 for n in all_of) and n_req >= base_rate * W / 2):
-                    moved = max(0.0, now - W - t0)
-                    break
-            time.sleep(1.0)
-            t1 = time.monotonic()
-            n, f, kinds = load.window(t0, t1)
-            r = sampler.rates(t0, t1) or {n: 0 for n in PG}
-            report.append((what, acted, t_act - t0, moved, n, f, kinds, r, load.slowest,
-                           n / (t1 - t0)))
-        load.finish()
-        sampler.stop = True
-        sampler.thread.join(5)
+    sampler.thread.start()
+    load.start()
+    time.sleep(3)
+    t_base = time.monotonic()
+    n0, f0, _ = load.window(t_base - 2, t_base)
+    base_rate = n0 / 2.0
+    for what, action, allowed, all_of in steps:
+        t0 = time.monotonic()
+        acted = action()
+        t_act = time.monotonic()
+        moved = None
+        # Reads have moved once, over half a second, only the servers
+        # allowed serve pages (each of all_of some), at half the usual
+        # rate or more.  Counted from the start of that half second.
+        W = 0.5
+        while time.monotonic() - t0 < 25:
+            time.sleep(0.25)
+            now = time.monotonic()
+            if now - t0 < W:
+                continue
+            r = sampler.rates(now - W, now)
+            if r is None:
+                continue
+            served = sum(r.values())
+            n_req, _, _ = load.window(now - W, now)
+            if (served > 0 and all(r[n] == 0 for n in PG if n not in allowed)
+                    and all(r[n] > 0 for n in all_of) and n_req >= base_rate * W / 2):
+                moved = max(0.0, now - W - t0)
+                break
+        time.sleep(1.0)
+        t1 = time.monotonic()
+        n, f, kinds = load.window(t0, t1)
+        r = sampler.rates(t0, t1) or {n: 0 for n in PG}
+        report.append((what, acted, t_act - t0, moved, n, f, kinds, r, load.slowest,
+                       n / (t1 - t0)))
+    load.finish()
+    sampler.stop = True
+    sampler.thread.join(5)
     note("fault steps under load (6 client threads of up to %d req/s, keep-alive, uncached detail pages on " % Load.PER_THREAD +
          "both nodes; %.0f req/s before the first step):" % base_rate)
     for what, acted, took, moved, n, f, kinds, r, slowest, rate in report:
@@ -744,30 +751,19 @@ def main():
     T.check(not probs, "reference renderer agrees with tests/golden", "; ".join(probs[:3]))
     check_replication()
 
+    # three holds of the load lock, each well under 3 minutes
     with load_lock():
         calls, expect = check_pages("direct")
         check_distribution(calls, expect, "direct")
-        rt = round_trips("direct")
-    # which web node holds connections to which server
-    rows = []
-    for n in PG:
-        r = psql(PG[n], "SELECT client_addr, count(*) FROM pg_stat_activity WHERE "
-                 "usename = 'blog_web' GROUP BY 1 ORDER BY 1", db="postgres") or []
-        rows.append("%s: %s" % (n, ", ".join("%s x%s" % (a, c) for a, c in r) or "none"))
-    note("blog_web connections per server: " + "; ".join(rows))
-
-    with load_lock():
+        round_trips("direct")
         check_freshness()
-    remove_fresh()
-
-    with load_lock():
+        remove_fresh()
         check_bouncer()
     compare_bouncer()
-    T.check(web_use("direct"), "web nodes back on the direct connections")
-    check_faults()
-
-    # after the promotion: writes on pg2 reach the pages through pg3
     with load_lock():
+        T.check(web_use("direct"), "web nodes back on the direct connections")
+        check_faults()
+        # after the promotion: writes on pg2 reach the pages through pg3
         check_freshness(primary="pg2", n=20, label="after promotion", base=500)
     r = psql(PG["pg3"], "SELECT status, sender_host FROM pg_stat_wal_receiver", db="postgres")
     T.check(r == [["streaming", PG["pg2"]]], "pg3 streams from the promoted pg2", repr(r))
