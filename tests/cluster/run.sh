@@ -38,6 +38,12 @@ fail_setup() {
 [ "$(id -u)" -eq 0 ] || { say "must run as root (namespaces)"; echo "0 passed, 1 failed"; exit 1; }
 [ -f "$ROOT/mod_blog/.libs/mod_blog.so" ] || { say "mod_blog is not built: run make"; echo "0 passed, 1 failed"; exit 1; }
 
+# Run under `flock /tmp/blog-load.lock ...`, the servers started here would
+# inherit the lock's descriptor and hold the lock for as long as they live.
+for fd in /proc/$$/fd/*; do
+    [ "$(readlink "$fd")" = /tmp/blog-load.lock ] && eval "exec ${fd##*/}>&-"
+done
+
 TMP=$(mktemp -d /var/tmp/blog-cluster.XXXXXX)
 chmod 755 "$TMP"
 
