@@ -359,6 +359,21 @@ def check_pages(label, per_node=4):
     return calls, len(WEB) * db_pages(paths) + misses[0]
 
 
+def check_shared_cache():
+    """One Redis for both nodes: a page one stores is a hit on the other."""
+    got = []
+    for ip in (WEB["web1"], WEB["web2"]):
+        c = Http(ip)
+        try:
+            st, hd, body = c.get("/post/post-77/cached")
+            got.append((st, hd.get("x-cache"), body == expected("/post/post-77")[1]))
+        except OSError as e:
+            got.append((0, str(e), False))
+        c.close()
+    T.check(got == [(200, "MISS", True), (200, "HIT", True)],
+            "the page web1 cached is a hit on web2 (one Redis)", repr(got))
+
+
 def round_trips(label, n=1000, bouncer=False):
     """Statements (pg_stat_statements) and, direct, transactions
     (pg_stat_database) per uncached page, summed over every server; through
@@ -793,6 +808,7 @@ def main():
     with load_lock():
         calls, expect = check_pages("direct")
         check_distribution(calls, expect, "direct")
+        check_shared_cache()
         round_trips("direct")
         check_freshness()
         remove_fresh()

@@ -236,4 +236,7 @@ done
 say "set up in $(($(date +%s) - T0)) s; the checks run on the client host"
 export CLUSTER_ID=$ID CLUSTER_TMP=$TMP CLUSTER_ROOT=$ROOT CLUSTER_PG_BIN=$PG_BIN \
     CLUSTER_PG_OSUSER=$PG_OSUSER CLUSTER_NET=$NET
-in_ns client python3 "$ROOT/tests/cluster/checks.py"
+# In the background, so that a signal runs the EXIT trap at once (bash
+# runs traps only between foreground commands).
+in_ns client python3 "$ROOT/tests/cluster/checks.py" &
+wait $!
