@@ -269,40 +269,6 @@ blog_dbscale_several(void)
     return dbs_nhosts > 1;
 }
 
-/* One thread of the child wins the slot when it is due; the others wait. */
-static int
-dbs_take_slot(apr_time_t *slot, apr_interval_time_t every)
-{
-    apr_time_t  now = apr_time_now();
-    apr_time_t  due = __atomic_load_n(slot, __ATOMIC_RELAXED);
-
-    if (now < due)
-        return 0;
-    return __atomic_compare_exchange_n(slot, &due, now + every, 0,
-                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-}
-
-PGconn *
-blog_dbscale_connect(const char *const *keys, const char **vals, int at)
-{
-    PGconn     *pg;
-
-    if (dbs_nhosts == 0)
-        return PQconnectdbParams(keys, vals, 1);
-    vals[at] = blog_dbscale_conninfo();
-    pg = PQconnectdbParams(keys, vals, 1);
-    if (pg == NULL || PQstatus(pg) == CONNECTION_OK)
-        return pg;
-    /*
-     * libpq 15 gives up on the whole list, instead of trying the next host,
-     * when one closes the connection before answering, as a server going
-     * down does: once more, with the hosts in another order.
-     */
-    PQfinish(pg);
-    vals[at] = blog_dbscale_conninfo();
-    return PQconnectdbParams(keys, vals, 1);
-}
-
 int
 blog_dbscale_retire(PGconn *pg)
 {

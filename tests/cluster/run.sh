@@ -205,9 +205,11 @@ as_pg pgb pgbouncer -d "$TMP/pgb/pgbouncer.ini" >/dev/null 2>&1 || fail_setup "p
 pg_hosts="${ADDR[pg1]},${ADDR[pg2]},${ADDR[pg3]}"
 direct_db="host=$pg_hosts port=5432 dbname=blog user=blog_web target_session_attrs=prefer-standby connect_timeout=2"
 bouncer_db="host=${ADDR[pgb]} port=6432 dbname=blog user=blog_web connect_timeout=2"
+# the stack's own defaults for what the cluster does not change
+CONN_HOLD=$(bash -c '. "$1/scripts/env.sh" && echo "${BLOG_CONN_HOLD:-}"' env "$ROOT")
 web_conf() {   # web_conf HOST CONNINFO PREPARE
     local d=$TMP/$1
-    sed -e "s|@BLOG_VAR@|$d|g" -e "s|@BLOG_ROOT@|$ROOT|g" -e "s|@MPM@|event|g" \
+    sed -e "s|@CONN_HOLD@|$CONN_HOLD|g" -e "s|@REDIS@|${ADDR[redis]}:6379|g" -e "s|@BLOG_VAR@|$d|g" -e "s|@BLOG_ROOT@|$ROOT|g" -e "s|@MPM@|event|g" \
         -e "s|@MODULE@|$ROOT/mod_blog/.libs/mod_blog.so|g" -e "s|@FASTPATH@|On|g" \
         -e "s|@HTTP_PORT@|80|g" -e "s|@REDIS_PORT@|6379|g" -e "s|@PG_PORT@|5432|g" \
         -e "s|^Listen .*|Listen ${ADDR[$1]}:80|" -e "s|^ServerName .*|ServerName ${ADDR[$1]}|" \
@@ -222,6 +224,7 @@ for h in web1 web2; do
     web_conf "$h" "$bouncer_db" Off > "$TMP/$h/httpd/bouncer.conf"
     cp "$TMP/$h/httpd/direct.conf" "$TMP/$h/httpd/httpd.conf"
     grep -q "^BlogPrepare On" "$TMP/$h/httpd/httpd.conf" || fail_setup "httpd.conf.in has no BlogDatabase line"
+    ! grep -n "@[A-Z_]*@" "$TMP/$h/httpd/httpd.conf" || fail_setup "a placeholder of httpd.conf.in is left"
     say "$h: Apache (event MPM, mod_blog from $ROOT) on ${ADDR[$h]}:80"
     in_ns "$h" /usr/sbin/apache2 -d "$TMP/$h/httpd" -f "$TMP/$h/httpd/httpd.conf" -k start \
         || fail_setup "apache $h"
