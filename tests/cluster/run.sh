@@ -203,8 +203,8 @@ as_pg pgb pgbouncer -d "$TMP/pgb/pgbouncer.ini" >/dev/null 2>&1 || fail_setup "p
 # Two configurations per web node from the stack's conf/httpd.conf.in:
 # direct (multi-host conninfo, prefer-standby) and through PgBouncer.
 pg_hosts="${ADDR[pg1]},${ADDR[pg2]},${ADDR[pg3]}"
-direct_db="host=$pg_hosts port=5432 dbname=blog user=blog_web target_session_attrs=prefer-standby connect_timeout=2"
-bouncer_db="host=${ADDR[pgb]} port=6432 dbname=blog user=blog_web connect_timeout=2"
+direct_db="host=$pg_hosts port=5432 dbname=blog user=blog_web target_session_attrs=prefer-standby"
+bouncer_db="host=${ADDR[pgb]} port=6432 dbname=blog user=blog_web"
 # the stack's own defaults for what the cluster does not change
 CONN_HOLD=$(bash -c '. "$1/scripts/env.sh" && echo "${BLOG_CONN_HOLD:-}"' env "$ROOT")
 web_conf() {   # web_conf HOST CONNINFO PREPARE
