@@ -186,6 +186,8 @@ def flush_backends():
         if all(r == [["0"]] for r in left if r is not None):
             break
         time.sleep(0.1)
+    # a backend leaves pg_stat_activity a moment before its last counts land
+    time.sleep(0.3)
 
 
 def delta(after, before):
