@@ -527,21 +527,25 @@ def remove_fresh(primary="pg1"):
 
 # ------------------------------------------------------------------- load
 def wrk(path, seconds=5, conns=16):
-    """Both web nodes at once, one wrk each: (req/s sum, non-2xx + errors)."""
+    """Both web nodes at once, one wrk each: (req/s sum, non-2xx + errors,
+    requests)."""
     procs = [subprocess.Popen(["wrk", "-t1", "-c%d" % conns, "-d%ds" % seconds,
                                "http://%s%s" % (ip, path)], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for ip in WEB.values()]
     rps = 0.0
     bad = 0
+    count = 0
     for p in procs:
         out = p.communicate(timeout=seconds + 30)[0]
         m = re.search(r"Requests/sec:\s+([\d.]+)", out)
         rps += float(m.group(1)) if m else 0
+        m = re.search(r"(\d+) requests in", out)
+        count += int(m.group(1)) if m else 0
         m = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
         bad += int(m.group(1)) if m else 0
         m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
         bad += sum(int(x) for x in m.groups()) if m else 0
-    return rps, bad
+    return rps, bad, count
 
 
 def check_bouncer():
@@ -585,13 +589,14 @@ def compare_bouncer(rounds=3, seconds=3):
                     wrk(path, seconds=1)
                     st_before = snapshot(statements)
                     pg_before = snapshot(page_calls)
-                    r, errs = wrk(path, seconds=seconds)
+                    r, errs, count = wrk(path, seconds=seconds)
                     st = sum(delta(a, b) for a, b in zip(snapshot(statements).values(),
                                                           st_before.values()))
                     for k, v in snapshot(page_calls).items():
                         spread[config][k] += delta(v, pg_before[k])
                     rps[(config, path)].append(r)
-                    stmts[(config, path)].append(st / max(r * seconds, 1))
+                    # requests still in flight when wrk stops count too
+                    stmts[(config, path)].append(st / max(count, 1))
                     bad[config] += errs
     note("wrk from the client host, 1 thread x 16 connections per web node, both nodes at "
          "once, %d rounds of %d s, medians:" % (rounds, seconds))
