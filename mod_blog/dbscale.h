@@ -1,7 +1,8 @@
 /*
  * dbscale.h - past one PostgreSQL server: children spread over the hosts of
  * a multi-host conninfo, and pages sent without session state through a
- * transaction pooler (BlogPrepare Off).  db.c calls these at five points.
+ * transaction pooler (BlogPrepare Off).  mod_blog.c's child_init sets them
+ * up; db.c calls the others at four points.
  */
 #ifndef BLOG_DBSCALE_H
 #define BLOG_DBSCALE_H
