@@ -115,23 +115,33 @@ conn_mpm_stopping(void)
         || state == AP_MPMQ_STOPPING;
 }
 
-/* Skip blank lines before the request line, as ap_read_request does. */
-static int
-conn_header_ends(const char *buf, apr_size_t len)
+/*
+ * Where a header stands, fed its bytes piece by piece as the buckets hold
+ * them: leading blank lines are skipped, as ap_read_request does, and the
+ * header ends at an empty line (LF LF or LF CR LF).
+ */
+typedef struct conn_scan
 {
-    const char *p = buf, *end = buf + len;
+    int         started;        /* past the leading blank lines */
+    int         nl;             /* 1 after LF, 2 after LF CR */
+    int         done;
+} conn_scan;
 
-    while (p < end && (*p == '\r' || *p == '\n'))
-        p++;
-    for (; p < end; p++) {
-        if (*p != '\n')
-            continue;
-        if (p + 1 < end && p[1] == '\n')
-            return 1;
-        if (p + 2 < end && p[1] == '\r' && p[2] == '\n')
-            return 1;
+static void
+conn_scan_feed(conn_scan *sc, const char *p, apr_size_t n)
+{
+    const char *end = p + n;
+
+    for (; p < end && !sc->done; p++) {
+        if (!sc->started) {
+            if (*p == '\r' || *p == '\n')
+                continue;
+            sc->started = 1;
+        }
+        if (*p == '\n')
+            sc->done = sc->nl != 0;
+        sc->nl = *p == '\n' ? 1 : (*p == '\r' && sc->nl == 1) ? 2 : 0;
     }
-    return 0;
 }
 
 /*
@@ -144,19 +154,32 @@ conn_header_ends(const char *buf, apr_size_t len)
 static conn_head
 conn_peek_header(conn_rec *c, apr_bucket_brigade *bb, apr_size_t *len)
 {
-    char        buf[CONN_HEAD_WINDOW];
+    conn_scan   sc = {0, 0, 0};
+    apr_bucket *b;
     apr_status_t rv;
 
-    *len = sizeof(buf);
+    *len = 0;
     rv = ap_get_brigade(c->input_filters, bb, AP_MODE_SPECULATIVE,
-                        APR_BLOCK_READ, sizeof(buf));
-    if (rv == APR_SUCCESS)
-        rv = apr_brigade_flatten(bb, buf, len);
+                        APR_BLOCK_READ, CONN_HEAD_WINDOW);
+    for (b = APR_BRIGADE_FIRST(bb);
+         rv == APR_SUCCESS && b != APR_BRIGADE_SENTINEL(bb) && !sc.done;
+         b = APR_BUCKET_NEXT(b)) {
+        const char *data;
+        apr_size_t  n;
+
+        if (APR_BUCKET_IS_METADATA(b))
+            continue;
+        rv = apr_bucket_read(b, &data, &n, APR_NONBLOCK_READ);
+        if (rv == APR_SUCCESS) {
+            conn_scan_feed(&sc, data, n);
+            *len += n;
+        }
+    }
     apr_brigade_cleanup(bb);
     if (rv != APR_SUCCESS || *len == 0)
         return HEAD_CLOSED;
     /* A header larger than the window is read the ordinary way. */
-    if (*len == sizeof(buf) || conn_header_ends(buf, *len))
+    if (sc.done || *len >= CONN_HEAD_WINDOW)
         return HEAD_COMPLETE;
     return HEAD_PARTIAL;
 }
@@ -236,12 +259,20 @@ conn_next_request(conn_rec *c)
 {
     if (c->data_in_input_filters)
         return 1;
-    return conn_wait_readable(c, conn_mpm_stopping() ? CONN_GRACE
-                              : conn_hold);
+    if (conn_wait_readable(c, conn_mpm_stopping() ? CONN_GRACE : conn_hold))
+        return 1;
+    /* A stop that began during the hold: waiting beats closing under a
+     * request that may be on its way. */
+    return conn_mpm_stopping() && conn_wait_readable(c, CONN_GRACE);
 }
 
-/* Serve requests while they come within the hold; the state to hand the
- * connection back in. */
+/*
+ * Serve requests while they come within the hold; the state to hand the
+ * connection back in.  When more threads of the child are busy than may
+ * hold (connections are not spread evenly over the children), the holders
+ * let their connections go after the current request, so that the child
+ * keeps idle workers for the connections the listener hands out.
+ */
 static conn_state_e
 conn_run(conn_rec *c, blog_conn *bc, int hold)
 {
@@ -253,19 +284,28 @@ conn_run(conn_rec *c, blog_conn *bc, int hold)
     for (served = 1;; served++) {
         switch (conn_peek_header(c, bb, &len)) {
         case HEAD_CLOSED:
+            ap_log_cerror(APLOG_MARK, APLOG_TRACE2, 0, c,
+                          "blog: connection closed by the client");
             next = CONN_STATE_LINGER;
             break;
         case HEAD_PARTIAL:
             if (bc->head_start == 0)
                 bc->head_start = apr_time_now();
-            next = conn_header_late(bc, len) ? CONN_STATE_LINGER
-                : CONN_STATE_ASYNC_WAITIO;
+            next = CONN_STATE_ASYNC_WAITIO;
+            if (conn_header_late(bc, len)) {
+                ap_log_cerror(APLOG_MARK, APLOG_INFO, 0, c,
+                              "blog: request header not complete in time; "
+                              "closing the connection");
+                next = CONN_STATE_LINGER;
+            }
             break;
         case HEAD_COMPLETE:
             bc->head_start = 0;
             if (!conn_serve_one(c))
                 next = CONN_STATE_LINGER;
-            else if (hold && served < CONN_BUDGET && conn_next_request(c))
+            else if (hold && served < CONN_BUDGET
+                     && apr_atomic_read32(&conn_busy) <= conn_busy_max
+                     && conn_next_request(c))
                 continue;
             break;
         }
@@ -294,6 +334,7 @@ blog_process_connection(conn_rec *c)
         && !conn_wait_readable(c, conn_hold))
         next = CONN_STATE_ASYNC_WAITIO;
     else {
+        /* Checked again after each request: see conn_run. */
         hold = apr_atomic_inc32(&conn_busy) < conn_busy_max;
         next = conn_run(c, bc, hold);
         apr_atomic_dec32(&conn_busy);

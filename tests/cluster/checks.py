@@ -16,7 +16,6 @@ Load phases hold /tmp/blog-load.lock (the machine's one-load-at-a-time
 rule).  The last line is "N passed, N failed".
 """
 
-import fcntl
 import os
 import re
 import socket
@@ -33,12 +32,12 @@ PG_BIN = os.environ["CLUSTER_PG_BIN"]
 PG_USER = os.environ["CLUSTER_PG_OSUSER"]
 NET = os.environ["CLUSTER_NET"]
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import loadlock  # noqa: E402
 import reference  # noqa: E402
 
 PG = {"pg1": NET + ".11", "pg2": NET + ".12", "pg3": NET + ".13"}
 WEB = {"web1": NET + ".31", "web2": NET + ".32"}
 PGB = NET + ".40"
-LOCK = "/tmp/blog-load.lock"
 T_START = time.monotonic()
 LOCK_WAITED = 0.0
 
@@ -65,50 +64,20 @@ def note(text):
     print("note: " + text, flush=True)
 
 
-def lock_held_by_ancestor():
-    """Whether a process this one descends from holds the lock already (the
-    suite run as `flock /tmp/blog-load.lock make check`): then waiting for
-    it would wait forever."""
-    try:
-        ino = os.stat(LOCK).st_ino
-        with open("/proc/locks") as f:
-            holders = {int(line.split()[4]) for line in f
-                       if "->" not in line and line.split()[5].endswith(":%d" % ino)}
-    except (OSError, ValueError, IndexError):
-        return False
-    pid = os.getpid()
-    while pid > 1:
-        if pid in holders:
-            return True
-        try:
-            with open("/proc/%d/stat" % pid) as f:
-                pid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return False
-    return False
-
-
 class load_lock:
-    """flock(1)'s lock, held for one load phase (under 3 minutes)."""
+    """The machine's load lock (tests/e2e/loadlock.py) for one load phase,
+    under 3 minutes; the time spent waiting for it is summed."""
 
     def __enter__(self):
-        self.f = None
-        if lock_held_by_ancestor():
-            return self
-        self.f = open(LOCK, "a")
         t0 = time.monotonic()
-        fcntl.flock(self.f, fcntl.LOCK_EX)
-        waited = time.monotonic() - t0
+        self.cm = loadlock.held(say=note)
+        self.cm.__enter__()
         global LOCK_WAITED
-        LOCK_WAITED += waited
-        if waited > 1:
-            note("waited %.0f s for %s" % (waited, LOCK))
+        LOCK_WAITED += time.monotonic() - t0
         return self
 
     def __exit__(self, *exc):
-        if self.f is not None:
-            fcntl.flock(self.f, fcntl.LOCK_UN)
-            self.f.close()
+        return self.cm.__exit__(*exc)
 
 
 # ------------------------------------------------------------- the hosts
@@ -832,7 +801,7 @@ def main():
     T.check(r == [["streaming", PG["pg2"]]], "pg3 streams from the promoted pg2", repr(r))
 
     print("cluster: checks took %.0f s, %.0f s of it waiting for %s"
-          % (time.monotonic() - T_START, LOCK_WAITED, LOCK))
+          % (time.monotonic() - T_START, LOCK_WAITED, loadlock.LOCK))
     print("%d passed, %d failed" % (T.passed, T.failed), flush=True)
     return 1 if T.failed else 0
 
