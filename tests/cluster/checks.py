@@ -31,6 +31,7 @@ NSID = os.environ["CLUSTER_ID"]
 PG_BIN = os.environ["CLUSTER_PG_BIN"]
 PG_USER = os.environ["CLUSTER_PG_OSUSER"]
 NET = os.environ["CLUSTER_NET"]
+sys.dont_write_bytecode = True     # nothing written into the checkout
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import loadlock  # noqa: E402
 import reference  # noqa: E402
