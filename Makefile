@@ -5,7 +5,7 @@
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 .PHONY: all build deps run stop status check unit installcheck e2e faults \
-        bench install install-ext install-module uninstall installcheck-system \
+        cluster-test bench install install-ext install-module uninstall installcheck-system \
         deb system-test system-test-source clean
 
 all: build
@@ -39,6 +39,11 @@ unit:
 # Every test; the stack this starts is stopped at the end, pass or fail.
 check: build install-ext
 	scripts/check.sh
+
+# The scale-out on hosts of its own (network namespaces, as root): a
+# primary, two standbys, Redis, two web nodes, PgBouncer, a client host.
+cluster-test: build install-ext
+	$(SUDO) tests/cluster/run.sh
 
 installcheck:
 	$(MAKE) -C pg_blog_ext installcheck

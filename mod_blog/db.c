@@ -28,6 +28,7 @@
  * for a connect.
  */
 #include "db.h"
+#include "dbscale.h"
 
 #include "ratelog.h"
 
@@ -226,7 +227,7 @@ db_connect(apr_time_t deadline)
     /* dbname last: the user's conninfo is expanded there and wins. */
     vals[0] = "UTF8";
     vals[1] = "mod_blog";
-    vals[2] = db_g->conninfo;
+    vals[2] = blog_dbscale_conninfo();
     vals[3] = NULL;
     pg = PQconnectStartParams(keys, vals, 1);
     if (pg == NULL)
@@ -266,8 +267,12 @@ db_open(apr_time_t deadline)
     int         timed_out;
     char        msg[DB_MSG_MAX];
 
+    if (pg == NULL && blog_dbscale_several())
+        pg = db_connect(deadline);      /* the hosts in another order */
     if (pg == NULL)
         return NULL;
+    if (!db_g->prepare)
+        return pg;              /* nothing a transaction pooler would lose */
     apr_snprintf(setup, sizeof(setup),
                  "SET statement_timeout = %" APR_INT64_T_FMT ";"
                  "SET client_connection_check_interval = %d;"
@@ -419,7 +424,8 @@ db_release_handle(void *data)
     if (h->c == NULL)
         return APR_SUCCESS;
     db_release(h->c, !h->bad && PQstatus(h->c->pg) == CONNECTION_OK
-               && PQtransactionStatus(h->c->pg) == PQTRANS_IDLE);
+               && PQtransactionStatus(h->c->pg) == PQTRANS_IDLE
+               && !blog_dbscale_retire(h->c->pg));
     h->c = NULL;
     return APR_SUCCESS;
 }
@@ -568,8 +574,8 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
 
     values[0] = param;
     lengths[0] = (int) param_len;
-    if (PQsendQueryPrepared(pg, db_stmt_names[stmt], 1, values, lengths,
-                            formats, 1))
+    if (blog_dbscale_send(pg, stmt, db_stmt_names[stmt], values, lengths,
+                          formats))
         res = db_results(pg, deadline, &timed_out);
     if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK) {
         *out = res;

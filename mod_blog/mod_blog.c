@@ -30,6 +30,7 @@
 #include "cache.h"
 #include "connection.h"
 #include "db.h"
+#include "dbscale.h"
 #include "pages.h"
 #include "router.h"
 #include "serve.h"
@@ -86,6 +87,7 @@ blog_create_server_config(apr_pool_t *p, server_rec *s)
     c->pool_exptime = -1;
     c->acquire_timeout = -1;
     c->query_timeout = -1;
+    c->prepare = -1;
     c->redis_connect_timeout = -1;
     c->redis_timeout = -1;
     c->cache_ttl = -1;
@@ -166,6 +168,18 @@ blog_set_database(cmd_parms *cmd, void *dummy, const char *arg)
     }
     PQconninfoFree(opts);
     blog_cmd_conf(cmd)->conninfo = arg;
+    return NULL;
+}
+
+static const char *
+blog_set_prepare(cmd_parms *cmd, void *dummy, int flag)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void) dummy;
+    if (err != NULL)
+        return err;
+    blog_cmd_conf(cmd)->prepare = flag;
     return NULL;
 }
 
@@ -313,6 +327,10 @@ static const command_rec blog_cmds[] = {
     AP_INIT_TAKE1("BlogQueryTimeout", blog_set_time, BLOG_OFF(query_timeout),
                   RSRC_CONF, "deadline of a page's database call (ms); also "
                   "the connection's statement_timeout"),
+    AP_INIT_FLAG("BlogPrepare", blog_set_prepare, NULL, RSRC_CONF,
+                 "On (default): prepare the page statements once per "
+                 "connection; Off: no session state, each page one unnamed "
+                 "statement (for a transaction-pooling PgBouncer)"),
     AP_INIT_TAKE1("BlogRedis", blog_set_redis, NULL, RSRC_CONF,
                   "Redis host:port or socket path for the page cache, or off"),
     AP_INIT_TAKE1("BlogRedisConnectTimeout", blog_set_time,
@@ -384,6 +402,7 @@ blog_resolve(apr_pool_t *p, const blog_server_conf *c, server_rec *s)
     g->pool_exptime = PICK(c->pool_exptime, DEF_POOL_EXPTIME);
     g->acquire_timeout = PICK(c->acquire_timeout, DEF_ACQUIRE_TIMEOUT);
     g->query_timeout = PICK(c->query_timeout, DEF_QUERY_TIMEOUT);
+    g->prepare = c->prepare != 0;
     g->redis_connect_timeout = PICK(c->redis_connect_timeout,
                                     DEF_REDIS_CONNECT);
     g->redis_timeout = PICK(c->redis_timeout, DEF_REDIS_TIMEOUT);
@@ -487,6 +506,7 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
+    blog_dbscale_child_init(pchild, s, blog_g);
     blog_db_child_init(pchild, s, blog_g, blog_in_use);
     blog_cache_child_init(pchild, s, blog_g);
     blog_connection_child_init(blog_g->conn_hold);

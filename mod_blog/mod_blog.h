@@ -27,6 +27,7 @@ typedef struct blog_settings
     apr_interval_time_t pool_exptime;
     apr_interval_time_t acquire_timeout;
     apr_interval_time_t query_timeout;
+    int         prepare;        /* BlogPrepare: 0 behind a transaction pooler */
 
     int         redis_on;
     const char *redis_host;     /* host name, or a unix socket path */
@@ -67,6 +68,7 @@ typedef struct blog_server_conf
     apr_interval_time_t pool_exptime;
     apr_interval_time_t acquire_timeout;
     apr_interval_time_t query_timeout;
+    int         prepare;
     const char *redis;
     apr_interval_time_t redis_connect_timeout;
     apr_interval_time_t redis_timeout;

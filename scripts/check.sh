@@ -77,6 +77,27 @@ else
     nfail=$((nfail + 1))
 fi
 
+# The scale-out on hosts of its own (tests/cluster): only where this
+# machine lets us make network namespaces.
+cluster_skip=""
+as_root=""
+if [ "$(id -u)" -ne 0 ]; then
+    if sudo -n true 2>/dev/null; then as_root="sudo -n"; else cluster_skip="needs root (or sudo without a password)"; fi
+fi
+if [ -z "$cluster_skip" ]; then
+    if ! command -v ip >/dev/null || ! $as_root ip netns add "blog-probe-$$" 2>/dev/null; then
+        cluster_skip="network namespaces are not available here (ip netns add failed)"
+    else
+        $as_root ip netns del "blog-probe-$$"
+    fi
+fi
+if [ -z "$cluster_skip" ]; then
+    part "cluster (namespaces: standbys, PgBouncer, faults)" $as_root tests/cluster/run.sh
+else
+    echo
+    echo "==== SKIP: cluster test: $cluster_skip"
+fi
+
 echo
 [ ${#failed[@]} -eq 0 ] || printf 'check: FAILED: %s\n' "${failed[@]}"
 echo "$npass passed, $nfail failed"

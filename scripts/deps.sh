@@ -17,7 +17,9 @@ runtime="apache2 postgresql-15 postgresql-client-15 redis-server"
 build="make gcc libc6-dev pkg-config apache2-dev libapr1-dev libaprutil1-dev
 postgresql-server-dev-15 libpq-dev libhiredis-dev"
 stack="curl redis-tools procps"
-test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf"
+# iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer)
+test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf
+iproute2 pgbouncer"
 # dh-apache2 is provided by apache2-dev (in build)
 deb="debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 systest="debootstrap iproute2 util-linux python3"

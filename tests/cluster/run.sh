@@ -1,0 +1,249 @@
+#!/bin/bash
+# `make cluster-test`: the blog on hosts of its own, built on this machine
+# from network namespaces, then checked by tests/cluster/checks.py from the
+# client host.  Run as root.
+#
+#   switch   a namespace holding only the bridge br0
+#   pg1      10.77.0.11  PostgreSQL 15 primary
+#   pg2/pg3  10.77.0.12/13  streaming standbys (pg_basebackup, a slot each)
+#   redis    10.77.0.20  the page cache
+#   web1/2   10.77.0.31/32  Apache (event MPM) with this checkout's mod_blog
+#   pgb      10.77.0.40  PgBouncer, transaction pooling
+#   client   10.77.0.50  where the checks and the load run from
+#
+# Every address lives inside a namespace this script creates; the machine's
+# own namespace gets nothing.  Whatever happens, the EXIT trap stops every
+# process left in those namespaces (by PID), deletes the namespaces and the
+# temporary folder.  The last line is "N passed, N failed".
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+PG_BIN=${BLOG_PG_BIN:-/usr/lib/postgresql/15/bin}
+PG_OSUSER=${BLOG_PG_OSUSER:-pgblog}
+NET=10.77.0
+ID=bc$$
+HOSTS=(pg1 pg2 pg3 redis web1 web2 pgb client)
+declare -A ADDR=([pg1]=$NET.11 [pg2]=$NET.12 [pg3]=$NET.13 [redis]=$NET.20
+                 [web1]=$NET.31 [web2]=$NET.32 [pgb]=$NET.40 [client]=$NET.50)
+T0=$(date +%s)
+
+say() { echo "cluster: $*"; }
+fail_setup() {
+    say "setup failed: $*"
+    for f in "$TMP"/*/log/*.log "$TMP"/*/*.log; do
+        [ -s "$f" ] && { echo "--- $f"; tail -n 15 "$f"; }
+    done 2>/dev/null
+    echo "0 passed, 1 failed"
+    exit 1
+}
+[ "$(id -u)" -eq 0 ] || { say "must run as root (namespaces)"; echo "0 passed, 1 failed"; exit 1; }
+[ -f "$ROOT/mod_blog/.libs/mod_blog.so" ] || { say "mod_blog is not built: run make"; echo "0 passed, 1 failed"; exit 1; }
+
+# Run under `flock /tmp/blog-load.lock ...`, the servers started here would
+# inherit the lock's descriptor and hold the lock for as long as they live.
+for fd in /proc/$$/fd/*; do
+    [ "$(readlink "$fd")" = /tmp/blog-load.lock ] && eval "exec ${fd##*/}>&-"
+done
+
+TMP=$(mktemp -d /var/tmp/blog-cluster.XXXXXX)
+chmod 755 "$TMP"
+
+ns() { echo "$ID-$1"; }
+in_ns() { local h=$1; shift; ip netns exec "$(ns "$h")" "$@"; }
+as_pg() { local h=$1; shift; (cd / && ip netns exec "$(ns "$h")" runuser -u "$PG_OSUSER" -- "$@"); }
+
+cleanup() {
+    local rc=$? n h pids
+    trap - EXIT INT TERM
+    if [ $rc -ne 0 ]; then
+        for h in web1 web2; do
+            [ -s "$TMP/$h/log/httpd-error.log" ] || continue
+            echo "--- $h: the last blog lines of its error log"
+            grep 'blog:' "$TMP/$h/log/httpd-error.log" | tail -n 12
+        done
+    fi
+    # Every process in our namespaces is ours: TERM, then KILL what stays.
+    for n in 1 2; do
+        for h in "${HOSTS[@]}" switch; do
+            ip netns list | grep -qw "$(ns "$h")" || continue
+            pids=$(ip netns pids "$(ns "$h")" 2>/dev/null | tr '\n' ' ')
+            [ -n "$pids" ] || continue
+            # shellcheck disable=SC2086
+            if [ $n -eq 1 ]; then kill -TERM $pids 2>/dev/null; else kill -KILL $pids 2>/dev/null; fi
+        done
+        [ $n -eq 1 ] && for _ in $(seq 50); do
+            pids=""
+            for h in "${HOSTS[@]}"; do
+                ip netns list | grep -qw "$(ns "$h")" && pids+=$(ip netns pids "$(ns "$h")" 2>/dev/null)
+            done
+            [ -z "$pids" ] && break
+            sleep 0.1
+        done
+    done
+    for h in "${HOSTS[@]}" switch; do
+        ip netns del "$(ns "$h")" 2>/dev/null
+    done
+    rm -rf "$TMP"
+    say "cleaned up ($(($(date +%s) - T0)) s in all)"
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+id "$PG_OSUSER" >/dev/null 2>&1 ||
+    useradd --system --user-group --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin "$PG_OSUSER"
+
+# ------------------------------------------------------------------ network
+say "network: a bridge and ${#HOSTS[@]} hosts in namespaces $ID-*"
+ip netns add "$(ns switch)" || fail_setup "ip netns add"
+ip -n "$(ns switch)" link set lo up
+ip -n "$(ns switch)" link add br0 type bridge || fail_setup "bridge"
+ip -n "$(ns switch)" link set br0 up
+for h in "${HOSTS[@]}"; do
+    ip netns add "$(ns "$h")" || fail_setup "ip netns add $h"
+    ip -n "$(ns switch)" link add "$h" type veth peer name eth0 netns "$(ns "$h")" ||
+        fail_setup "veth $h"
+    ip -n "$(ns switch)" link set "$h" master br0 up
+    ip -n "$(ns "$h")" link set lo up
+    ip -n "$(ns "$h")" addr add "${ADDR[$h]}/24" dev eth0
+    ip -n "$(ns "$h")" link set eth0 up
+done
+
+# --------------------------------------------------------------- PostgreSQL
+pg_conf() {   # pg_conf HOST: the lines that make a server this host's
+    cat <<CONF
+# tests/cluster/run.sh: host $1
+listen_addresses = '${ADDR[$1]}'
+port = 5432
+unix_socket_directories = '$TMP/$1/run'
+max_connections = 100
+shared_buffers = 32MB
+wal_level = replica
+max_wal_senders = 8
+max_replication_slots = 8
+hot_standby = on
+hot_standby_feedback = on
+wal_receiver_status_interval = 1s
+# pg_blog's page functions are C functions: 'all' counts their calls
+track_functions = 'all'
+# counted at once in shared memory, where the cumulative statistics wait
+# for the backend to go idle (up to 10 s): the page statements per server
+shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track_utility = off
+log_min_messages = warning
+log_line_prefix = '%m [%p] %q%u@%d '
+CONF
+}
+mkdir -p "$TMP"/{pg1,pg2,pg3}/{run,log} "$TMP"/{redis,pgb}/log "$TMP"/{web1,web2}/{run,log,httpd}
+chown -R "$PG_OSUSER" "$TMP"/pg1 "$TMP"/pg2 "$TMP"/pg3 "$TMP"/pgb
+
+say "pg1: initdb, the blog database, two replication slots"
+as_pg pg1 "$PG_BIN/initdb" -D "$TMP/pg1/data" -U postgres -E UTF8 --locale=C \
+    --auth-local=trust --auth-host=trust >"$TMP/pg1/log/initdb.log" 2>&1 || fail_setup "initdb"
+pg_conf pg1 >> "$TMP/pg1/data/postgresql.conf"
+# A private test network: trust inside 10.77.0.0/24, nothing else listens.
+printf 'host all all %s.0/24 trust\nhost replication all %s.0/24 trust\n' "$NET" "$NET" \
+    >> "$TMP/pg1/data/pg_hba.conf"
+pg_start() {
+    as_pg "$1" "$PG_BIN/pg_ctl" -D "$TMP/$1/data" -l "$TMP/$1/log/postgresql.log" -w -t 60 start >/dev/null
+}
+pg_start pg1 || fail_setup "pg1 start"
+psql_pg1() { in_ns client psql -X -q -v ON_ERROR_STOP=1 -h "${ADDR[pg1]}" -U postgres "$@"; }
+psql_pg1 -d postgres -c "CREATE DATABASE blog" || fail_setup "createdb"
+psql_pg1 -d blog -f "$ROOT/sql/setup.sql" >/dev/null || fail_setup "sql/setup.sql (make install-ext?)"
+# Behind PgBouncer the module sets nothing per session (BlogPrepare Off):
+# the role carries the timeout BlogQueryTimeout gives a direct connection.
+psql_pg1 -d blog -c "ALTER ROLE blog_web SET statement_timeout = '5s'" \
+    -c "CREATE EXTENSION pg_stat_statements" \
+    -c "\\c postgres" -c "CREATE EXTENSION pg_stat_statements" \
+    -c "SELECT pg_create_physical_replication_slot('pg2'), pg_create_physical_replication_slot('pg3')" \
+    >/dev/null || fail_setup "slots"
+
+for h in pg2 pg3; do
+    say "$h: pg_basebackup from pg1 (slot $h), streaming standby"
+    as_pg "$h" "$PG_BIN/pg_basebackup" -h "${ADDR[pg1]}" -U postgres -D "$TMP/$h/data" \
+        -R -S "$h" -X stream -c fast >"$TMP/$h/log/basebackup.log" 2>&1 || fail_setup "pg_basebackup $h"
+    pg_conf "$h" >> "$TMP/$h/data/postgresql.conf"
+    pg_start "$h" || fail_setup "$h start"
+done
+
+# -------------------------------------------------------------------- Redis
+say "redis: ${ADDR[redis]}:6379"
+in_ns redis redis-server --bind "${ADDR[redis]}" --port 6379 --protected-mode no \
+    --daemonize yes --pidfile "$TMP/redis/redis.pid" --logfile "$TMP/redis/log/redis.log" \
+    --dir "$TMP/redis" --save '' --appendonly no >/dev/null || fail_setup "redis"
+
+# ---------------------------------------------------------------- PgBouncer
+say "pgb: PgBouncer $(pgbouncer --version | head -n1 | cut -d' ' -f2), transaction pooling over pg2 and pg3"
+printf '"blog_web" ""\n"postgres" ""\n' > "$TMP/pgb/userlist.txt"
+cat > "$TMP/pgb/pgbouncer.ini" <<INI
+[databases]
+; round-robin over the standbys; PgBouncer cannot skip a host that is down
+blog = host=${ADDR[pg2]},${ADDR[pg3]} port=5432 dbname=blog
+[pgbouncer]
+listen_addr = ${ADDR[pgb]}
+listen_port = 6432
+unix_socket_dir =
+auth_type = trust
+auth_file = $TMP/pgb/userlist.txt
+admin_users = postgres
+pool_mode = transaction
+default_pool_size = 8
+max_client_conn = 400
+server_round_robin = 1
+; SHOW STATS totals move once a period
+stats_period = 1
+logfile = $TMP/pgb/log/pgbouncer.log
+pidfile = $TMP/pgb/pgbouncer.pid
+INI
+chown -R "$PG_OSUSER" "$TMP/pgb"
+as_pg pgb pgbouncer -d "$TMP/pgb/pgbouncer.ini" >/dev/null 2>&1 || fail_setup "pgbouncer"
+
+# ------------------------------------------------------------------- Apache
+# Two configurations per web node from the stack's conf/httpd.conf.in:
+# direct (multi-host conninfo, prefer-standby) and through PgBouncer.
+pg_hosts="${ADDR[pg1]},${ADDR[pg2]},${ADDR[pg3]}"
+direct_db="host=$pg_hosts port=5432 dbname=blog user=blog_web target_session_attrs=prefer-standby"
+bouncer_db="host=${ADDR[pgb]} port=6432 dbname=blog user=blog_web"
+# The private stack's values (scripts/env.sh) for what the cluster keeps.
+eval "$(bash -c '. "$1/scripts/env.sh" && for v in BLOG_CONN_HOLD BLOG_THREADS \
+    BLOG_SERVER_LIMIT BLOG_ASYNC_FACTOR BLOG_MAXMEMFREE; do printf "%s=%q\n" "$v" "${!v}"; done' env "$ROOT")"
+web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_conf
+    local d=$TMP/$1
+    sed -e "s|@CONN_HOLD@|$BLOG_CONN_HOLD|g" -e "s|@REDIS@|${ADDR[redis]}:6379|g" \
+        -e "s|@THREADS@|$BLOG_THREADS|g" -e "s|@WORKERS@|$((4 * BLOG_THREADS))|g" \
+        -e "s|@SERVER_LIMIT@|$BLOG_SERVER_LIMIT|g" \
+        -e "s|@ASYNC_FACTOR@|$BLOG_ASYNC_FACTOR|g" -e "s|@MAXMEMFREE@|$BLOG_MAXMEMFREE|g" -e "s|@BLOG_VAR@|$d|g" -e "s|@BLOG_ROOT@|$ROOT|g" -e "s|@MPM@|event|g" \
+        -e "s|@MODULE@|$ROOT/mod_blog/.libs/mod_blog.so|g" -e "s|@FASTPATH@|On|g" \
+        -e "s|@HTTP_PORT@|80|g" -e "s|@REDIS_PORT@|6379|g" -e "s|@PG_PORT@|5432|g" \
+        -e "s|^Listen .*|Listen ${ADDR[$1]}:80|" -e "s|^ServerName .*|ServerName ${ADDR[$1]}|" \
+        -e "s|^BlogDatabase .*|BlogDatabase \"$2\"\nBlogPrepare $3|" \
+        -e "s|^BlogRedis .*|BlogRedis ${ADDR[redis]}:6379|" \
+        "$ROOT/conf/httpd.conf.in"
+    printf 'User www-data\nGroup www-data\n'
+}
+for h in web1 web2; do
+    web_conf "$h" "$direct_db" On > "$TMP/$h/httpd/direct.conf"
+    web_conf "$h" "$direct_db" Off > "$TMP/$h/httpd/direct-noprep.conf"
+    web_conf "$h" "$bouncer_db" Off > "$TMP/$h/httpd/bouncer.conf"
+    cp "$TMP/$h/httpd/direct.conf" "$TMP/$h/httpd/httpd.conf"
+    grep -q "^BlogPrepare On" "$TMP/$h/httpd/httpd.conf" || fail_setup "httpd.conf.in has no BlogDatabase line"
+    ! grep -n "@[A-Z_]*@" "$TMP/$h/httpd/httpd.conf" || fail_setup "a placeholder of httpd.conf.in is left"
+    say "$h: Apache (event MPM, mod_blog from $ROOT) on ${ADDR[$h]}:80"
+    in_ns "$h" /usr/sbin/apache2 -d "$TMP/$h/httpd" -f "$TMP/$h/httpd/httpd.conf" -k start \
+        || fail_setup "apache $h"
+done
+for h in web1 web2; do
+    for _ in $(seq 100); do
+        in_ns client curl -s -o /dev/null "http://${ADDR[$h]}/compute" && break
+        sleep 0.1
+    done
+done
+
+say "set up in $(($(date +%s) - T0)) s; the checks run on the client host"
+export CLUSTER_ID=$ID CLUSTER_TMP=$TMP CLUSTER_ROOT=$ROOT CLUSTER_PG_BIN=$PG_BIN \
+    CLUSTER_PG_OSUSER=$PG_OSUSER CLUSTER_NET=$NET
+# In the background, so that a signal runs the EXIT trap at once (bash
+# runs traps only between foreground commands).
+in_ns client python3 "$ROOT/tests/cluster/checks.py" &
+wait $!
