@@ -16,6 +16,9 @@
 # process left in those namespaces (by PID), deletes the namespaces and the
 # temporary folder.  The last line is "N passed, N failed".
 set -uo pipefail
+# make check exports the private stack's libpq settings (scripts/env.sh);
+# the cluster's servers have their own addresses and ports.
+unset PGHOST PGPORT PGDATABASE PGUSER PGHOSTADDR PGSERVICE
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PG_BIN=${BLOG_PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_OSUSER=${BLOG_PG_OSUSER:-pgblog}
