@@ -2,7 +2,7 @@
 
 \echo Use "CREATE EXTENSION pg_blog" to load this file. \quit
 
--- Tables (SPEC section 1).  The schema "blog" is created by CREATE EXTENSION
+-- Tables (the data of the contract).  The schema "blog" is created by CREATE EXTENSION
 -- from the control file.
 
 CREATE TABLE blog.authors (
@@ -48,7 +48,7 @@ CREATE INDEX posts_published_idx ON blog.posts (published_at DESC, id DESC);
 CREATE INDEX post_tags_tag_idx ON blog.post_tags (tag_id, post_id);
 CREATE INDEX comments_post_idx ON blog.comments (post_id, created_at, id);
 
--- The deterministic seed (SPEC section 1), set-based.
+-- The deterministic seed (the data of the contract), set-based.
 
 INSERT INTO blog.authors (id, name) VALUES
 	(1, 'Ada Lovelace'), (2, 'Alan Turing'), (3, 'Zoë O''Brien'),

@@ -44,7 +44,7 @@ blog_sort_unique(int32 *ids, int n)
 }
 
 /*
- * Accept only what SPEC section 2 calls a slug, so that malformed input
+ * Accept only what the contract calls a slug, so that malformed input
  * never reaches a query.  The length is checked on the raw datum first:
  * an oversized argument is rejected without being detoasted.
  */

@@ -374,10 +374,16 @@ lower_bound(LookupState *st, int32 key)
 	return low;
 }
 
+/*
+ * Is the row of the heap TID visible?  tid points into the locked index
+ * page, which must not be written: the heap fetch sets its TID argument to
+ * the version it finds along a HOT chain, so it is given a copy.
+ */
 static bool
-tid_visible(LookupState *st, ItemPointer tid)
+tid_visible(LookupState *st, const ItemPointerData *tid)
 {
 	BlockNumber block = ItemPointerGetBlockNumber(tid);
+	ItemPointerData fetch_tid = *tid;
 	bool		call_again = false;
 
 	if (!st->want_rows)
@@ -396,8 +402,8 @@ tid_visible(LookupState *st, ItemPointer tid)
 		st->fetch = table_index_fetch_begin(st->heap);
 		st->slot = table_slot_create(st->heap, NULL);
 	}
-	return table_index_fetch_tuple(st->fetch, tid, st->snapshot, st->slot,
-								   &call_again, NULL);
+	return table_index_fetch_tuple(st->fetch, &fetch_tid, st->snapshot,
+								   st->slot, &call_again, NULL);
 }
 
 static void

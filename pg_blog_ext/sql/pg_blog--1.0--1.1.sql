@@ -1,0 +1,11 @@
+/* pg_blog 1.0 -> 1.1 */
+
+\echo Use "ALTER EXTENSION pg_blog UPDATE TO '1.1'" to load this file. \quit
+
+-- The page functions read the tables below the executor, where no table
+-- privilege is checked: they need no owner's rights, so they run as their
+-- caller, and EXECUTE (granted to pgblog_web only) stays the one right to
+-- what the pages show.  See pg_blog--1.1.sql.
+ALTER FUNCTION blog.index_page(integer) SECURITY INVOKER;
+ALTER FUNCTION blog.post_page(text) SECURITY INVOKER;
+ALTER FUNCTION blog.tag_page(text) SECURITY INVOKER;
