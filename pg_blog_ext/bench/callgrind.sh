@@ -163,14 +163,22 @@ for b in $BUILDS; do prepare "$b"; done
 # the machine's load lock around anything that loads a CPU for long
 locked() { ( flock 9 && "$@" ) 9>"$LOCK"; }
 
-declare -A ipc
+# every callgrind run in one hold of the lock (about 10 s each)
+callgrind_all() {
+	local b
+	for b in $BUILDS; do
+		callgrind "$b" 1 | sed "s/^/$b 1 /"
+		callgrind "$b" $((CALLS + 1)) | sed "s/^/$b n /"
+	done
+}
+
+declare -A counts ipc
+while read -r b n p c; do counts[$b.$n.$p]=$c; done < <(locked callgrind_all)
 for b in $BUILDS; do
-	declare -A one=() many=()
-	while read -r p c; do one[$p]=$c; done < <(locked callgrind "$b" 1)
-	while read -r p c; do many[$p]=$c; done < <(locked callgrind "$b" $((CALLS + 1)))
 	for p in "${pages[@]}"; do
-		[ -n "${one[$p]:-}" ] && [ -n "${many[$p]:-}" ] || die "no callgrind count for $p ($b)"
-		ipc[$b.$p]=$(((many[$p] - one[$p]) / CALLS))
+		[ -n "${counts[$b.1.$p]:-}" ] && [ -n "${counts[$b.n.$p]:-}" ] ||
+			die "no callgrind count for $p ($b)"
+		ipc[$b.$p]=$(((counts[$b.n.$p] - counts[$b.1.$p]) / CALLS))
 	done
 done
 

@@ -9,3 +9,10 @@
 ALTER FUNCTION blog.index_page(integer) SECURITY INVOKER;
 ALTER FUNCTION blog.post_page(text) SECURITY INVOKER;
 ALTER FUNCTION blog.tag_page(text) SECURITY INVOKER;
+
+-- Covering indexes for the rows the pages read by key (index-only reads on
+-- all-visible pages); see pg_blog--1.1.sql.
+CREATE UNIQUE INDEX authors_name_idx ON blog.authors (id) INCLUDE (name);
+CREATE UNIQUE INDEX tags_text_idx ON blog.tags (id) INCLUDE (slug, name);
+CREATE UNIQUE INDEX posts_card_idx ON blog.posts (id)
+	INCLUDE (author_id, slug, title, summary, published_at);

@@ -65,6 +65,7 @@ extern Relation blog_open_int4_index(Oid nsp, const char *name, Relation heap,
 extern AttrNumber blog_attnum(Relation rel, const char *name);
 extern void blog_attnums(Relation rel, const char *const *names, int n,
 						 AttrNumber *out);
+extern void blog_unexpected_null(const char *column) pg_attribute_noreturn();
 extern void blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
 							 const char *const *names, int n, Datum *values);
 

@@ -53,7 +53,7 @@ blog_posts_authors(Oid nsp, BlogPost *posts, int n)
 		ids[i] = posts[i].author_id;
 	nids = blog_sort_unique(ids, n);
 	names = palloc0(sizeof(Datum) * (nids + 1));
-	blog_fetch_by_int4(nsp, "authors", "authors_pkey", ids, nids,
+	blog_fetch_by_int4(nsp, "authors", "authors_name_idx", ids, nids,
 					   cols, lengthof(cols), keep_name, names);
 
 	for (i = 0; i < n; i++)

@@ -24,7 +24,6 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
-#include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -90,6 +89,10 @@ blog_relid(Oid nsp, const char *name)
 
 	if (nsp == nsp_cache)
 	{
+		/* the callers' names are string constants, merged by the linker */
+		for (i = 0; i < relid_cache_n; i++)
+			if (relid_cache[i].name == name)
+				return relid_cache[i].relid;
 		for (i = 0; i < relid_cache_n; i++)
 			if (strcmp(relid_cache[i].name, name) == 0)
 				return relid_cache[i].relid;
@@ -192,10 +195,18 @@ blog_attnums(Relation rel, const char *const *names, int n, AttrNumber *out)
 		out[i] = blog_attnum(rel, names[i]);
 }
 
+/* Every column the pages read is NOT NULL: a null is a broken table. */
+void
+blog_unexpected_null(const char *column)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NOT_NULL_VIOLATION),
+			 errmsg("unexpected null in column \"%s\" of a table of blog", column)));
+}
+
 /*
  * The values of the columns atts[0 .. n) (named names) of the row in slot,
- * deformed once: every column the pages read is NOT NULL, so a null is a
- * broken table.
+ * deformed once.
  */
 void
 blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
@@ -210,9 +221,7 @@ blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
 	for (i = 0; i < n; i++)
 	{
 		if (slot->tts_isnull[atts[i] - 1])
-			ereport(ERROR,
-					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("unexpected null in column \"%s\" of a row of blog", names[i])));
+			blog_unexpected_null(names[i]);
 		values[i] = slot->tts_values[atts[i] - 1];
 	}
 }
@@ -258,6 +267,9 @@ typedef struct LookupState
 	BlockNumber vm_block;		/* the last heap page found all-visible */
 	BlogEntryFn fn;
 	void	   *arg;
+	/* the keys: int4 ones compared in C, or one compared by the opclass */
+	const int32 *int4_keys;
+	BTScanInsertData inskey;
 	/* the current leaf page, share-locked */
 	Buffer		buf;
 	Page		page;
@@ -266,43 +278,33 @@ typedef struct LookupState
 	OffsetNumber maxoff;
 } LookupState;
 
-static inline IndexTuple
-page_tuple(Page page, OffsetNumber off)
+/*
+ * Key number i against the entry at off of the current page: < 0, 0 or
+ * > 0 as the key sorts before, equal to or after it.  int4 keys are
+ * compared as btint4cmp() would (nulls sort last); a key of another type
+ * by _bt_compare(), which for a high key whose attributes all equal the
+ * key answers > 0, as the B-tree descent does.
+ */
+static pg_attribute_always_inline int
+key_cmp(LookupState *st, bool int4, int i, OffsetNumber off)
 {
-	return (IndexTuple) PageGetItem(page, PageGetItemId(page, off));
-}
-
-/* The int4 first column of itup; a null sorts after every key. */
-static inline bool
-tuple_key(LookupState *st, IndexTuple itup, int32 *key)
-{
+	IndexTuple	itup = (IndexTuple) PageGetItem(st->page, PageGetItemId(st->page, off));
 	bool		isnull;
-	Datum		d = index_getattr(itup, 1, st->itupdesc, &isnull);
+	int32		k;
 
-	*key = DatumGetInt32(d);
-	return !isnull;
+	if (!int4)
+		return _bt_compare(st->index, &st->inskey, st->page, off);
+	k = DatumGetInt32(index_getattr(itup, 1, st->itupdesc, &isnull));
+	if (isnull)
+		return -1;
+	return (st->int4_keys[i] > k) - (st->int4_keys[i] < k);
 }
 
-/* Is key beyond the current page (above its high key's first column)? */
-static bool
-key_beyond_page(LookupState *st, int32 key)
+/* The comparison of key i with the current page's high key; < 0 at the end. */
+static pg_attribute_always_inline int
+key_cmp_high(LookupState *st, bool int4, int i)
 {
-	int32		high;
-
-	if (P_RIGHTMOST(st->opaque))
-		return false;
-	return tuple_key(st, page_tuple(st->page, P_HIKEY), &high) && key > high;
-}
-
-/* Can entries of key follow on the right sibling? */
-static bool
-key_may_continue(LookupState *st, int32 key)
-{
-	int32		high;
-
-	if (P_RIGHTMOST(st->opaque))
-		return false;
-	return tuple_key(st, page_tuple(st->page, P_HIKEY), &high) && key == high;
+	return P_RIGHTMOST(st->opaque) ? -1 : key_cmp(st, int4, i, P_HIKEY);
 }
 
 static void
@@ -316,13 +318,14 @@ page_loaded(LookupState *st)
 }
 
 static void
-descend(LookupState *st, BTScanInsert inskey, int32 key)
+descend(LookupState *st, int i)
 {
 	BTStack		stack;
 
 	CHECK_FOR_INTERRUPTS();
-	inskey->scankeys[0].sk_argument = Int32GetDatum(key);
-	stack = _bt_search(st->index, inskey, &st->buf, BT_READ, st->snapshot);
+	if (st->int4_keys != NULL)
+		st->inskey.scankeys[0].sk_argument = Int32GetDatum(st->int4_keys[i]);
+	stack = _bt_search(st->index, &st->inskey, &st->buf, BT_READ, st->snapshot);
 	_bt_freestack(stack);
 	/* an index without a root has no entries */
 	if (BufferIsValid(st->buf))
@@ -354,9 +357,9 @@ step_right(LookupState *st)
 	return true;
 }
 
-/* The first offset from st->off on whose entry's key is >= key. */
-static OffsetNumber
-lower_bound(LookupState *st, int32 key)
+/* The first offset from st->off on whose entry key i does not sort after. */
+static pg_attribute_always_inline OffsetNumber
+lower_bound(LookupState *st, bool int4, int i)
 {
 	OffsetNumber low = st->off;
 	OffsetNumber high = st->maxoff + 1;
@@ -364,9 +367,8 @@ lower_bound(LookupState *st, int32 key)
 	while (low < high)
 	{
 		OffsetNumber mid = low + (high - low) / 2;
-		int32		k;
 
-		if (tuple_key(st, page_tuple(st->page, mid), &k) && k < key)
+		if (key_cmp(st, int4, i, mid) > 0)
 			low = mid + 1;
 		else
 			high = mid;
@@ -430,6 +432,105 @@ emit_tuple(LookupState *st, IndexTuple itup, int key)
 	}
 }
 
+static void
+lookup_begin(LookupState *st, Relation heap, Relation index, bool want_rows,
+			 BlogEntryFn fn, void *arg)
+{
+	memset(st, 0, offsetof(LookupState, inskey));
+	st->heap = heap;
+	st->index = index;
+	st->itupdesc = RelationGetDescr(index);
+	st->snapshot = GetActiveSnapshot();
+	st->want_rows = want_rows;
+	st->vmbuf = InvalidBuffer;
+	st->vm_block = InvalidBlockNumber;
+	st->fn = fn;
+	st->arg = arg;
+	st->buf = InvalidBuffer;
+
+	/*
+	 * An insertion scan key on the first column, as _bt_first() makes one
+	 * for an equality search: built here, for the first column only,
+	 * rather than by _bt_mkscankey() for all of them.
+	 */
+	_bt_metaversion(index, &st->inskey.heapkeyspace, &st->inskey.allequalimage);
+	st->inskey.anynullkeys = false;
+	st->inskey.nextkey = false;
+	st->inskey.pivotsearch = false;
+	st->inskey.scantid = NULL;
+	st->inskey.keysz = 1;
+	ScanKeyEntryInitializeWithInfo(&st->inskey.scankeys[0], 0, 1,
+								   InvalidStrategy, InvalidOid,
+								   index->rd_indcollation[0],
+								   index_getprocinfo(index, 1, BTORDER_PROC),
+								   (Datum) 0);
+}
+
+/*
+ * The entries of keys 0 .. nkeys, with the B-tree walk described above;
+ * inlined with int4 constant, so that the int4 comparisons are compiled
+ * in place.
+ */
+static pg_attribute_always_inline void
+lookup_run(LookupState *st, bool int4, int nkeys)
+{
+	bool		stepped = false;
+	int			i = 0;
+
+	descend(st, 0);
+	while (i < nkeys && BufferIsValid(st->buf))
+	{
+		int			high = key_cmp_high(st, int4, i);
+
+		if (high > 0)
+		{
+			/* the next leaf page usually holds it; else descend again */
+			if (!stepped)
+			{
+				stepped = true;
+				if (!step_right(st))
+					break;
+			}
+			else
+			{
+				_bt_relbuf(st->index, st->buf);
+				st->buf = InvalidBuffer;
+				stepped = false;
+				descend(st, i);
+			}
+			continue;
+		}
+		stepped = false;
+
+		for (st->off = lower_bound(st, int4, i); st->off <= st->maxoff; st->off++)
+		{
+			if (key_cmp(st, int4, i, st->off) != 0)
+				break;
+			emit_tuple(st, (IndexTuple) PageGetItem(st->page,
+													PageGetItemId(st->page, st->off)),
+					   i);
+		}
+		/* the page ended inside the key's entries: they go on to the right */
+		if (st->off > st->maxoff && high == 0)
+		{
+			if (!step_right(st))
+				break;
+			continue;
+		}
+		i++;
+	}
+
+	if (BufferIsValid(st->buf))
+		_bt_relbuf(st->index, st->buf);
+	if (BufferIsValid(st->vmbuf))
+		ReleaseBuffer(st->vmbuf);
+	if (st->fetch != NULL)
+	{
+		ExecDropSingleTupleTableSlot(st->slot);
+		table_index_fetch_end(st->fetch);
+	}
+}
+
 /*
  * Call fn for each visible entry of index (a B-tree of heap opened with
  * blog_open_int4_index()) whose first column is one of keys[0 .. nkeys),
@@ -441,85 +542,28 @@ blog_index_lookup(Relation heap, Relation index, const int32 *keys, int nkeys,
 				  bool want_rows, BlogEntryFn fn, void *arg)
 {
 	LookupState st;
-	BTScanInsert inskey;
-	bool		stepped = false;
-	int			i = 0;
 
 	if (nkeys == 0)
 		return;
-	memset(&st, 0, sizeof(st));
-	st.heap = heap;
-	st.index = index;
-	st.itupdesc = RelationGetDescr(index);
-	st.snapshot = GetActiveSnapshot();
-	st.want_rows = want_rows;
-	st.vmbuf = InvalidBuffer;
-	st.vm_block = InvalidBlockNumber;
-	st.fn = fn;
-	st.arg = arg;
-	st.buf = InvalidBuffer;
+	lookup_begin(&st, heap, index, want_rows, fn, arg);
+	st.int4_keys = keys;
+	lookup_run(&st, true, nkeys);
+}
 
-	/* an insertion scan key on the first column only, as _bt_first makes */
-	inskey = _bt_mkscankey(index, NULL);
-	_bt_metaversion(index, &inskey->heapkeyspace, &inskey->allequalimage);
-	inskey->anynullkeys = false;
-	inskey->keysz = 1;
-	inskey->scankeys[0].sk_flags = 0;
+/*
+ * The same for one key of the type of the index's first column (a B-tree
+ * of heap), compared by the index's operator class and collation, as a
+ * query would compare it.
+ */
+static void
+index_lookup_datum(Relation heap, Relation index, Datum key, bool want_rows,
+				   BlogEntryFn fn, void *arg)
+{
+	LookupState st;
 
-	descend(&st, inskey, keys[0]);
-	while (i < nkeys && BufferIsValid(st.buf))
-	{
-		int32		key = keys[i];
-
-		if (key_beyond_page(&st, key))
-		{
-			/* the next leaf page usually holds it; else descend again */
-			if (!stepped)
-			{
-				stepped = true;
-				if (!step_right(&st))
-					break;
-			}
-			else
-			{
-				_bt_relbuf(index, st.buf);
-				st.buf = InvalidBuffer;
-				stepped = false;
-				descend(&st, inskey, key);
-			}
-			continue;
-		}
-		stepped = false;
-
-		for (st.off = lower_bound(&st, key); st.off <= st.maxoff; st.off++)
-		{
-			IndexTuple	itup = page_tuple(st.page, st.off);
-			int32		k;
-
-			if (!tuple_key(&st, itup, &k) || k != key)
-				break;
-			emit_tuple(&st, itup, i);
-		}
-		/* the page ended inside the key's entries: they go on to the right */
-		if (st.off > st.maxoff && key_may_continue(&st, key))
-		{
-			if (!step_right(&st))
-				break;
-			continue;
-		}
-		i++;
-	}
-
-	if (BufferIsValid(st.buf))
-		_bt_relbuf(index, st.buf);
-	if (BufferIsValid(st.vmbuf))
-		ReleaseBuffer(st.vmbuf);
-	if (st.fetch != NULL)
-	{
-		ExecDropSingleTupleTableSlot(st.slot);
-		table_index_fetch_end(st.fetch);
-	}
-	pfree(inskey);
+	lookup_begin(&st, heap, index, want_rows, fn, arg);
+	st.inskey.scankeys[0].sk_argument = key;
+	lookup_run(&st, false, 1);
 }
 
 /* A NOT NULL int4 column of an entry's index tuple. */
@@ -530,9 +574,7 @@ blog_entry_int4(const BlogEntry *entry, AttrNumber attnum)
 	Datum		d = index_getattr(entry->itup, attnum, entry->itupdesc, &isnull);
 
 	if (isnull)
-		ereport(ERROR,
-				(errcode(ERRCODE_NOT_NULL_VIOLATION),
-				 errmsg("unexpected null in column %d of an index of blog", attnum)));
+		blog_unexpected_null(NameStr(TupleDescAttr(entry->itupdesc, attnum - 1)->attname));
 	return DatumGetInt32(d);
 }
 
@@ -565,14 +607,116 @@ blog_linked_ids(Oid nsp, const char *index_name, int32 id)
 
 typedef struct FetchState
 {
-	const char *index_name;
-	const AttrNumber *atts;
+	Relation	index;
 	const char *const *cols;
 	int			ncols;
+	/* the columns' attribute numbers in the index, if it covers them all */
+	bool		index_only;
+	AttrNumber	atts[BLOG_MAX_COLS];
 	bool	   *found;
 	BlogRowFn	fn;
 	void	   *arg;
 } FetchState;
+
+/*
+ * Where fetch_row() finds the columns of a read, kept per backend like the
+ * relation OIDs (a name lookup per column per call costs more than the
+ * read of a tag): keyed by the caller's constant column list and the
+ * index, and forgotten on any relation cache invalidation, which any DDL on
+ * the table or the index sends.
+ */
+typedef struct ColumnCacheEntry
+{
+	const char *const *cols;
+	Oid			indexid;
+	bool		index_only;
+	AttrNumber	atts[BLOG_MAX_COLS];
+} ColumnCacheEntry;
+
+#define COLUMN_CACHE_SIZE 8
+
+static ColumnCacheEntry column_cache[COLUMN_CACHE_SIZE];
+static int	column_cache_n = 0;
+static bool column_cache_registered = false;
+
+static void
+column_cache_reset(Datum arg, Oid relid)
+{
+	(void) arg;
+	(void) relid;
+	column_cache_n = 0;
+}
+
+/*
+ * The columns cols of rel: in index when it holds them all (key or INCLUDE
+ * columns), which makes the read index-only, else in the heap row.
+ */
+static void
+find_columns(ColumnCacheEntry *e, Relation rel, Relation index,
+			 const char *const *cols, int ncols)
+{
+	int			i;
+
+	e->cols = cols;
+	e->indexid = RelationGetRelid(index);
+	blog_attnums(rel, cols, ncols, e->atts);
+	e->index_only = true;
+	for (i = 0; i < ncols && e->index_only; i++)
+	{
+		int			j;
+
+		for (j = 0; j < index->rd_index->indnatts; j++)
+			if (index->rd_index->indkey.values[j] == e->atts[i])
+				break;
+		if (j == index->rd_index->indnatts)
+			e->index_only = false;
+	}
+	for (i = 0; i < ncols && e->index_only; i++)
+	{
+		int			j = 0;
+
+		while (index->rd_index->indkey.values[j] != e->atts[i])
+			j++;
+		e->atts[i] = j + 1;
+	}
+}
+
+static void
+fetch_prepare(FetchState *st, Relation rel, Relation index,
+			  const char *const *cols, int ncols, bool *found,
+			  BlogRowFn fn, void *arg)
+{
+	ColumnCacheEntry *e = NULL;
+	ColumnCacheEntry scratch;
+	int			i;
+
+	Assert(ncols <= BLOG_MAX_COLS);
+	if (!column_cache_registered)
+	{
+		CacheRegisterRelcacheCallback(column_cache_reset, (Datum) 0);
+		column_cache_registered = true;
+	}
+	for (i = 0; i < column_cache_n && e == NULL; i++)
+		if (column_cache[i].cols == cols &&
+			column_cache[i].indexid == RelationGetRelid(index))
+			e = &column_cache[i];
+	if (e == NULL)
+	{
+		e = column_cache_n < COLUMN_CACHE_SIZE ?
+			&column_cache[column_cache_n] : &scratch;
+		find_columns(e, rel, index, cols, ncols);
+		if (e != &scratch)
+			column_cache_n++;
+	}
+	st->index = index;
+	st->cols = cols;
+	st->ncols = ncols;
+	st->index_only = e->index_only;
+	memcpy(st->atts, e->atts, sizeof(AttrNumber) * ncols);
+	st->found = found;
+	st->fn = fn;
+	st->arg = arg;
+}
 
 static void
 fetch_row(const BlogEntry *entry, void *arg)
@@ -584,10 +728,25 @@ fetch_row(const BlogEntry *entry, void *arg)
 	if (st->found[entry->key])
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg("more than one visible row for key %d of index \"blog.%s\"",
-						blog_entry_int4(entry, 1), st->index_name)));
+				 errmsg("more than one visible row for one key of index \"blog.%s\"",
+						RelationGetRelationName(st->index))));
 	st->found[entry->key] = true;
-	blog_slot_values(entry->row, st->atts, st->cols, st->ncols, values);
+	if (st->index_only)
+	{
+		Datum		ivalues[INDEX_MAX_KEYS];
+		bool		inulls[INDEX_MAX_KEYS];
+		int			i;
+
+		index_deform_tuple(entry->itup, entry->itupdesc, ivalues, inulls);
+		for (i = 0; i < st->ncols; i++)
+		{
+			if (inulls[st->atts[i] - 1])
+				blog_unexpected_null(st->cols[i]);
+			values[i] = ivalues[st->atts[i] - 1];
+		}
+	}
+	else
+		blog_slot_values(entry->row, st->atts, st->cols, st->ncols, values);
 	st->fn(values, entry->key, st->arg);
 }
 
@@ -604,36 +763,26 @@ blog_fetch_by_int4(Oid nsp, const char *table, const char *index_name,
 {
 	Relation	rel = blog_open_table(nsp, table);
 	Relation	index = blog_open_int4_index(nsp, index_name, rel, 1);
-	AttrNumber	atts[BLOG_MAX_COLS];
+	bool	   *found = palloc0(sizeof(bool) * (nkeys + 1));
 	FetchState	st;
-	int			found = 0;
+	int			n = 0;
 	int			i;
 
-	Assert(ncols <= BLOG_MAX_COLS);
 	if (!index->rd_index->indisunique)
 		refuse_layout(index);
-	blog_attnums(rel, cols, ncols, atts);
-	st.index_name = index_name;
-	st.atts = atts;
-	st.cols = cols;
-	st.ncols = ncols;
-	st.found = palloc0(sizeof(bool) * (nkeys + 1));
-	st.fn = fn;
-	st.arg = arg;
-	blog_index_lookup(rel, index, keys, nkeys, true, fetch_row, &st);
+	fetch_prepare(&st, rel, index, cols, ncols, found, fn, arg);
+	blog_index_lookup(rel, index, keys, nkeys, !st.index_only, fetch_row, &st);
 	for (i = 0; i < nkeys; i++)
-		found += st.found[i];
-	pfree(st.found);
+		n += found[i];
+	pfree(found);
 	index_close(index, NoLock);
 	table_close(rel, NoLock);
-	return found;
+	return n;
 }
 
 /*
  * Call fn (with key 0) with the columns cols of the visible row of table
  * whose unique text index index_name holds value; false if there is none.
- * The value is compared with the index's own collation, as a query would
- * compare it.
  */
 bool
 blog_fetch_by_text(Oid nsp, const char *table, const char *index_name,
@@ -642,33 +791,14 @@ blog_fetch_by_text(Oid nsp, const char *table, const char *index_name,
 {
 	Relation	rel = blog_open_table(nsp, table);
 	Relation	index = blog_open_index(nsp, index_name, rel);
-	AttrNumber	atts[BLOG_MAX_COLS];
-	TupleTableSlot *slot;
-	IndexScanDesc scan;
-	ScanKeyData key;
-	bool		found;
+	bool		found = false;
+	FetchState	st;
 
-	Assert(ncols <= BLOG_MAX_COLS);
 	if (TupleDescAttr(RelationGetDescr(index), 0)->atttypid != TEXTOID ||
 		!index->rd_index->indisunique)
 		refuse_layout(index);
-	blog_attnums(rel, cols, ncols, atts);
-
-	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   index->rd_indcollation[0], F_TEXTEQ, value);
-	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, index, GetActiveSnapshot(), 1, 0);
-	index_rescan(scan, &key, 1, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
-	if (found)
-	{
-		Datum		values[BLOG_MAX_COLS];
-
-		blog_slot_values(slot, atts, cols, ncols, values);
-		fn(values, 0, arg);
-	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
+	fetch_prepare(&st, rel, index, cols, ncols, &found, fn, arg);
+	index_lookup_datum(rel, index, value, !st.index_only, fetch_row, &st);
 	index_close(index, NoLock);
 	table_close(rel, NoLock);
 	return found;

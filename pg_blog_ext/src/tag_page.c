@@ -64,7 +64,7 @@ fetch_posts(Oid nsp, const int32 *ids, int n, BlogPost *out)
 	int			found = 0;
 	int			i;
 
-	blog_fetch_by_int4(nsp, "posts", "posts_pkey", ids, n, blog_post_cols,
+	blog_fetch_by_int4(nsp, "posts", "posts_card_idx", ids, n, blog_post_cols,
 					   BLOG_POST_NCOLS, keep_post, by_key);
 	/* newest first is mostly highest id first: qsort() finds it sorted */
 	for (i = n - 1; i >= 0; i--)

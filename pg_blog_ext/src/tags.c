@@ -72,7 +72,7 @@ blog_tag_arrays(Oid nsp, const int32 *post_ids, int nposts, BlogTagArrays *out)
 	}
 	ntags = blog_sort_unique(ids, nlinks);
 	tags = palloc0(sizeof(TagText) * (ntags + 1));
-	blog_fetch_by_int4(nsp, "tags", "tags_pkey", ids, ntags, cols,
+	blog_fetch_by_int4(nsp, "tags", "tags_text_idx", ids, ntags, cols,
 					   lengthof(cols), keep_tag, tags);
 
 	out->slugs = palloc(sizeof(Datum) * (nposts + 1));
