@@ -42,54 +42,40 @@ typedef struct Comment
 	Datum		created_at;
 } Comment;
 
-typedef struct CommentList
-{
-	const AttrNumber *atts;
-	List	   *comments;
-} CommentList;
-
 static const char *const comment_cols[] = {"author_name", "body", "created_at"};
 
 static void
-keep_comment(const BlogEntry *entry, void *arg)
+keep_comment(Datum *values, int key, void *arg)
 {
-	CommentList *list = (CommentList *) arg;
+	List	  **comments = (List **) arg;
 	Comment    *c = palloc(sizeof(Comment));
-	Datum		v[lengthof(comment_cols)];
 
-	blog_slot_values(entry->row, list->atts, comment_cols, lengthof(comment_cols), v);
+	(void) key;
 	/* the next row may unpin this one's buffer */
-	c->author = blog_text_copy(v[0]);
-	c->body = blog_text_copy(v[1]);
-	c->created_at = v[2];
-	list->comments = lappend(list->comments, c);
+	c->author = blog_text_copy(values[0]);
+	c->body = blog_text_copy(values[1]);
+	c->created_at = values[2];
+	*comments = lappend(*comments, c);
 }
 
 /* The post's comments, oldest first: the order of (post_id, created_at, id). */
 static void
 fetch_comments(Oid nsp, int32 post_id, Datum *values)
 {
-	Relation	comments = blog_open_table(nsp, "comments");
-	Relation	index = blog_open_int4_index(nsp, "comments_post_idx", comments, 1);
-	AttrNumber	atts[lengthof(comment_cols)];
-	CommentList list;
+	List	   *comments = NIL;
 	Datum	   *authors;
 	Datum	   *bodies;
 	Datum	   *times;
 	ListCell   *lc;
 	int			n = 0;
 
-	blog_attnums(comments, comment_cols, lengthof(comment_cols), atts);
-	list.atts = atts;
-	list.comments = NIL;
-	blog_index_lookup(comments, index, &post_id, 1, true, keep_comment, &list);
-	index_close(index, NoLock);
-	table_close(comments, NoLock);
-
-	authors = palloc(sizeof(Datum) * (list_length(list.comments) + 1));
-	bodies = palloc(sizeof(Datum) * (list_length(list.comments) + 1));
-	times = palloc(sizeof(Datum) * (list_length(list.comments) + 1));
-	foreach(lc, list.comments)
+	blog_fetch_by_int4(nsp, "comments", "comments_post_idx", &post_id, 1,
+					   comment_cols, lengthof(comment_cols), keep_comment,
+					   &comments);
+	authors = palloc(sizeof(Datum) * (list_length(comments) + 1));
+	bodies = palloc(sizeof(Datum) * (list_length(comments) + 1));
+	times = palloc(sizeof(Datum) * (list_length(comments) + 1));
+	foreach(lc, comments)
 	{
 		Comment    *c = (Comment *) lfirst(lc);
 

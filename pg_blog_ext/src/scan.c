@@ -238,11 +238,13 @@ blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
  * searches each following key on the same leaf page while the key is
  * within the page's high key, steps to the right sibling when the next key
  * is beyond it, and descends again only when the key is beyond that one
- * too.  The comparisons are int32 comparisons on the first column, which
- * is what int4's default B-tree operator class compares
- * (blog_open_int4_index() refuses any other).
+ * too.  int4 keys are compared as int32 in C, which is what int4's default
+ * B-tree operator class compares (blog_open_int4_index() refuses any
+ * other); a key of another type (a slug) by _bt_compare(), the index's own
+ * operator class and collation.
  *
- * The concurrency rules are nbtree's (src/backend/access/nbtree/README):
+ * The concurrency rules are nbtree's own (Lehman and Yao, as PostgreSQL's
+ * nbtree README states them for its scans):
  * a leaf page is read under a share lock, and its right link is taken
  * before the lock is released; a page split moves entries only to the
  * right, and an entry visible to the snapshot was in the index before the
@@ -251,8 +253,10 @@ blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
  * map for pages all-visible (with a predicate lock on the heap page), the
  * heap otherwise, or always when the caller wants the row.  The heap is
  * read while the leaf page is share-locked, as nbtree's own deletion of
- * index entries reads it under an exclusive one.  Interrupts are checked
- * between leaf pages, where no buffer lock is held.
+ * index entries reads it under an exclusive one.  A page deleted after its
+ * right link was read is not recycled while this backend's snapshot holds
+ * back the xmin horizon.  Interrupts are checked between leaf pages, where
+ * no buffer lock holds them off.
  */
 typedef struct LookupState
 {
@@ -725,7 +729,7 @@ fetch_row(const BlogEntry *entry, void *arg)
 	Datum		values[BLOG_MAX_COLS];
 
 	/* a unique index gives one visible row per key */
-	if (st->found[entry->key])
+	if (st->found[entry->key] && st->index->rd_index->indisunique)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 errmsg("more than one visible row for one key of index \"blog.%s\"",
@@ -752,9 +756,11 @@ fetch_row(const BlogEntry *entry, void *arg)
 
 /*
  * Call fn with the columns cols of each visible row of table whose key,
- * the int4 first column of the unique index index_name, is one of
- * keys[0 .. nkeys) (sorted, distinct), in key order; returns how many rows
- * there are.  The rows are read in place: only what fn keeps is copied.
+ * the int4 first column of the index index_name, is one of keys[0 ..
+ * nkeys) (sorted, distinct), in index order; returns how many keys have a
+ * row.  A unique index is checked to give at most one row per key.  The
+ * rows are read in place, from the index alone when it holds the columns:
+ * only what fn keeps is copied.
  */
 int
 blog_fetch_by_int4(Oid nsp, const char *table, const char *index_name,
@@ -763,18 +769,17 @@ blog_fetch_by_int4(Oid nsp, const char *table, const char *index_name,
 {
 	Relation	rel = blog_open_table(nsp, table);
 	Relation	index = blog_open_int4_index(nsp, index_name, rel, 1);
-	bool	   *found = palloc0(sizeof(bool) * (nkeys + 1));
+	bool		one_found;
+	bool	   *found = nkeys == 1 ? &one_found : palloc(sizeof(bool) * nkeys);
 	FetchState	st;
 	int			n = 0;
 	int			i;
 
-	if (!index->rd_index->indisunique)
-		refuse_layout(index);
+	memset(found, 0, sizeof(bool) * nkeys);
 	fetch_prepare(&st, rel, index, cols, ncols, found, fn, arg);
 	blog_index_lookup(rel, index, keys, nkeys, !st.index_only, fetch_row, &st);
 	for (i = 0; i < nkeys; i++)
 		n += found[i];
-	pfree(found);
 	index_close(index, NoLock);
 	table_close(rel, NoLock);
 	return n;
