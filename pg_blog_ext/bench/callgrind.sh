@@ -5,6 +5,7 @@
 #   bench/callgrind.sh                 old (OLD_REF) against new (this tree)
 #   BUILDS=new bench/callgrind.sh      this tree only, no pgbench
 #   PGBENCH=0 bench/callgrind.sh       instructions only
+#   NEW_REF=abc123 bench/callgrind.sh  new from a git ref, not the tree
 #
 # Each build gets a private copy of the PostgreSQL installation that
 # PG_CONFIG names (PostgreSQL is relocatable), its own cluster and its own
@@ -29,6 +30,7 @@ ext=$(cd "$here/.." && pwd)
 repo=$(cd "$ext/.." && pwd)
 
 OLD_REF=${OLD_REF:-39d42dc}
+NEW_REF=${NEW_REF:-}
 BUILDS=${BUILDS:-old new}
 PG_CONFIG=${PG_CONFIG:-pg_config}
 WORK=${WORK:-/var/tmp/pg_blog_callgrind}
@@ -79,8 +81,10 @@ prepare() {
 
 	rm -rf "$dir/src"
 	mkdir -p "$dir/src"
-	if [ "$b" = old ]; then
-		git -C "$repo" archive "$OLD_REF" pg_blog_ext sql | tar -x -C "$dir/src"
+	if [ "$b" = old ] || [ -n "$NEW_REF" ]; then
+		local ref=$OLD_REF
+		[ "$b" = new ] && ref=$NEW_REF
+		git -C "$repo" archive "$ref" pg_blog_ext sql | tar -x -C "$dir/src"
 	else
 		(cd "$repo" && tar -c --exclude='*.o' --exclude='*.bc' --exclude='*.so' \
 			--exclude=results --exclude=regression.diffs --exclude=regression.out \
@@ -97,7 +101,8 @@ prepare() {
 	mkdir -p "$data" "$dir/run" "$dir/cg"
 	is_root && chown "$OSUSER" "$data" "$dir/run" "$dir/cg"
 	as_pg "$root$sys_bindir/initdb" -D "$data" -U postgres -E UTF8 --locale=C \
-		--auth-local=trust >/dev/null
+		--auth=trust >/dev/null 2>"$dir/initdb.log" ||
+		{ cat "$dir/initdb.log" >&2; die "initdb of $b failed"; }
 	as_pg tee -a "$data/postgresql.conf" >/dev/null <<CONF
 port = $port
 listen_addresses = ''

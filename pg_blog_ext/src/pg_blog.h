@@ -93,8 +93,10 @@ extern List *blog_linked_ids(Oid nsp, const char *index_name, int32 id);
 
 /*
  * A visible row read by key: the values of the NOT NULL columns asked for
- * (pointing into a shared buffer: copy what is kept) and the number of its
- * key.
+ * (pointing into a shared buffer of the heap or of the index: copy what is
+ * kept) and the number of its key.  The column list of a read must be a
+ * constant array: its address keys the per-backend cache of its column
+ * numbers.
  */
 typedef void (*BlogRowFn) (Datum *values, int key, void *arg);
 

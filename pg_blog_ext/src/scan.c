@@ -283,14 +283,14 @@ typedef struct LookupState
 } LookupState;
 
 /*
- * Key number i against the entry at off of the current page: < 0, 0 or
- * > 0 as the key sorts before, equal to or after it.  int4 keys are
+ * The key against the entry at off of the current page: < 0, 0 or > 0 as
+ * the key sorts before, equal to or after it.  An int4 key (key) is
  * compared as btint4cmp() would (nulls sort last); a key of another type
- * by _bt_compare(), which for a high key whose attributes all equal the
- * key answers > 0, as the B-tree descent does.
+ * (the scan key's argument) by _bt_compare(), which for a high key whose
+ * attributes all equal the key answers > 0, as the B-tree descent does.
  */
 static pg_attribute_always_inline int
-key_cmp(LookupState *st, bool int4, int i, OffsetNumber off)
+key_cmp(LookupState *st, bool int4, int32 key, OffsetNumber off)
 {
 	IndexTuple	itup = (IndexTuple) PageGetItem(st->page, PageGetItemId(st->page, off));
 	bool		isnull;
@@ -298,17 +298,23 @@ key_cmp(LookupState *st, bool int4, int i, OffsetNumber off)
 
 	if (!int4)
 		return _bt_compare(st->index, &st->inskey, st->page, off);
-	k = DatumGetInt32(index_getattr(itup, 1, st->itupdesc, &isnull));
-	if (isnull)
-		return -1;
-	return (st->int4_keys[i] > k) - (st->int4_keys[i] < k);
+	/* without nulls, an int4 first column opens the data: index_getattr()'s fast path */
+	if (likely(!IndexTupleHasNulls(itup)))
+		k = *(const int32 *) ((const char *) itup + IndexInfoFindDataOffset(itup->t_info));
+	else
+	{
+		k = DatumGetInt32(index_getattr(itup, 1, st->itupdesc, &isnull));
+		if (isnull)
+			return -1;
+	}
+	return (key > k) - (key < k);
 }
 
 /* The comparison of key i with the current page's high key; < 0 at the end. */
 static pg_attribute_always_inline int
-key_cmp_high(LookupState *st, bool int4, int i)
+key_cmp_high(LookupState *st, bool int4, int32 key)
 {
-	return P_RIGHTMOST(st->opaque) ? -1 : key_cmp(st, int4, i, P_HIKEY);
+	return P_RIGHTMOST(st->opaque) ? -1 : key_cmp(st, int4, key, P_HIKEY);
 }
 
 static void
@@ -363,7 +369,7 @@ step_right(LookupState *st)
 
 /* The first offset from st->off on whose entry key i does not sort after. */
 static pg_attribute_always_inline OffsetNumber
-lower_bound(LookupState *st, bool int4, int i)
+lower_bound(LookupState *st, bool int4, int32 key)
 {
 	OffsetNumber low = st->off;
 	OffsetNumber high = st->maxoff + 1;
@@ -372,7 +378,7 @@ lower_bound(LookupState *st, bool int4, int i)
 	{
 		OffsetNumber mid = low + (high - low) / 2;
 
-		if (key_cmp(st, int4, i, mid) > 0)
+		if (key_cmp(st, int4, key, mid) > 0)
 			low = mid + 1;
 		else
 			high = mid;
@@ -412,7 +418,8 @@ tid_visible(LookupState *st, const ItemPointerData *tid)
 								   st->slot, &call_again, NULL);
 }
 
-static void
+/* inlined: it runs once per index entry, the walk's innermost step */
+static pg_attribute_always_inline void
 emit_tuple(LookupState *st, IndexTuple itup, int key)
 {
 	BlogEntry	entry;
@@ -484,7 +491,8 @@ lookup_run(LookupState *st, bool int4, int nkeys)
 	descend(st, 0);
 	while (i < nkeys && BufferIsValid(st->buf))
 	{
-		int			high = key_cmp_high(st, int4, i);
+		int32		key = int4 ? st->int4_keys[i] : 0;
+		int			high = key_cmp_high(st, int4, key);
 
 		if (high > 0)
 		{
@@ -506,9 +514,9 @@ lookup_run(LookupState *st, bool int4, int nkeys)
 		}
 		stepped = false;
 
-		for (st->off = lower_bound(st, int4, i); st->off <= st->maxoff; st->off++)
+		for (st->off = lower_bound(st, int4, key); st->off <= st->maxoff; st->off++)
 		{
-			if (key_cmp(st, int4, i, st->off) != 0)
+			if (key_cmp(st, int4, key, st->off) != 0)
 				break;
 			emit_tuple(st, (IndexTuple) PageGetItem(st->page,
 													PageGetItemId(st->page, st->off)),
