@@ -5,7 +5,8 @@
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 .PHONY: all build deps run stop status check unit installcheck e2e faults \
-        bench install install-ext install-module clean
+        bench install install-ext install-module uninstall installcheck-system \
+        deb system-test system-test-source clean
 
 all: build
 
@@ -18,7 +19,7 @@ build:
 
 # The private stack needs the extension where PostgreSQL finds it.
 install-ext: build
-	$(SUDO) $(MAKE) -C pg_blog_ext install
+	$(SUDO) $(MAKE) -C pg_blog_ext install DESTDIR=$(DESTDIR)
 
 run: build install-ext
 	scripts/stack.sh start
@@ -46,13 +47,64 @@ bench: build install-ext
 	bench/run.sh
 
 # A system install: Debian's Apache and PostgreSQL 15 (see README).
+# DESTDIR stages both into a folder (tests/system/run.sh checks that
+# uninstall removes every file install puts there).
+MODS_AVAILABLE = $(DESTDIR)/etc/apache2/mods-available
+SHARE_DIR = $(DESTDIR)/usr/share/mod_blog
+MAN7_DIR = $(DESTDIR)/usr/share/man/man7
+
 install: install-module install-ext
 
 install-module: build
-	$(SUDO) $(MAKE) -C mod_blog install
-	$(SUDO) install -m 644 conf/blog.load conf/blog.conf /etc/apache2/mods-available/
-	$(SUDO) install -d /usr/share/mod_blog/templates
-	$(SUDO) install -m 644 templates/*.html /usr/share/mod_blog/templates/
+	$(SUDO) $(MAKE) -C mod_blog install DESTDIR=$(DESTDIR)
+	$(SUDO) install -d $(MODS_AVAILABLE) $(SHARE_DIR)/templates $(MAN7_DIR)
+	$(SUDO) install -m 644 conf/blog.load conf/blog.conf $(MODS_AVAILABLE)/
+	$(SUDO) install -m 644 templates/*.html $(SHARE_DIR)/templates/
+	$(SUDO) install -m 644 sql/setup.sql $(SHARE_DIR)/
+	$(SUDO) install -m 644 man/mod_blog.7 $(MAN7_DIR)/
+
+# Undoes `make install`.  The module is disabled first (a dangling link in
+# mods-enabled would stop Apache); databases that use the extension keep it
+# in their catalogue: drop them first (README, "Install on a system").
+uninstall:
+	if [ -z "$(DESTDIR)" ] && [ -e /etc/apache2/mods-enabled/blog.load ]; then \
+	    $(SUDO) a2dismod -q blog; fi
+	$(SUDO) rm -f $(MODS_AVAILABLE)/blog.load $(MODS_AVAILABLE)/blog.conf \
+	    $(MAN7_DIR)/mod_blog.7
+	$(SUDO) rm -rf $(SHARE_DIR)
+	$(SUDO) $(MAKE) -C mod_blog uninstall DESTDIR=$(DESTDIR)
+	$(SUDO) $(MAKE) -C pg_blog_ext uninstall DESTDIR=$(DESTDIR)
+
+# pg_regress against the system cluster (as its superuser postgres when run
+# as root), without the private stack; drops its database afterwards.
+installcheck-system:
+	scripts/installcheck-system.sh
+
+# The two Debian packages, built from a copy of the tree (dpkg-buildpackage
+# writes next to the source folder), then checked by lintian.
+DEB_DIR = build/deb
+deb:
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	tar --exclude=./.git --exclude=./var --exclude=./build --exclude=./results \
+	    -cf - . | tar -C $(DEB_DIR)/src -xf -
+	cd $(DEB_DIR)/src && dpkg-buildpackage -us -uc -b
+	rm -rf $(DEB_DIR)/src
+	@# lintian warns when run as root: as nobody when nobody can read the packages
+	changes=$$(ls $(DEB_DIR)/*.changes); \
+	if [ "$$(id -u)" -eq 0 ] && runuser -u nobody -- test -r "$$changes"; then \
+	    runuser -u nobody -- lintian --info --display-info --pedantic "$$changes"; \
+	else lintian --info --display-info --pedantic "$$changes"; fi
+	@ls -l $(DEB_DIR)/*.deb
+
+# The packages installed into a fresh Debian 12 chroot, the README's system
+# install run there, the golden pages from Debian's Apache (several minutes).
+system-test:
+	tests/system/run.sh
+
+# The same with `./blog install` and `make uninstall` instead of the packages.
+system-test-source:
+	tests/system/run.sh --source
 
 clean:
 	$(MAKE) -C mod_blog clean

@@ -3,11 +3,16 @@
 MPM (the reference) and worker MPM, each beside its ceilings and floor.
 Run through bench/run.sh, which starts the stack and builds what is needed.
 
-Environment: DURATION (seconds per run, 5), WARMUP (seconds, 2),
-CONNECTIONS (50), THREADS (wrk and pgbench threads, 2), RUNS (3),
-MPMS ("event worker"), BENCH_PORT (the ceiling Apache, 8081),
-PG_CLIENTS (pgbench clients, 50), STRACE (1: count syscalls), STRACE_SECONDS
-(2), BENCH_ONLY=ceilings (skip everything that needs the blog).
+Environment (bench/README.md says more): DURATION (seconds per run, 5),
+WARMUP (seconds, 2), CONNECTIONS (50), THREADS (wrk and pgbench threads,
+2), RUNS (3), MPMS ("event worker"), ENDPOINTS (comma- or space-separated,
+all six by default), BENCH_CEILING_PORT (the ceiling Apache, 8081),
+PG_CLIENTS (pgbench clients, 50), PERF (auto: count syscalls with perf over
+each warm-up), STRACE (auto: a separate strace run per route only when perf
+cannot count; 1 always, 0 never), STRACE_SECONDS (2), IDLE (1000 idle
+keep-alive connections beside the /cached load under event; 0: skip),
+IDLE_SECONDS (3), CHECK (1: compare every page first), BENCH_ONLY=ceilings
+(skip everything that needs the blog).
 """
 
 import datetime
@@ -19,10 +24,12 @@ import sys
 import time
 import urllib.request
 
+sys.dont_write_bytecode = True  # keep the checkout clean
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
+import idle_conns  # noqa: E402
 import loads  # noqa: E402
 import report  # noqa: E402
 import reference  # noqa: E402
@@ -54,10 +61,29 @@ class Config:
         self.threads = num("THREADS", 2)
         self.runs = num("RUNS", 3)
         self.pg_clients = num("PG_CLIENTS", 50)
-        self.strace = env.get("STRACE", "1") == "1"
+        self.mpms = env.get("MPMS", "event worker").replace(",", " ").split()
+        self.endpoints = env.get("ENDPOINTS", " ".join(ENDPOINTS)).replace(
+            ",", " ").split()
+        unknown = [p for p in self.endpoints if p not in ENDPOINTS]
+        if unknown:
+            raise SystemExit("bench: unknown endpoints %s (ENDPOINTS is a "
+                             "subset of %s)" % (unknown, " ".join(ENDPOINTS)))
+        self.all_endpoints = set(self.endpoints) == set(ENDPOINTS)
+        perf = env.get("PERF", "auto")
+        self.perf = perf != "0" and loads.perf_usable()
+        self.syscall_events = loads.syscall_events() if self.perf else []
+        if perf == "1" and not self.perf:
+            raise SystemExit("bench: PERF=1 but perf cannot count %s here"
+                             % loads.SYSCALL_EVENT)
+        strace = env.get("STRACE", "auto")
+        self.strace = strace == "1" or (strace == "auto" and not self.perf)
         self.strace_seconds = num("STRACE_SECONDS", 2)
-        self.mpms = env.get("MPMS", "event worker").split()
-        self.port = num("BENCH_PORT", 8081)
+        self.idle = num("IDLE", 1000)
+        self.idle_seconds = num("IDLE_SECONDS", 3)
+        self.idle_rounds = num("IDLE_ROUNDS", 1)
+        self.check = env.get("CHECK", "1") == "1"
+        self.port = int(env.get("BENCH_CEILING_PORT",
+                                env.get("BENCH_PORT", 8081)))
         self.only_ceilings = env.get("BENCH_ONLY") == "ceilings"
         self.blog_port = num("BLOG_HTTP_PORT", 8080)
         self.redis_port = num("BLOG_REDIS_PORT", 63790)
@@ -74,11 +100,16 @@ class Config:
         return {k: getattr(self, k) for k in (
             "duration", "warmup", "connections", "threads", "runs",
             "pg_clients", "strace", "strace_seconds", "mpms", "port",
-            "blog_port", "pg_user", "fastpath", "only_ceilings")}
+            "blog_port", "pg_user", "fastpath", "only_ceilings",
+            "endpoints", "perf", "idle", "idle_seconds", "check",
+            "syscall_events")}
+
+
+T0 = time.time()
 
 
 def say(msg):
-    print("bench: " + msg, flush=True)
+    print("bench: %5.1f s %s" % (time.time() - T0, msg), flush=True)
 
 
 def run(cmd, **kw):
@@ -101,9 +132,27 @@ def fetch(port, path):
         return r.read()
 
 
+def _pid_file(path):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def blog_pid(cfg):
-    with open(os.path.join(cfg.var, "run", "httpd.pid")) as f:
-        return int(f.read().split()[0])
+    return _pid_file(os.path.join(cfg.var, "run", "httpd.pid"))
+
+
+def sides(cfg, apache_pid):
+    """The processes of each side of a run for the CPU profile: the Apache
+    under test (parent and children), PostgreSQL (the postmaster and every
+    backend), Redis."""
+    return {"apache": (apache_pid, True),
+            "pg": (_pid_file(os.path.join(cfg.var, "pg", "postmaster.pid")),
+                   True),
+            "redis": (_pid_file(os.path.join(cfg.var, "run", "redis.pid")),
+                      False)}
 
 
 def restart_blog(cfg, mpm):
@@ -134,6 +183,8 @@ def db_ceilings(cfg):
     out = {}
     for path, name in (("/", "index"), ("/post/post-31", "post"),
                        ("/tag/tag-7", "tag")):
+        if path not in cfg.endpoints:
+            continue
         script = os.path.join(scripts, "%s_function.sql" % name)
         say("pgbench %s (%d clients, -M prepared)" % (name, cfg.pg_clients))
         med, values = loads.median_of(cfg, lambda: loads.pgbench(
@@ -179,7 +230,7 @@ def run_mpm(cfg, mpm, ceiling):
         ep["window_s"] = t1 - t0
         state["pending"] = None
 
-    for kind, path in SEQUENCE:
+    for kind, path in sequence(cfg):
         if kind == "blog" and cfg.only_ceilings:
             continue
         pid = ceiling.pid() if kind != "blog" else blog_pid(cfg)
@@ -188,9 +239,11 @@ def run_mpm(cfg, mpm, ceiling):
             if state["pending"]:
                 close_window(x0, t0)
         say("%s %s%s" % (mpm, "" if kind == "blog" else kind + " ", path))
-        ep = loads.endpoint(cfg, ports[kind], path, pid,
-                            "wrk-%s-%s.txt" % (mpm, path.strip("/")
-                                               .replace("/", "_") or "index"))
+        ep = loads.endpoint(cfg, ports[kind], path, sides(cfg, pid),
+                            "wrk-%s-%s%s.txt" % (
+                                mpm, "" if kind == "blog" else kind + "-",
+                                path.strip("/").replace("/", "_") or "index"),
+                            redis_port=cfg.redis_port)
         out[kind][path if kind != "floor" else path.rsplit("/", 1)[1]] = ep
         if kind == "blog" and path in DB_ROUTES:
             state["pending"] = (ep, x0, t0)
@@ -200,9 +253,15 @@ def run_mpm(cfg, mpm, ceiling):
             ep["window_s"] = time.time() - t0
     if state["pending"]:
         close_window(*settle())
+    # last: a thousand connections leave Apache's memory larger (MaxMemFree
+    # 0 keeps it), which would show in the next endpoint's Pss
+    if mpm == "event" and cfg.idle and "/cached" in cfg.endpoints \
+            and not cfg.only_ceilings:
+        out["idle"] = idle_figure(cfg)
     if cfg.strace:
-        targets = [("blog", p) for p in ENDPOINTS if not cfg.only_ceilings]
-        targets += [("floor", "/floor/quick"), ("floor", "/floor/handler")]
+        targets = [("blog", p) for p in cfg.endpoints
+                   if not cfg.only_ceilings]
+        targets += [("floor", p) for k, p in sequence(cfg) if k == "floor"]
         for kind, path in targets:
             pid = ceiling.pid() if kind == "floor" else blog_pid(cfg)
             say("%s strace %s" % (mpm, path))
@@ -212,6 +271,38 @@ def run_mpm(cfg, mpm, ceiling):
             out["syscalls"][path] = {"per_req": per_req, "top": top}
     ceiling.stop()
     return out
+
+
+def sequence(cfg):
+    """SEQUENCE for the chosen endpoints: a ceiling only when its endpoint
+    runs, the quick_handler floor always (the cached routes' bar), the
+    handler floor with the full set."""
+    need = {"/index.html": "/cached", "/post-31.html": "/post/post-31/cached"}
+    out = []
+    for kind, path in SEQUENCE:
+        if kind == "blog" and path not in cfg.endpoints:
+            continue
+        if kind == "static" and need[path] not in cfg.endpoints:
+            continue
+        if path == "/floor/handler" and not cfg.all_endpoints:
+            continue
+        out.append((kind, path))
+    return out
+
+
+def idle_figure(cfg):
+    """tests/e2e/idle_conns.py's measurement as a bench figure: /cached
+    alone, then beside cfg.idle idle keep-alive connections."""
+    say("event /cached beside %d idle keep-alive connections" % cfg.idle)
+    r = idle_conns.measure(
+        cfg.blog_port, "/cached", cfg.idle, cfg.idle_seconds,
+        cfg.connections, cfg.threads, apache_pid=blog_pid(cfg),
+        kat=idle_conns.keepalive_timeout(cfg.var), rounds=cfg.idle_rounds)
+    keep = ("requests", "rps", "p50_us", "p99_us", "status", "socket_errors")
+    for k in ("base", "loaded"):
+        if r.get(k):
+            r[k] = {f: r[k][f] for f in keep}
+    return r
 
 
 def round_trips(res):
@@ -232,6 +323,19 @@ def round_trips(res):
 def check_failures(res, cfg):
     fails = []
     for mpm, m in res["mpm"].items():
+        idle = m.get("idle")
+        if idle:
+            for k in ("base", "loaded"):
+                if idle[k]["status"] or idle[k]["socket_errors"]:
+                    fails.append("%s /cached %s idle connections: %d "
+                                 "non-2xx, %d socket errors" % (
+                                     mpm, "with" if k == "loaded"
+                                     else "before", idle[k]["status"],
+                                     idle[k]["socket_errors"]))
+            if idle["answered"] != idle["idle"]:
+                fails.append("%s: %d of %d idle connections were not "
+                             "answered" % (mpm, idle["idle"] - idle["answered"],
+                                           idle["idle"]))
         for kind in ("blog", "static", "floor"):
             for name, ep in m[kind].items():
                 where = "%s %s %s" % (mpm, kind, name)
@@ -283,11 +387,16 @@ def meta(cfg, started):
 def main():
     started = time.time()
     cfg = Config(os.environ)
+    # perf holds a descriptor per event and thread (some 40 x 200 for
+    # Apache), idle_conns one per connection
+    idle_conns.raise_nofile(65536)
     with open("/proc/loadavg") as f:
         cfg.loadavg = " ".join(f.read().split()[:3])
     os.makedirs(cfg.raw_dir)
     res = {"mpm": {}}
-    if not cfg.only_ceilings:
+    if not cfg.only_ceilings and not cfg.check:
+        run(["redis-cli", "-p", str(cfg.redis_port), "FLUSHALL"])
+    elif not cfg.only_ceilings:
         say("flushing Redis, then checking every page")
         run(["redis-cli", "-p", str(cfg.redis_port), "FLUSHALL"])
         check = subprocess.run([sys.executable,
@@ -299,7 +408,8 @@ def main():
     ceiling = CeilingApache(cfg.var, cfg.port)
     ceiling.write_pages(cached_pages(cfg))
     res["db"] = db_ceilings(cfg)
-    res["compute"] = compute_ceiling(cfg)
+    if "/compute" in cfg.endpoints:
+        res["compute"] = compute_ceiling(cfg)
     last = None
     try:
         for mpm in cfg.mpms:

@@ -9,7 +9,12 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 APACHE = "/usr/sbin/apache2"
-BLOG_CONF = os.path.join(os.path.dirname(HERE), "conf", "httpd.conf.in")
+# The blog's generated config (its template's values filled in by
+# scripts/stack.sh), else the template itself.
+BLOG_CONF = os.path.join(os.environ.get("BLOG_VAR", os.path.join(os.path.dirname(HERE), "var")),
+                         "httpd", "httpd.conf")
+if not os.path.exists(BLOG_CONF):
+    BLOG_CONF = os.path.join(os.path.dirname(HERE), "conf", "httpd.conf.in")
 # The directives both Apaches must share, with the values used when the
 # blog's template lacks one.
 SHARED = [("StartServers", "4"), ("ServerLimit", "4"),
@@ -29,11 +34,19 @@ def server_settings(path=BLOG_CONF):
     """The SHARED directives as conf/httpd.conf.in sets them (the last
     setting wins, as in Apache), in SHARED's order, as config lines."""
     found = {}
+    skip = 0        # depth inside a block for prefork, which the bench never runs
     try:
         with open(path) as f:
             for line in f:
                 words = line.split()
-                if words and words[0] in dict(SHARED):
+                if not words:
+                    continue
+                if words[0].lower() == "<ifmodule":
+                    if skip or words[1].rstrip(">") == "mpm_prefork_module":
+                        skip += 1
+                elif words[0].lower() == "</ifmodule>":
+                    skip = max(skip - 1, 0)
+                elif not skip and words[0] in dict(SHARED):
                     found[words[0]] = " ".join(words[1:])
     except OSError:
         pass

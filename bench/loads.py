@@ -8,6 +8,7 @@ import signal
 import socket
 import statistics
 import subprocess
+import tempfile
 import time
 
 import procstat
@@ -46,19 +47,27 @@ def response_size(port, path):
         return status, len(head) + 4 + want
 
 
-def wrk(cfg, port, path, seconds, raw_name=None, during=None):
-    """One wrk run; `during` is called once half-way through (sampling)."""
+def wrk(cfg, port, path, seconds, raw_name=None, during=None, prefix=()):
+    """One wrk run; `during` is called once half-way through (sampling).
+    The result carries wrk's own CPU time and context switches (its
+    rusage), unless `prefix` (a command wrk runs under) is given."""
     url = "http://127.0.0.1:%d%s" % (port, path)
-    cmd = ["wrk", "-t", str(cfg.threads), "-c", str(cfg.connections),
-           "-d", "%ds" % seconds, "--latency", "-s",
-           os.path.join(HERE, "wrk.lua"), url]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    sample = None
-    if during is not None:
-        time.sleep(seconds / 2.0)
-        sample = during()
-    out, _ = proc.communicate()
+    cmd = list(prefix) + [
+        "wrk", "-t", str(cfg.threads), "-c", str(cfg.connections),
+        "-d", "%ds" % seconds, "--latency", "-s",
+        os.path.join(HERE, "wrk.lua"), url]
+    with tempfile.TemporaryFile(mode="w+") as out_f:
+        proc = subprocess.Popen(cmd, stdout=out_f, stderr=subprocess.STDOUT)
+        sample = None
+        if during is not None:
+            time.sleep(seconds / 2.0)
+            sample = during()
+        # wait4 rather than Popen.wait: the child's rusage is wrk's side of
+        # the CPU profile
+        _, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out_f.seek(0)
+        out = out_f.read()
     if raw_name:
         with open(os.path.join(cfg.raw_dir, raw_name), "a") as f:
             f.write("$ %s\n%s\n" % (" ".join(cmd), out))
@@ -69,27 +78,190 @@ def wrk(cfg, port, path, seconds, raw_name=None, during=None):
     r["rps"] = r["requests"] * 1e6 / r["duration_us"]
     r["socket_errors"] = r["connect"] + r["read"] + r["write"] + r["timeout"]
     r["sample"] = sample
+    r["rusage"] = {"user_us": ru.ru_utime * 1e6, "sys_us": ru.ru_stime * 1e6,
+                   "ctxsw": ru.ru_nvcsw + ru.ru_nivcsw}
     return r
 
 
-def endpoint(cfg, port, path, apache_pid, raw_name):
+def perf_usable():
+    """Whether perf can count syscall tracepoints here (root, or a low
+    perf_event_paranoid, and the linux-perf package)."""
+    try:
+        out = subprocess.run(["perf", "stat", "-x,", "-e", SYSCALL_EVENT,
+                              "--", "true"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and _perf_count(out.stderr) is not None
+
+
+SYSCALL_EVENT = "raw_syscalls:sys_enter"
+# Syscalls counted by name beside the total: what a request path, a hand-off
+# between threads or a wait on a socket is made of.
+NAMED = ("read", "write", "readv", "writev", "recvfrom", "sendto",
+         "sendfile64", "futex", "epoll_wait", "epoll_ctl", "poll",
+         "accept4", "shutdown", "close", "fcntl", "setsockopt", "openat",
+         "newfstatat", "mmap", "munmap", "madvise", "brk")
+
+
+def syscall_events():
+    """The total, then the NAMED tracepoints this kernel has."""
+    try:
+        with open("/sys/kernel/tracing/available_events") as f:
+            have = set(line.strip() for line in f)
+    except OSError:
+        have = set()
+    return [SYSCALL_EVENT] + ["syscalls:sys_enter_" + n for n in NAMED
+                              if "syscalls:sys_enter_" + n in have]
+
+
+def _perf_counts(text):
+    """{event: count} from perf stat -x, output."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split(",")
+        if len(parts) > 2 and ":" in parts[2]:
+            out[parts[2]] = int(parts[0]) if parts[0].isdigit() else 0
+    return out
+
+
+def _perf_count(text):
+    return _perf_counts(text).get(SYSCALL_EVENT)
+
+
+class SyscallCount:
+    """Syscalls entered by each side over a window, counted by the kernel's
+    raw_syscalls:sys_enter tracepoint through `perf stat` (a counter, no
+    sampling): one perf attached to every thread of each server's
+    processes, and wrk run under one."""
+
+    def __init__(self, cfg, sides, name):
+        self.files = {}
+        self.procs = {}
+        self.cfg = cfg
+        self.name = name
+        self.sides = sides
+        self.events = ",".join(cfg.syscall_events)
+
+    def _file(self, side):
+        f = os.path.join(self.cfg.raw_dir, "perf-%s-%s.csv" % (self.name, side))
+        self.files[side] = f
+        return f
+
+    def start(self):
+        for side, (pid, whole) in self.sides.items():
+            if not pid:
+                continue
+            pids = procstat.tree(pid) if whole else [pid]
+            self.procs[side] = subprocess.Popen(
+                ["perf", "stat", "-x,", "-e", self.events, "-o",
+                 self._file(side), "-p", ",".join(map(str, pids))],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._attached()
+        return ["perf", "stat", "-x,", "-e", self.events, "-o",
+                self._file("wrk"), "--"]
+
+    def _attached(self, limit_s=10.0):
+        """Wait until each perf holds a descriptor per event and thread, so
+        that the warm-up starts counted."""
+        n_events = len(self.cfg.syscall_events)
+        want = {}
+        for side, (pid, whole) in self.sides.items():
+            if side in self.procs:
+                pids = procstat.tree(pid) if whole else [pid]
+                want[side] = n_events * sum(procstat.threads(p) for p in pids)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < limit_s:
+            if all(procstat.open_fds(self.procs[s].pid) >= n
+                   for s, n in want.items()):
+                break
+            time.sleep(0.05)
+        time.sleep(0.05)
+
+    def stop(self):
+        """{side: (syscalls, {name: syscalls})}; None for a side perf could
+        not count."""
+        for p in self.procs.values():
+            p.send_signal(signal.SIGINT)
+        for p in self.procs.values():
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        out = {}
+        for side, f in self.files.items():
+            try:
+                with open(f) as fh:
+                    counts = _perf_counts(fh.read())
+            except OSError:
+                counts = {}
+            total = counts.pop(SYSCALL_EVENT, None)
+            out[side] = None if total is None else (total, {
+                k.rsplit("sys_enter_", 1)[1]: v for k, v in counts.items()})
+        return out
+
+
+def _per(value, n):
+    return value / n if n else None
+
+
+def endpoint(cfg, port, path, sides, raw_name, redis_port=None):
     """SPEC section 6 for one endpoint: a warm-up, then cfg.runs runs; the
     run with the median requests/s gives the figures, errors add up over
-    all runs, and the kernel's counters cover the timed runs."""
+    all runs.  The counters (/proc of every side, the machine's /proc/stat,
+    Redis's commandstats, wrk's rusage) are read just before and just after
+    each timed run and add up over the timed runs; syscalls are counted by
+    perf over the warm-up, so that the timed runs carry no tracepoint.
+    sides: {"apache": (pid, True), "pg": (pid, True), "redis": (pid, False)}
+    (a pid and whether its children count)."""
     status, size = response_size(port, path)
     if status != 200:
         raise LoadError("GET %s answers %d before the load" % (path, status))
     t0 = time.time()
-    warm = wrk(cfg, port, path, cfg.warmup, raw_name) if cfg.warmup else None
-    before = procstat.counters(apache_pid)
-    runs = [wrk(cfg, port, path, cfg.duration, raw_name,
+    warm, syscalls, syscall_names = None, None, None
+    if cfg.warmup:
+        counter = SyscallCount(cfg, sides, raw_name.rsplit(".", 1)[0]) \
+            if cfg.perf else None
+        prefix = counter.start() if counter else ()
+        try:
+            warm = wrk(cfg, port, path, cfg.warmup, raw_name, prefix=prefix)
+        finally:
+            counts = counter.stop() if counter else None
+        if counts:
+            n = warm["requests"]
+            syscalls = {k: _per(v[0], n) if v else None
+                        for k, v in counts.items()}
+            syscall_names = {k: {name: c / n for name, c in v[1].items() if c}
+                             for k, v in counts.items() if v and n}
+    apache_pid = sides["apache"][0]
+    runs = []
+    cpu = {}
+    mach = {}
+    rcmd = {}
+    for _ in range(cfg.runs):
+        r0 = procstat.redis_commandstats(redis_port) if redis_port else {}
+        before = procstat.snapshot(sides)
+        r = wrk(cfg, port, path, cfg.duration, raw_name,
                 during=lambda: procstat.pss_kib(apache_pid))
-            for _ in range(cfg.runs)]
-    after = procstat.counters(apache_pid)
-    minflt, ctxsw = procstat.delta(before, after)
+        after = procstat.snapshot(sides)
+        r1 = procstat.redis_commandstats(redis_port) if redis_port else {}
+        runs.append(r)
+        d_sides, d_mach = procstat.delta_all(before, after)
+        d_sides["wrk"] = dict(r["rusage"], minflt=0)
+        for side, d in d_sides.items():
+            acc = cpu.setdefault(side, {})
+            for k, v in d.items():
+                acc[k] = acc.get(k, 0) + v
+        for k, v in d_mach.items():
+            mach[k] = mach.get(k, 0) + v
+        for k, (calls, usec) in procstat.redis_delta(r0, r1).items():
+            c, u = rcmd.get(k, (0, 0))
+            rcmd[k] = (c + calls, u + usec)
     timed = sum(r["requests"] for r in runs)
     med = sorted(runs, key=lambda r: r["rps"])[len(runs) // 2]
     total_bytes = sum(r["bytes"] for r in runs)
+    ap = cpu.get("apache", {})
     return {
         "path": path,
         "rps": med["rps"],
@@ -102,12 +274,57 @@ def endpoint(cfg, port, path, apache_pid, raw_name):
         "bytes_per_response": total_bytes / timed if timed else 0.0,
         "requests": timed + (warm["requests"] if warm else 0),
         "timed_requests": timed,
-        "minflt_per_req": minflt / timed if timed else None,
-        "ctxsw_per_req": ctxsw / timed if timed else None,
+        "warmup_requests": warm["requests"] if warm else 0,
+        "minflt_per_req": _per(ap.get("minflt", 0), timed),
+        "ctxsw_per_req": _per(ap.get("ctxsw", 0), timed),
         "pss_kib": max(r["sample"] for r in runs),
+        "profile": profile(cpu, mach, timed),
+        "syscalls_per_req": syscalls,
+        "syscalls_by_name": syscall_names,
+        "redis": redis_per_request(rcmd, timed) if redis_port else None,
         "started": t0,
         "ended": time.time(),
     }
+
+
+def profile(cpu, mach, n):
+    """Per request: each side's user and system CPU and context switches;
+    the machine's irq + softirq (the kernel's interrupt work, on loopback
+    most of TCP's receive path: the kernel charges it to the system time
+    of whichever process it interrupted, so it is inside the sides' sys,
+    not beside it); the machine's busy time, what of it no side accounts
+    for (another tenant's load, ksoftirqd) and steal; the kernel's share of
+    the sides' time."""
+    out = {"sides": {}}
+    attributed = kernel = 0.0
+    for side, d in cpu.items():
+        out["sides"][side] = {"user_us": _per(d["user_us"], n),
+                              "sys_us": _per(d["sys_us"], n),
+                              "ctxsw": _per(d["ctxsw"], n)}
+        attributed += d["user_us"] + d["sys_us"]
+        kernel += d["sys_us"]
+    busy = sum(mach.get(k, 0) for k in ("user", "nice", "system", "irq",
+                                        "softirq"))
+    out["machine_us"] = {k: _per(v, n) for k, v in mach.items()}
+    out["sides_us"] = _per(attributed, n)
+    out["irq_us"] = _per(mach.get("irq", 0) + mach.get("softirq", 0), n)
+    out["steal_us"] = _per(mach.get("steal", 0), n)
+    out["busy_us"] = _per(busy, n)
+    out["other_us"] = _per(max(busy - attributed, 0), n)
+    out["kernel_share"] = kernel / attributed if attributed else None
+    return out
+
+
+def redis_per_request(rcmd, n):
+    """Redis's own count of commands per request: GET and SET apart, the
+    rest summed, and its time per GET."""
+    get = rcmd.get("get", (0, 0))
+    st = rcmd.get("set", (0, 0))
+    other = sum(c for k, (c, _) in rcmd.items() if k not in ("get", "set"))
+    return {"get": _per(get[0], n), "set": _per(st[0], n),
+            "other": _per(other, n),
+            "other_names": sorted(k for k in rcmd if k not in ("get", "set")),
+            "get_usec": get[1] / get[0] if get[0] else None}
 
 
 def pgbench(cfg, script, defines, raw_name):
@@ -172,7 +389,8 @@ def strace_syscalls(cfg, port, path, apache_pid, raw_name):
                               stderr=subprocess.DEVNULL)
     time.sleep(0.5)                 # let strace attach to ~100 threads
     try:
-        r = wrk(cfg, port, path, cfg.strace_seconds)
+        # the requests the syscall counts are divided by, kept with them
+        r = wrk(cfg, port, path, cfg.strace_seconds, "wrk-" + raw_name)
     finally:
         tracer.send_signal(signal.SIGINT)
         tracer.wait(timeout=30)

@@ -15,11 +15,11 @@ def ceiling(res, mpm, path):
     if path in res.get("db", {}):
         return res["db"][path]["tps"], "pgbench, page function"
     static = res["mpm"][mpm]["static"]
-    if path == "/cached":
+    if path == "/cached" and "/index.html" in static:
         return static["/index.html"]["rps"], "static file"
-    if path == "/post/post-31/cached":
+    if path == "/post/post-31/cached" and "/post-31.html" in static:
         return static["/post-31.html"]["rps"], "static file"
-    if path == "/compute":
+    if path == "/compute" and res.get("compute"):
         return res["compute"]["ceiling"], "loop alone, all CPUs"
     return None, ""
 
@@ -32,33 +32,181 @@ def mib(kib):
     return "%.1f" % (kib / 1024.0)
 
 
+TAIL_LIMIT = 5.0       # p99 at most 5 x p50
+
+
+def tail(ep):
+    """p99/p50, with a ! when above TAIL_LIMIT."""
+    if not ep["p50_ms"]:
+        return "-"
+    t = ep["p99_ms"] / ep["p50_ms"]
+    return "%.1f%s" % (t, " !" if t > TAIL_LIMIT else "")
+
+
+def floor_rps(res, mpm):
+    ep = res["mpm"][mpm]["floor"].get("quick")
+    return ep["rps"] if ep else None
+
+
 def blog_rows(res, mpm):
     m = res["mpm"][mpm]
     rows = []
+    fl = floor_rps(res, mpm)
     for path in ENDPOINTS:
         ep = m["blog"].get(path)
         if not ep:
             continue
         ceil, _ = ceiling(res, mpm, path)
-        sc = m["syscalls"].get(path, {}).get("per_req")
+        rd = ep.get("redis") or {}
         rows.append([path, fmt(ep["rps"]), fmt(ep["p50_ms"], "%.2f"),
-                     fmt(ep["p99_ms"], "%.2f"), str(ep["non2xx"]),
+                     fmt(ep["p99_ms"], "%.2f"), tail(ep), str(ep["non2xx"]),
                      str(ep["socket_errors"]),
-                     fmt(ep.get("round_trips"), "%.3f"), fmt(ceil),
+                     fmt(ep.get("round_trips"), "%.3f"),
+                     fmt(rd.get("get"), "%.3f"), fmt(rd.get("set"), "%.3f"),
+                     fmt(ceil),
                      fmt(ep["rps"] / ceil if ceil else None, "%.2f"),
-                     fmt(ep["minflt_per_req"], "%.3f"),
-                     fmt(ep["ctxsw_per_req"], "%.2f"), fmt(sc, "%.1f"),
+                     fmt(ep["rps"] / fl if fl else None, "%.2f"),
                      mib(ep["pss_kib"])])
     return rows
+
+
+def measured(res, mpm):
+    """(label, endpoint dict, strace key) of every run of an MPM: the
+    blog's endpoints, then the ceilings and the floor."""
+    m = res["mpm"][mpm]
+    out = [(p, m["blog"][p], p) for p in ENDPOINTS if p in m["blog"]]
+    for name, ep in m["static"].items():
+        out.append(("static %s" % name, ep, None))
+    for name, ep in m["floor"].items():
+        out.append(("floor %s" % name, ep, "/floor/" + name))
+    return out
+
+
+SIDES = ("apache", "pg", "redis", "wrk")
+SIDE_NAMES = {"apache": "Apache", "pg": "PG", "redis": "Redis",
+              "wrk": "wrk"}
+
+COUNTER_HEAD = (["endpoint", "minflt/req"]
+                + ["ctxsw %s" % SIDE_NAMES[s] for s in SIDES]
+                + ["sysc %s" % SIDE_NAMES[s] for s in SIDES]
+                + ["strace sysc", "Redis other/req", "Redis us/GET"])
+
+
+def counter_rows(res, mpm):
+    m = res["mpm"][mpm]
+    rows = []
+    for label, ep, skey in measured(res, mpm):
+        prof = (ep.get("profile") or {}).get("sides", {})
+        sc = ep.get("syscalls_per_req") or {}
+        st = m["syscalls"].get(skey, {}).get("per_req") if skey else None
+        rd = ep.get("redis") or {}
+        rows.append([label, fmt(ep["minflt_per_req"], "%.3f")]
+                    + [fmt(prof.get(s, {}).get("ctxsw"), "%.2f")
+                       for s in SIDES]
+                    + [fmt(sc.get(s), "%.1f") for s in SIDES]
+                    + [fmt(st, "%.1f"), fmt(rd.get("other"), "%.3f"),
+                       fmt(rd.get("get_usec"), "%.2f")])
+    return rows
+
+
+CPU_HEAD = (["endpoint"]
+            + ["%s %s" % (SIDE_NAMES[s], k) for s in SIDES
+               for k in ("usr", "sys")]
+            + ["all sides", "irq+si in sys", "other", "busy", "kernel %"])
+
+
+def cpu_rows(res, mpm):
+    rows = []
+    for label, ep, _ in measured(res, mpm):
+        prof = ep.get("profile")
+        if not prof:
+            continue
+        cells = [label]
+        for s in SIDES:
+            d = prof["sides"].get(s, {})
+            cells += [fmt(d.get("user_us"), "%.1f"),
+                      fmt(d.get("sys_us"), "%.1f")]
+        cells += [fmt(prof.get("sides_us"), "%.1f"),
+                  fmt(prof["irq_us"], "%.1f"), fmt(prof["other_us"], "%.1f"),
+                  fmt(prof["busy_us"], "%.1f"),
+                  fmt(prof["kernel_share"] and 100 * prof["kernel_share"],
+                      "%.0f")]
+        rows.append(cells)
+    return rows
+
+
+def top_names(names, n=8):
+    return ", ".join("%s %.2f" % (k, v) for k, v in
+                     sorted(names.items(), key=lambda kv: -kv[1])[:n]
+                     if v >= 0.005)
+
+
+def syscall_name_rows(res, mpm):
+    rows = []
+    for label, ep, _ in measured(res, mpm):
+        by = ep.get("syscalls_by_name") or {}
+        for s in SIDES:
+            if by.get(s) and top_names(by[s]):
+                total = (ep.get("syscalls_per_req") or {}).get(s)
+                rows.append([label, SIDE_NAMES[s], fmt(total, "%.2f"),
+                             top_names(by[s])])
+    return rows
+
+
+SUMMARY_HEAD = (["MPM", "endpoint", "req/s", "p50 ms", "p99 ms", "Pss MiB",
+                 "ctxsw/req", "sysc/req"]
+                + ["%s us" % SIDE_NAMES[s] for s in SIDES])
+
+
+def summary_rows(res):
+    """One line per endpoint and MPM with what a lever changes: the
+    blog's endpoints and the quick_handler floor; ctxsw and syscalls are
+    Apache's, CPU is each side's user + system."""
+    rows = []
+    for mpm, m in res["mpm"].items():
+        items = [(p, m["blog"][p]) for p in ENDPOINTS if p in m["blog"]]
+        if "quick" in m["floor"]:
+            items.append(("floor quick", m["floor"]["quick"]))
+        for label, ep in items:
+            prof = (ep.get("profile") or {}).get("sides", {})
+            cpu = []
+            for s in SIDES:
+                d = prof.get(s)
+                cpu.append(fmt(d["user_us"] + d["sys_us"], "%.1f")
+                           if d and d["user_us"] is not None else "-")
+            rows.append([mpm, label, fmt(ep["rps"]),
+                         fmt(ep["p50_ms"], "%.2f"), fmt(ep["p99_ms"], "%.2f"),
+                         mib(ep["pss_kib"]), fmt(ep["ctxsw_per_req"], "%.2f"),
+                         fmt(apache_syscalls(m, ep, label if label.startswith(
+                             "/") else "/floor/quick"), "%.1f")] + cpu)
+    return rows
+
+
+def idle_line(res, mpm):
+    r = res["mpm"][mpm].get("idle")
+    if not r:
+        return None
+    b, lo = r["base"], r["loaded"]
+    return ("/cached beside %d idle keep-alive connections (%d answered in "
+            "%.2f s, %d within 1 s%s): %.0f req/s against %.0f alone "
+            "(%.2f), p99 %.2f ms against %.2f, %d non-2xx, %d socket errors; "
+            "the server closed %d of them during the %d s run, %d before "
+            "KeepAliveTimeout; Apache Pss %s MiB"
+            % (r["idle"], r["answered"], r["open_s"], r["answered_1s"],
+               "" if r["fits"] else ", too slow to hold them all open "
+               "through the run", lo["rps"], b["rps"],
+               r["ratio"], lo["p99_us"] / 1e3, b["p99_us"] / 1e3,
+               lo["status"], lo["socket_errors"], r["closed"], r["run_s"],
+               r["closed_early"], mib(r.get("pss_kib") or 0)))
 
 
 PG_NAMES = {"/": "blog.index_page(20)",
             "/post/post-31": "blog.post_page('post-31')",
             "/tag/tag-7": "blog.tag_page('tag-7')"}
 
-BLOG_HEAD = ["endpoint", "req/s", "p50 ms", "p99 ms", "non-2xx", "sock err",
-             "PG rt/page", "ceiling", "ratio", "minflt/req", "ctxsw/req",
-             "syscalls/req", "Pss MiB"]
+BLOG_HEAD = ["endpoint", "req/s", "p50 ms", "p99 ms", "p99/p50", "non-2xx",
+             "sock err", "PG rt/page", "Redis GET/req", "Redis SET/req",
+             "ceiling", "ratio", "x floor", "Pss MiB"]
 
 
 def ceiling_rows(res):
@@ -100,20 +248,29 @@ def floor_rows(res):
             ep = m[key].get(sub)
             if not ep:
                 continue
-            sc = m["syscalls"].get("/floor/" + sub, {}).get("per_req")
+            sc = apache_syscalls(m, ep, "/floor/" + sub)
             rows.append([mpm, label, fmt(ep["rps"]), fmt(ep["p50_ms"], "%.2f"),
                          fmt(ep["p99_ms"], "%.2f"),
                          fmt(ep["minflt_per_req"], "%.3f"),
                          fmt(ep["ctxsw_per_req"], "%.2f"), fmt(sc, "%.1f")])
         ep = m["blog"].get("/cached")
         if ep:
-            sc = m["syscalls"].get("/cached", {}).get("per_req")
+            sc = apache_syscalls(m, ep, "/cached")
             rows.append([mpm, "the blog's /cached", fmt(ep["rps"]),
                          fmt(ep["p50_ms"], "%.2f"), fmt(ep["p99_ms"], "%.2f"),
                          fmt(ep["minflt_per_req"], "%.3f"),
                          fmt(ep["ctxsw_per_req"], "%.2f"), fmt(sc, "%.1f")])
     return ["MPM", "answered by", "req/s", "p50 ms", "p99 ms", "minflt/req",
             "ctxsw/req", "syscalls/req"], rows
+
+
+def apache_syscalls(m, ep, strace_key):
+    """Apache's syscalls per request: perf's count over the warm-up, else
+    the strace run's."""
+    sc = (ep.get("syscalls_per_req") or {}).get("apache")
+    if sc is None:
+        sc = m["syscalls"].get(strace_key, {}).get("per_req")
+    return sc
 
 
 def text_table(head, rows):
@@ -232,6 +389,12 @@ def hop_verdict(res, best):
     return out
 
 
+def tail_flags(res, mpm):
+    return ["`%s` %.1f" % (p, ep["p99_ms"] / ep["p50_ms"])
+            for p, ep in res["mpm"][mpm]["blog"].items()
+            if ep["p50_ms"] and ep["p99_ms"] / ep["p50_ms"] > TAIL_LIMIT]
+
+
 def terminal(res):
     out = []
     for mpm in res["mpm"]:
@@ -239,6 +402,25 @@ def terminal(res):
             out.append("\n%s MPM, fast path %s" % (
                 mpm, res["meta"]["config"]["fastpath"]))
             out.append(text_table(BLOG_HEAD, blog_rows(res, mpm)))
+            out.append("\n%s: counters per request (ctxsw: context "
+                       "switches; sysc: syscalls, perf over the warm-up)" % mpm)
+            out.append(text_table(COUNTER_HEAD, counter_rows(res, mpm)))
+            out.append("\n%s: CPU microseconds per request, each side user "
+                       "and system" % mpm)
+            out.append(text_table(CPU_HEAD, cpu_rows(res, mpm)))
+            named = [r for r in syscall_name_rows(res, mpm)
+                     if r[1] == "Apache"]
+            if named:
+                out.append("\n%s: Apache's syscalls per request by name"
+                           % mpm)
+                out += ["  %-22s %s" % (r[0], r[3]) for r in named]
+            il = idle_line(res, mpm)
+            if il:
+                out.append("\n" + il)
+            flags = tail_flags(res, mpm)
+            out.append("\np99 above %.0f x p50: %s" % (
+                TAIL_LIMIT, ", ".join(f.replace("`", "") for f in flags)
+                if flags else "none"))
     head, rows = ceiling_rows(res)
     out.append("")
     out.append(text_table(head, rows))
@@ -250,6 +432,9 @@ def terminal(res):
     f = fastest(res)
     if f:
         out.append("\n" + f.split("\n\n")[0].replace("**", ""))
+    out.append("\nSummary (ctxsw and sysc: Apache's; us: CPU microseconds "
+               "per request, user + system, of each side)")
+    out.append(text_table(SUMMARY_HEAD, summary_rows(res)))
     out.append("\nresult: %s" % ("FAILED" if res["failures"] else "ok"))
     return "\n".join(out)
 
@@ -262,7 +447,8 @@ def chart(res, out_dir):
     with open(dat, "w") as f:
         f.write("endpoint " + " ".join(
             '"%s" "%s ceiling"' % (m, m) for m in mpms) + "\n")
-        for p in ENDPOINTS:
+        for p in [p for p in ENDPOINTS
+                  if any(p in res["mpm"][m]["blog"] for m in mpms)]:
             cells = []
             for m in mpms:
                 ep = res["mpm"][m]["blog"].get(p)
@@ -305,12 +491,52 @@ def write(res, out_dir):
     else:
         md += ["Result: every page matched the reference before the load; "
                "no non-2xx response and no socket error during it.", ""]
+    md += ["## Summary", "",
+           "Per endpoint and MPM: req/s, latency, Apache's Pss, Apache's "
+           "context switches and syscalls per request, and the CPU "
+           "microseconds per request (user + system) of each side; the "
+           "sections below break each figure down.", "",
+           md_table(SUMMARY_HEAD, summary_rows(res)), ""]
     for mpm in res["mpm"]:
         if not res["mpm"][mpm]["blog"]:
             continue
         md += ["## The fair run, %s MPM%s" % (
             mpm, " (the reference)" if mpm == "event" else ""), "",
             md_table(BLOG_HEAD, blog_rows(res, mpm)), ""]
+        flags = tail_flags(res, mpm)
+        md += ["p99 above %.0f x p50: %s." % (
+            TAIL_LIMIT, ", ".join(flags) if flags else "none"), ""]
+        md += ["### Counters per request, %s MPM" % mpm, "",
+               "Context switches and syscalls of each side (the Apache "
+               "under test, PostgreSQL, Redis, wrk), the blog's endpoints "
+               "then the ceilings and the floor; `strace sysc` only when a "
+               "strace run was made.", "",
+               md_table(COUNTER_HEAD, counter_rows(res, mpm)), ""]
+        md += ["### CPU profile, %s MPM" % mpm, "",
+               "Microseconds of CPU per request, user and system time of "
+               "each side and their sum; `irq+si in sys` the machine's "
+               "interrupt and softirq time (on loopback most of TCP's "
+               "receive path), which the kernel charges to the system time "
+               "of the process it interrupted, so it is part of the sides' "
+               "sys, not beside it; `other` the machine's busy time no side "
+               "accounts for (other processes on this shared machine, "
+               "ksoftirqd); `busy` the machine's; `kernel %` the system "
+               "time's share of all sides' CPU.", "",
+               md_table(CPU_HEAD, cpu_rows(res, mpm)), ""]
+        named = syscall_name_rows(res, mpm)
+        if named:
+            md += ["### Syscalls per request by name, %s MPM" % mpm, "",
+                   "perf's count of each syscall's tracepoint over the "
+                   "warm-up, per side; the most frequent.", "",
+                   md_table(["endpoint", "side", "all", "most frequent"],
+                            named), ""]
+        il = idle_line(res, mpm)
+        if il:
+            md += ["### Idle keep-alive connections, %s MPM" % mpm, "",
+                   il + " (tests/e2e/idle_conns.py's measurement: the same "
+                   "load on `/cached` alone just before; the run is kept "
+                   "within KeepAliveTimeout so that no idle connection is "
+                   "due to be closed).", ""]
     head, rows = ceiling_rows(res)
     md += ["## Ceilings", "",
            "What each endpoint is compared with (its `ratio` above): "
@@ -348,11 +574,12 @@ def write(res, out_dir):
                "/proc/PID/smaps_rollup, sampled half-way through each run; "
                "the per-endpoint figure is in the tables above.", "",
                md_table(["MPM", "max Pss MiB"], mem), ""]
-    md += ["## Syscalls per request", "",
-           "From `strace -c -f` attached to every Apache child during a "
-           "separate %d s wrk run per route (strace slows the server, so "
-           "these runs count calls and are never timed)."
-           % cfg["strace_seconds"], "", syscall_section(res), ""]
+    if cfg.get("strace"):
+        md += ["## Syscalls per request, by name", "",
+               "From `strace -c -f` attached to every Apache child during a "
+               "separate %d s wrk run per route (strace slows the server, so "
+               "these runs count calls and are never timed)."
+               % cfg["strace_seconds"], "", syscall_section(res), ""]
     f = fastest(res)
     if f:
         md += ["## The fastest configuration for this machine", "", f, ""]
@@ -400,11 +627,30 @@ def write(res, out_dir):
            "when wrk stops (at most %d per wrk run) are served but not "
            "counted, so the figure may read a little above the truth."
            % cfg["connections"],
-           "- minflt/req and ctxsw/req: deltas of /proc/PID/stat minflt and "
-           "of voluntary + involuntary context switches summed over "
-           "/proc/PID/task/*/status, over the parent and every child of the "
-           "Apache under test, across the timed runs, divided by their "
-           "requests.",
+           "- Redis GET/req, SET/req, other/req and us/GET: Redis's own "
+           "`INFO commandstats`, read just before and just after each timed "
+           "run (the INFO itself left out), over the requests wrk "
+           "completed; as for PostgreSQL, requests in flight when wrk stops "
+           "are served but not counted.",
+           "- minflt/req, ctxsw and CPU: /proc/PID/stat (minflt, utime, "
+           "stime; and the parents' cutime/cstime for children reaped in "
+           "the window) and voluntary + involuntary context switches "
+           "summed over /proc/PID/task/*/status, over the Apache under test "
+           "(parent and children), the PostgreSQL postmaster and all its "
+           "children, and Redis, read just before and after each timed "
+           "run; wrk's from its own rusage (wait4); the machine's from "
+           "/proc/stat.  Summed over the timed runs and divided by their "
+           "requests.  CPU times come in clock ticks of %.0f ms, fine over "
+           "runs of seconds." % (1000.0 / os.sysconf("SC_CLK_TCK")),
+           "- Syscalls per side (`sysc`): %s"
+           % ("the raw_syscalls:sys_enter tracepoint counted by `perf stat` "
+              "(attached to every thread of each server, and wrapping wrk) "
+              "over each endpoint's warm-up, divided by the warm-up's "
+              "requests; the timed runs carry no tracepoint."
+              if cfg.get("perf") else "not counted (perf unavailable)."),
+           "- Pss: the sum of Pss from /proc/PID/smaps_rollup over the "
+           "Apache parent and every child, sampled half-way through each "
+           "timed run; the largest sample.",
            "- Ceilings: a second Apache (bench/httpd.conf.in, port %d, same "
            "MPM and settings) serves the static files and the floor module; "
            "pgbench -n -M prepared -c %d -j %d -T %d as %s with "
@@ -412,7 +658,7 @@ def write(res, out_dir):
            "bench/compute_bench runs mod_blog/compute.c alone."
            % (cfg["port"], cfg["pg_clients"], cfg["threads"], cfg["duration"],
               cfg["pg_user"], cfg["runs"]),
-           "- Raw outputs (wrk, pgbench, strace) are in `raw/`, every figure "
+           "- Raw outputs (wrk, pgbench, perf, strace) are in `raw/`, every figure "
            "in `results.json`.", ""]
     with open(os.path.join(out_dir, "report.md"), "w") as f:
         f.write("\n".join(md))

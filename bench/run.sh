@@ -1,9 +1,9 @@
 #!/bin/bash
-# make bench: the fair run of SPEC section 6 under the event and worker
+# make bench: the fair run of the contract under the event and worker
 # MPMs, beside the ceilings and Apache's floor; results in
 # results/<date-time>/ (report.md, chart.svg, results.json, raw/) and
-# results/latest.  See bench/bench.py for the knobs (DURATION, WARMUP,
-# CONNECTIONS, RUNS, MPMS, STRACE, ...).
+# results/latest.  See bench/README.md for the knobs (ENDPOINTS, DURATION,
+# WARMUP, RUNS, MPMS, PERF, IDLE, ...).
 #
 # The stack is started if it is not running, and the parts this script
 # started are stopped at the end; the blog's Apache is left on the event MPM.

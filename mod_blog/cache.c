@@ -8,21 +8,40 @@
  * starts a shared, capped backoff during which no thread connects, so that
  * a Redis outage costs one connect attempt per backoff period, not one per
  * request; a connection found closed is replaced at once.
+ *
+ * hiredis formats the commands and parses the replies, but the socket is
+ * driven here, non-blocking, against one deadline for the whole command:
+ * hiredis 0.14 bounds each read (SO_RCVTIMEO), not the command, so a Redis
+ * that trickles its answer could hold a request for ever; and it buffers a
+ * bulk reply whole, whatever length it declares, so the declared length is
+ * judged here before the body is read.
  */
 #include "cache.h"
+
+#include "ratelog.h"
 
 #include "http_log.h"
 
 #include <hiredis/hiredis.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
 
 APLOG_USE_MODULE(blog);
 
-/* hiredis 0.14 has no reply-size cap: anything bigger is not ours. */
-#define CACHE_MAX_VALUE     (8 * 1024 * 1024)
+/*
+ * The largest value a GET may return: a cached page of this blog is a few
+ * KiB, so anything near this is not ours, and pages above it are not
+ * stored.  It bounds what one request can make a child allocate.
+ */
+#define CACHE_MAX_VALUE     (1024 * 1024)
+/* A bulk header ("$1048576\r\n") is short; a longer first line is garbage. */
+#define CACHE_MAX_HEADER    32
 #define CACHE_BACKOFF_FIRST apr_time_from_msec(50)
 #define CACHE_BACKOFF_MAX   apr_time_from_sec(1)
 
@@ -59,6 +78,12 @@ cache_tv(apr_interval_time_t t)
     return tv;
 }
 
+static blog_ratelog cache_log_failed;
+static blog_ratelog cache_log_connect;
+static blog_ratelog cache_log_reply;
+static blog_ratelog cache_log_refused;
+static blog_outage cache_outage;
+
 /* Benign races: the worst case is one extra connect attempt. */
 static void
 cache_note_failure(void)
@@ -70,20 +95,37 @@ cache_note_failure(void)
         b = CACHE_BACKOFF_MAX;
     __atomic_store_n(&cache_backoff, b, __ATOMIC_RELAXED);
     __atomic_store_n(&cache_next_try, apr_time_now() + b, __ATOMIC_RELAXED);
+    blog_outage_begin(&cache_outage);
 }
 
 /* A timeout or failed connect means Redis is slow or down: back off. */
 static void
-cache_drop(request_rec *r, const char *what, int back_off)
+cache_drop(request_rec *r, const char *what, const char *why, int back_off)
 {
-    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
-                  "blog: Redis %s failed: %s; %s", what, cache_ctx->errstr,
-                  back_off ? "bypassing the cache" : "reconnecting");
+    blog_log_limited(&cache_log_failed, APLOG_WARNING, 0, r->server,
+                 "blog: Redis %s failed: %s; %s", what, why,
+                 back_off ? "bypassing the cache" : "reconnecting");
     redisFree(cache_ctx);
     cache_ctx = NULL;
     pthread_setspecific(cache_key, NULL);
     if (back_off)
         cache_note_failure();
+}
+
+/*
+ * The socket goes non-blocking and hiredis is told so (REDIS_BLOCK off):
+ * its buffer functions then take EAGAIN as "try again", and the waiting is
+ * done here, against the command's deadline.
+ */
+static int
+cache_make_nonblocking(redisContext *c)
+{
+    int         fl = fcntl(c->fd, F_GETFL);
+
+    if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return -1;
+    c->flags &= ~REDIS_BLOCK;
+    return 0;
 }
 
 static redisContext *
@@ -103,19 +145,17 @@ cache_context(request_rec *r)
     else
         c = redisConnectWithTimeout(cache_g->redis_host, cache_g->redis_port,
                                     cache_tv(cache_g->redis_connect_timeout));
-    /* Without this the connect timeout silently becomes the command timeout. */
-    if (c != NULL && !c->err
-        && redisSetTimeout(c, cache_tv(cache_g->redis_timeout)) == REDIS_OK
+    if (c != NULL && !c->err && cache_make_nonblocking(c) == 0
         && (cache_g->redis_port == 0 || redisEnableKeepAlive(c) == REDIS_OK)) {
         __atomic_store_n(&cache_backoff, 0, __ATOMIC_RELAXED);
         cache_ctx = c;
         pthread_setspecific(cache_key, c);
         return c;
     }
-    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
-                  "blog: cannot connect to Redis at %s:%d: %s",
-                  cache_g->redis_host, cache_g->redis_port,
-                  c ? c->errstr : "out of memory");
+    blog_log_limited(&cache_log_connect, APLOG_WARNING, 0, r->server,
+                 "blog: cannot connect to Redis at %s%s%.0d: %s",
+                 cache_g->redis_host, cache_g->redis_port ? ":" : "",
+                 cache_g->redis_port, c ? c->errstr : "out of memory");
     if (c != NULL)
         redisFree(c);
     cache_note_failure();
@@ -129,6 +169,105 @@ cache_free_reply(void *data)
     return APR_SUCCESS;
 }
 
+/* Wait until fd is ready for events; 0, or -1 once the deadline passed. */
+static int
+cache_wait(int fd, short events, apr_time_t deadline)
+{
+    struct pollfd pfd;
+
+    pfd.fd = fd;
+    pfd.events = events;
+    for (;;) {
+        apr_time_t  now = apr_time_now();
+        int         n;
+
+        if (now >= deadline)
+            return -1;
+        pfd.revents = 0;
+        n = poll(&pfd, 1, (int) ((deadline - now + 999) / 1000));
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+typedef enum cache_io
+{
+    CACHE_IO_OK,
+    CACHE_IO_TIMEOUT,           /* Redis slow: back off */
+    CACHE_IO_CLOSED,            /* connection closed: reconnect at once */
+    CACHE_IO_BAD                /* error, garbage or an oversized reply */
+} cache_io;
+
+/*
+ * Judge a reply by its first line, before its body is read: a bulk reply
+ * may not declare more than CACHE_MAX_VALUE bytes, and a first line that
+ * does not end soon is not Redis speaking.  1: fine so far, or complete
+ * enough to judge; 0: read more; -1: refuse.
+ */
+static int
+cache_reply_head_ok(const redisReader *rd)
+{
+    const char *p = rd->buf + rd->pos;
+    size_t      n = rd->len - rd->pos;
+    const char *eol = memchr(p, '\r', n < CACHE_MAX_HEADER ? n
+                             : CACHE_MAX_HEADER);
+    long long   len;
+    char       *end;
+
+    if (eol == NULL)
+        return n < CACHE_MAX_HEADER ? 0 : -1;
+    if (p[0] != '$')
+        return p[0] == '+' || p[0] == '-' || p[0] == ':' ? 1 : -1;
+    len = strtoll(p + 1, &end, 10);
+    if (end != eol || len < -1 || len > CACHE_MAX_VALUE)
+        return -1;
+    return 1;
+}
+
+static cache_io
+cache_io_error(redisContext *c)
+{
+    if (c->err == REDIS_ERR_EOF
+        || (c->err == REDIS_ERR_IO && errno != EAGAIN
+            && errno != EWOULDBLOCK))
+        return CACHE_IO_CLOSED;
+    return CACHE_IO_BAD;
+}
+
+/* Send the command formatted in c's buffer and read its one reply. */
+static cache_io
+cache_roundtrip(redisContext *c, apr_time_t deadline, redisReply **out)
+{
+    void       *reply = NULL;
+    int         done = 0;
+    int         head = 0;
+
+    while (!done) {
+        if (redisBufferWrite(c, &done) != REDIS_OK)
+            return cache_io_error(c);
+        if (!done && cache_wait(c->fd, POLLOUT, deadline) != 0)
+            return CACHE_IO_TIMEOUT;
+    }
+    for (;;) {
+        if (cache_wait(c->fd, POLLIN, deadline) != 0)
+            return CACHE_IO_TIMEOUT;
+        if (redisBufferRead(c) != REDIS_OK)
+            return cache_io_error(c);
+        if (head == 0 && (head = cache_reply_head_ok(c->reader)) < 0)
+            return CACHE_IO_BAD;
+        if (head == 0)
+            continue;
+        if (redisGetReplyFromReader(c, &reply) != REDIS_OK)
+            return CACHE_IO_BAD;
+        if (reply != NULL) {
+            *out = reply;
+            return CACHE_IO_OK;
+        }
+    }
+}
+
 /*
  * One command, retried once on a new connection when a context that had
  * worked finds its connection closed (Redis restarted): every thread holds
@@ -137,27 +276,31 @@ cache_free_reply(void *data)
 static redisReply *
 cache_run(request_rec *r, const char *what, const char *fmt, ...)
 {
+    apr_time_t  deadline = apr_time_now() + cache_g->redis_timeout;
+    static const char *const why[] = {
+        "", "timed out", "connection closed", "bad or oversized reply"
+    };
     int         attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
         int         reused = cache_ctx != NULL;
         redisContext *c = cache_context(r);
-        redisReply *reply;
-        int         closed;
+        redisReply *reply = NULL;
+        cache_io    io;
         va_list     ap;
 
         if (c == NULL)
             return NULL;
         va_start(ap, fmt);
-        reply = redisvCommand(c, fmt, ap);
+        io = redisvAppendCommand(c, fmt, ap) == REDIS_OK
+            ? cache_roundtrip(c, deadline, &reply) : CACHE_IO_BAD;
         va_end(ap);
-        if (reply != NULL)
+        if (io == CACHE_IO_OK) {
+            blog_outage_end(&cache_outage, r->server, "Redis");
             return reply;
-        closed = reused && (c->err == REDIS_ERR_EOF
-                            || (c->err == REDIS_ERR_IO && errno != EAGAIN
-                                && errno != EWOULDBLOCK));
-        cache_drop(r, what, !closed);
-        if (!closed)
+        }
+        cache_drop(r, what, why[io], !(reused && io == CACHE_IO_CLOSED));
+        if (!(reused && io == CACHE_IO_CLOSED))
             return NULL;
     }
     return NULL;
@@ -175,11 +318,10 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         freeReplyObject(reply);
         return BLOG_CACHE_MISS;
     }
-    if (reply->type != REDIS_REPLY_STRING || reply->len > CACHE_MAX_VALUE) {
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
-                      "blog: unexpected Redis reply to GET (type %d, %lu "
-                      "bytes); bypassing the cache", reply->type,
-                      (unsigned long) reply->len);
+    if (reply->type != REDIS_REPLY_STRING) {
+        blog_log_limited(&cache_log_reply, APLOG_WARNING, 0, r->server,
+                     "blog: unexpected Redis reply to GET (type %d); "
+                     "bypassing the cache", reply->type);
         freeReplyObject(reply);
         return BLOG_CACHE_DOWN;
     }
@@ -194,19 +336,22 @@ int
 blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
                const char *body, apr_size_t len)
 {
-    redisReply *reply = cache_run(r, "SET", "SET %b %b EX %d", key,
-                                  (size_t) key_len, body, (size_t) len,
-                                  cache_g->cache_ttl);
+    redisReply *reply;
     int         ok;
 
+    /* What a GET would refuse is not stored. */
+    if (len > CACHE_MAX_VALUE)
+        return -1;
+    reply = cache_run(r, "SET", "SET %b %b EX %d", key, (size_t) key_len,
+                      body, (size_t) len, cache_g->cache_ttl);
     if (reply == NULL)
         return -1;
     ok = reply->type == REDIS_REPLY_STATUS;
     if (!ok)
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r,
-                      "blog: Redis refused SET: %.*s",
-                      reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 0,
-                      reply->type == REDIS_REPLY_ERROR ? reply->str : "");
+        blog_log_limited(&cache_log_refused, APLOG_WARNING, 0, r->server,
+                     "blog: Redis refused SET: %.*s",
+                     reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 0,
+                     reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
     return ok ? 0 : -1;
 }

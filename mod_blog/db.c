@@ -1,20 +1,40 @@
 /*
  * db.c - per-child libpq pool and the single round trip of a page.
  *
- * One apr_reslist per child, as mod_dbd keeps one: created in child_init
- * (never in the parent, so no connection crosses a fork), or lazily by the
- * first request after a start with PostgreSQL down.  A checkout costs no
- * round trip: dead connections are found by the query itself, and a read
- * that failed on one is retried once on a connection opened after the
- * failure.  Reconnects back off per child, so that while PostgreSQL is down
- * requests get their 503 at once instead of each waiting for a connect.
+ * A pool per child, created in child_init (never in the parent, so no
+ * connection crosses a fork), with mod_dbd's four knobs (min, keep, max,
+ * exptime).  It is not an apr_reslist, as mod_dbd's is, because a reslist
+ * runs its constructor with the list's lock held: one connect to a
+ * PostgreSQL that does not answer would stall every thread of the child
+ * that acquires or releases a connection.  Here a thread that needs a new
+ * connection reserves a slot under the lock and connects without it.
+ *
+ * Nothing waits without a deadline.  Each page call has one, from
+ * BlogQueryTimeout, and everything on its way obeys it: the wait for a free
+ * connection (also bounded by BlogPoolAcquireTimeout), the connect and the
+ * set-up of a new connection (libpq's non-blocking API, since connect_timeout
+ * only bounds libpq's blocking connect), and the query.  A query past its
+ * deadline is not cancelled with PQcancel, which in libpq 15 connects to the
+ * postmaster and waits for its answer with no timeout (a frozen postmaster
+ * holds the caller for as long as it is frozen); the connection is dropped
+ * instead, and the server ends the statement by itself:
+ * client_connection_check_interval notices the closed socket within a
+ * second, and statement_timeout bounds it anyway.
+ *
+ * A checkout costs no round trip: dead connections are found by the query
+ * itself, and a read that failed on one is retried once on a connection
+ * opened after the failure.  Reconnects back off per child, so that while
+ * PostgreSQL is down requests get their 503 at once instead of each waiting
+ * for a connect.
  */
 #include "db.h"
 
+#include "ratelog.h"
+
 #include "http_log.h"
 #include "apr_atomic.h"
-#include "apr_reslist.h"
 #include "apr_strings.h"
+#include "apr_thread_cond.h"
 #include "apr_thread_mutex.h"
 
 #include <errno.h>
@@ -26,16 +46,19 @@ APLOG_USE_MODULE(blog);
 
 #define DB_BACKOFF_FIRST    apr_time_from_msec(50)
 #define DB_BACKOFF_MAX      apr_time_from_sec(1)
+/* How often the server looks for a client that went away mid-statement. */
+#define DB_CLIENT_CHECK_MS  1000
 
 typedef struct db_conn
 {
     PGconn     *pg;
     apr_uint32_t gen;           /* db_gen when it was opened */
+    apr_time_t  idle_since;
+    struct db_conn *next;       /* in the idle list */
 } db_conn;
 
 typedef struct db_handle
 {
-    apr_reslist_t *rl;
     db_conn    *c;
     int         bad;            /* must not go back to the pool */
 } db_handle;
@@ -53,296 +76,74 @@ static const char *const db_stmt_names[] = {
 
 static const blog_settings *db_g;
 static server_rec *db_server;
-static apr_pool_t *db_setup_pool;
-static apr_thread_mutex_t *db_setup_lock;
-static apr_thread_mutex_t *db_backoff_lock;
-static apr_reslist_t *db_pool;
-static apr_time_t db_next_try;
+
+/* The pool: idle connections most recently used first. */
+static apr_thread_mutex_t *db_lock;
+static apr_thread_cond_t *db_freed;
+static db_conn *db_idle;
+static int  db_nidle;
+static int  db_nopen;           /* idle + in use + being opened */
+
+static apr_time_t db_next_try;  /* under db_lock */
 static apr_interval_time_t db_backoff;
 /* Bumped on every lost connection: older pooled connections are suspect. */
 static apr_uint32_t db_gen;
 
-static int
-db_may_try(void)
-{
-    int         ok;
+static blog_ratelog db_log_connect;
+static blog_ratelog db_log_query;
+static blog_ratelog db_log_busy;
+static blog_outage db_outage;
 
-    apr_thread_mutex_lock(db_backoff_lock);
-    ok = apr_time_now() >= db_next_try;
-    apr_thread_mutex_unlock(db_backoff_lock);
-    return ok;
+/*
+ * libpq messages end with a newline and may hold more lines (a DETAIL, a
+ * HINT, one line per host tried): one log line, the lines joined by spaces.
+ */
+#define DB_MSG_MAX 512
+
+static const char *
+db_msg(char *buf, const char *msg)
+{
+    apr_size_t  n;
+    char       *q;
+
+    apr_cpystrn(buf, msg ? msg : "unknown error", DB_MSG_MAX);
+    n = strlen(buf);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = '\0';
+    for (q = buf; *q; q++)
+        if (*q == '\n' || *q == '\r' || *q == '\t')
+            *q = ' ';
+    return buf;
 }
 
+/* Under db_lock. */
 static void
 db_note_connect(int succeeded)
 {
-    apr_thread_mutex_lock(db_backoff_lock);
     if (succeeded) {
         db_backoff = 0;
         db_next_try = 0;
-    }
-    else {
-        db_backoff = db_backoff ? db_backoff * 2 : DB_BACKOFF_FIRST;
-        if (db_backoff > DB_BACKOFF_MAX)
-            db_backoff = DB_BACKOFF_MAX;
-        db_next_try = apr_time_now() + db_backoff;
-    }
-    apr_thread_mutex_unlock(db_backoff_lock);
-}
-
-/* libpq messages end with a newline, which log lines must not carry. */
-static int
-db_msg_len(const char *msg)
-{
-    size_t      n = strlen(msg);
-
-    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-        n--;
-    return (int) n;
-}
-
-static PGconn *
-db_open(void)
-{
-    static const char *const keys[] = {
-        "connect_timeout", "client_encoding", "fallback_application_name",
-        "dbname", NULL
-    };
-    const char *vals[5];
-    char        setup[512];
-    PGconn     *pg;
-    PGresult   *res;
-
-    /* dbname last: the user's conninfo is expanded there and wins. */
-    vals[0] = "2";
-    vals[1] = "UTF8";
-    vals[2] = "mod_blog";
-    vals[3] = db_g->conninfo;
-    vals[4] = NULL;
-    pg = PQconnectdbParams(keys, vals, 1);
-    if (pg == NULL)
-        return NULL;
-    if (PQstatus(pg) != CONNECTION_OK) {
-        const char *msg = PQerrorMessage(pg);
-
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, db_server,
-                     "blog: cannot connect to PostgreSQL: %.*s",
-                     db_msg_len(msg), msg);
-        PQfinish(pg);
-        return NULL;
-    }
-
-    /*
-     * One round trip per connection: SQL-level PREPARE makes statements
-     * that the extended protocol can execute by name.
-     */
-    apr_snprintf(setup, sizeof(setup),
-                 "SET statement_timeout = %" APR_INT64_T_FMT ";"
-                 /* a function call's plan never depends on its argument */
-                 "SET plan_cache_mode = force_generic_plan;"
-                 "PREPARE blog_index(integer) AS"
-                 " SELECT * FROM blog.index_page($1);"
-                 "PREPARE blog_post(text) AS"
-                 " SELECT * FROM blog.post_page($1);"
-                 "PREPARE blog_tag(text) AS"
-                 " SELECT * FROM blog.tag_page($1)",
-                 (apr_int64_t) apr_time_as_msec(db_g->query_timeout));
-    res = PQexec(pg, setup);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-        const char *msg = PQerrorMessage(pg);
-
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, db_server,
-                     "blog: cannot prepare the page statements: %.*s",
-                     db_msg_len(msg), msg);
-        PQclear(res);
-        PQfinish(pg);
-        return NULL;
-    }
-    PQclear(res);
-    return pg;
-}
-
-static apr_status_t
-db_construct(void **resource, void *params, apr_pool_t *pool)
-{
-    db_conn    *c;
-    PGconn     *pg;
-
-    (void) params;
-    (void) pool;
-    /* Backing off: the failed connect was logged already. */
-    if (!db_may_try())
-        return APR_ECONNABORTED;
-    pg = db_open();
-    db_note_connect(pg != NULL);
-    if (pg == NULL)
-        return APR_ECONNREFUSED;
-    /* malloc, not the reslist's pool, which would grow with every reconnect */
-    c = malloc(sizeof(*c));
-    if (c == NULL) {
-        PQfinish(pg);
-        return APR_ENOMEM;
-    }
-    c->pg = pg;
-    c->gen = apr_atomic_read32(&db_gen);
-    *resource = c;
-    return APR_SUCCESS;
-}
-
-static apr_status_t
-db_destruct(void *resource, void *params, apr_pool_t *pool)
-{
-    db_conn    *c = resource;
-
-    (void) params;
-    (void) pool;
-    PQfinish(c->pg);
-    free(c);
-    return APR_SUCCESS;
-}
-
-static apr_status_t
-db_create_pool(apr_reslist_t **out)
-{
-    apr_reslist_t *rl;
-    apr_status_t rv;
-
-    rv = apr_reslist_create(&rl, db_g->pool_min, db_g->pool_keep,
-                            db_g->pool_max, db_g->pool_exptime,
-                            db_construct, db_destruct, NULL, db_setup_pool);
-    if (rv != APR_SUCCESS)
-        return rv;
-    apr_reslist_timeout_set(rl, db_g->acquire_timeout);
-    apr_reslist_cleanup_order_set(rl, APR_RESLIST_CLEANUP_FIRST);
-    *out = rl;
-    return APR_SUCCESS;
-}
-
-void
-blog_db_child_init(apr_pool_t *pchild, server_rec *s, const blog_settings *g,
-                   int eager)
-{
-    apr_reslist_t *rl = NULL;
-    apr_status_t rv;
-
-    db_g = g;
-    db_server = s;
-    apr_pool_create(&db_setup_pool, pchild);
-    apr_thread_mutex_create(&db_setup_lock, APR_THREAD_MUTEX_DEFAULT, pchild);
-    apr_thread_mutex_create(&db_backoff_lock, APR_THREAD_MUTEX_DEFAULT,
-                            pchild);
-    if (!eager)
-        return;
-    rv = db_create_pool(&rl);
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
-                     "blog: PostgreSQL pool not ready at child start; "
-                     "retrying on demand");
         return;
     }
-    __atomic_store_n(&db_pool, rl, __ATOMIC_RELEASE);
+    db_backoff = db_backoff ? db_backoff * 2 : DB_BACKOFF_FIRST;
+    if (db_backoff > DB_BACKOFF_MAX)
+        db_backoff = DB_BACKOFF_MAX;
+    db_next_try = apr_time_now() + db_backoff;
 }
 
-static apr_reslist_t *
-db_get_pool(request_rec *r)
-{
-    apr_reslist_t *rl = __atomic_load_n(&db_pool, __ATOMIC_ACQUIRE);
-    apr_status_t rv = APR_SUCCESS;
-
-    if (rl != NULL)
-        return rl;
-    if (!db_may_try())
-        return NULL;
-    apr_thread_mutex_lock(db_setup_lock);
-    rl = db_pool;
-    if (rl == NULL) {
-        rv = db_create_pool(&rl);
-        if (rv == APR_SUCCESS)
-            __atomic_store_n(&db_pool, rl, __ATOMIC_RELEASE);
-    }
-    apr_thread_mutex_unlock(db_setup_lock);
-    if (rv != APR_SUCCESS) {
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r,
-                      "blog: PostgreSQL pool unavailable");
-        return NULL;
-    }
-    return rl;
-}
-
-static apr_status_t
-db_release(void *data)
-{
-    db_handle  *h = data;
-
-    if (h->c == NULL)
-        return APR_SUCCESS;
-    if (h->bad || PQstatus(h->c->pg) != CONNECTION_OK
-        || PQtransactionStatus(h->c->pg) != PQTRANS_IDLE)
-        apr_reslist_invalidate(h->rl, h->c);
-    else
-        apr_reslist_release(h->rl, h->c);
-    h->c = NULL;
-    return APR_SUCCESS;
-}
-
-static apr_status_t
-db_clear_result(void *data)
-{
-    PQclear(data);
-    return APR_SUCCESS;
-}
-
-/* A pooled connection opened before the last lost one is dropped unused. */
-static db_handle *
-db_acquire(request_rec *r, apr_reslist_t *rl)
-{
-    db_handle  *h = apr_palloc(r->pool, sizeof(*h));
-    apr_status_t rv;
-    void       *res;
-    int         i;
-
-    h->rl = rl;
-    h->c = NULL;
-    h->bad = 0;
-    for (i = 0; i <= db_g->pool_max; i++) {
-        rv = apr_reslist_acquire(rl, &res);
-        if (rv != APR_SUCCESS) {
-            ap_log_rerror(APLOG_MARK, rv == APR_ECONNABORTED ? APLOG_DEBUG
-                          : APLOG_ERR, rv, r,
-                          "blog: no PostgreSQL connection available");
-            return NULL;
-        }
-        if (((db_conn *) res)->gen == apr_atomic_read32(&db_gen)) {
-            h->c = res;
-            apr_pool_cleanup_register(r->pool, h, db_release,
-                                      apr_pool_cleanup_null);
-            return h;
-        }
-        apr_reslist_invalidate(rl, res);
-    }
-    return NULL;
-}
-
-static void
-db_cancel(PGconn *pg)
-{
-    PGcancel   *cn = PQgetCancel(pg);
-    char        buf[256];
-
-    if (cn != NULL) {
-        PQcancel(cn, buf, sizeof(buf));
-        PQfreeCancel(cn);
-    }
-}
-
-/* Wait for the socket to be readable; -1 once the deadline has passed. */
+/*
+ * Wait until the socket is ready for what libpq wants, or the deadline:
+ * 0 when ready, -1 on timeout or error.
+ */
 static int
-db_wait(PGconn *pg, apr_time_t deadline)
+db_wait(PGconn *pg, int for_write, apr_time_t deadline)
 {
     struct pollfd pfd;
 
     pfd.fd = PQsocket(pg);
-    pfd.events = POLLIN;
+    pfd.events = for_write ? POLLOUT : POLLIN;
+    if (pfd.fd < 0)
+        return -1;
     for (;;) {
         apr_time_t  now = apr_time_now();
         int         n;
@@ -356,6 +157,291 @@ db_wait(PGconn *pg, apr_time_t deadline)
         if (n < 0 && errno != EINTR)
             return -1;
     }
+}
+
+/*
+ * Collect every result of what was sent, by the deadline.  Returns the
+ * first result (the caller clears it), NULL on a lost connection or a
+ * timeout (*timed_out says which).
+ */
+static PGresult *
+db_results(PGconn *pg, apr_time_t deadline, int *timed_out)
+{
+    PGresult   *first = NULL;
+    PGresult   *next;
+
+    *timed_out = 0;
+    for (;;) {
+        while (PQisBusy(pg)) {
+            if (db_wait(pg, 0, deadline) != 0) {
+                *timed_out = 1;
+                PQclear(first);
+                return NULL;
+            }
+            if (!PQconsumeInput(pg)) {
+                PQclear(first);
+                return NULL;
+            }
+        }
+        next = PQgetResult(pg);
+        if (next == NULL)
+            return first;
+        if (first == NULL)
+            first = next;
+        else if (PQresultStatus(first) == PGRES_COMMAND_OK
+                 && PQresultStatus(next) != PGRES_COMMAND_OK) {
+            /* keep the error of a multi-statement string */
+            PQclear(first);
+            first = next;
+        }
+        else
+            PQclear(next);
+    }
+}
+
+/* Connect without blocking past the deadline. */
+static PGconn *
+db_connect(apr_time_t deadline)
+{
+    static const char *const keys[] = {
+        "client_encoding", "fallback_application_name", "dbname", NULL
+    };
+    const char *vals[4];
+    PGconn     *pg;
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    char        msg[DB_MSG_MAX];
+
+    /* dbname last: the user's conninfo is expanded there and wins. */
+    vals[0] = "UTF8";
+    vals[1] = "mod_blog";
+    vals[2] = db_g->conninfo;
+    vals[3] = NULL;
+    pg = PQconnectStartParams(keys, vals, 1);
+    if (pg == NULL)
+        return NULL;
+    while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
+           && st != PGRES_POLLING_FAILED) {
+        if (db_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
+            blog_log_limited(&db_log_connect, APLOG_ERR, APR_TIMEUP,
+                             db_server, "blog: cannot connect to "
+                             "PostgreSQL: no answer in time");
+            PQfinish(pg);
+            return NULL;
+        }
+        st = PQconnectPoll(pg);
+    }
+    if (st != PGRES_POLLING_OK) {
+        blog_log_limited(&db_log_connect, APLOG_ERR, 0, db_server,
+                         "blog: cannot connect to PostgreSQL: %s",
+                         db_msg(msg, PQerrorMessage(pg)));
+        PQfinish(pg);
+        return NULL;
+    }
+    return pg;
+}
+
+/*
+ * A new connection, set up in one round trip: the session's timeouts and
+ * the page statements (SQL-level PREPARE makes statements that the
+ * extended protocol can execute by name).
+ */
+static PGconn *
+db_open(apr_time_t deadline)
+{
+    char        setup[640];
+    PGconn     *pg = db_connect(deadline);
+    PGresult   *res;
+    int         timed_out;
+    char        msg[DB_MSG_MAX];
+
+    if (pg == NULL)
+        return NULL;
+    apr_snprintf(setup, sizeof(setup),
+                 "SET statement_timeout = %" APR_INT64_T_FMT ";"
+                 "SET client_connection_check_interval = %d;"
+                 /* a function call's plan never depends on its argument */
+                 "SET plan_cache_mode = force_generic_plan;"
+                 "PREPARE blog_index(integer) AS"
+                 " SELECT * FROM blog.index_page($1);"
+                 "PREPARE blog_post(text) AS"
+                 " SELECT * FROM blog.post_page($1);"
+                 "PREPARE blog_tag(text) AS"
+                 " SELECT * FROM blog.tag_page($1)",
+                 (apr_int64_t) apr_time_as_msec(db_g->query_timeout),
+                 DB_CLIENT_CHECK_MS);
+    if (!PQsendQuery(pg, setup)) {
+        res = NULL;
+        timed_out = 0;
+    }
+    else
+        res = db_results(pg, deadline, &timed_out);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+        blog_log_limited(&db_log_connect, APLOG_ERR, 0, db_server,
+                         "blog: cannot prepare the page statements: %s",
+                         timed_out ? "no answer in time"
+                         : db_msg(msg, res ? PQresultErrorMessage(res)
+                                  : PQerrorMessage(pg)));
+        PQclear(res);
+        PQfinish(pg);
+        return NULL;
+    }
+    PQclear(res);
+    return pg;
+}
+
+/* Open a connection for a slot reserved in db_nopen; NULL on failure. */
+static db_conn *
+db_open_slot(apr_time_t deadline)
+{
+    PGconn     *pg = db_open(deadline);
+    db_conn    *c = pg ? malloc(sizeof(*c)) : NULL;
+
+    if (pg != NULL && c == NULL)
+        PQfinish(pg);
+    apr_thread_mutex_lock(db_lock);
+    db_note_connect(c != NULL);
+    if (c == NULL) {
+        db_nopen--;
+        /* a waiter may now open one itself */
+        apr_thread_cond_signal(db_freed);
+    }
+    apr_thread_mutex_unlock(db_lock);
+    if (c == NULL)
+        return NULL;
+    c->pg = pg;
+    c->gen = apr_atomic_read32(&db_gen);
+    c->next = NULL;
+    return c;
+}
+
+static void
+db_close(db_conn *c)
+{
+    PQfinish(c->pg);
+    free(c);
+}
+
+/* Under db_lock: take the idle connections above Keep that expired. */
+static db_conn *
+db_take_expired(apr_time_t now)
+{
+    db_conn   **pp = &db_idle;
+    db_conn    *expired = NULL;
+    int         kept = 0;
+
+    while (*pp != NULL) {
+        db_conn    *c = *pp;
+
+        if (++kept > db_g->pool_keep
+            && now - c->idle_since > db_g->pool_exptime) {
+            *pp = c->next;
+            c->next = expired;
+            expired = c;
+            db_nidle--;
+            db_nopen--;
+        }
+        else
+            pp = &c->next;
+    }
+    return expired;
+}
+
+static void
+db_release(db_conn *c, int reusable)
+{
+    db_conn    *expired;
+
+    apr_thread_mutex_lock(db_lock);
+    if (reusable) {
+        c->idle_since = apr_time_now();
+        c->next = db_idle;
+        db_idle = c;
+        db_nidle++;
+    }
+    else
+        db_nopen--;
+    expired = db_take_expired(apr_time_now());
+    apr_thread_cond_signal(db_freed);
+    apr_thread_mutex_unlock(db_lock);
+    if (!reusable)
+        db_close(c);
+    while (expired != NULL) {
+        db_conn    *next = expired->next;
+
+        db_close(expired);
+        expired = next;
+    }
+}
+
+static apr_status_t
+db_release_handle(void *data)
+{
+    db_handle  *h = data;
+
+    if (h->c == NULL)
+        return APR_SUCCESS;
+    db_release(h->c, !h->bad && PQstatus(h->c->pg) == CONNECTION_OK
+               && PQtransactionStatus(h->c->pg) == PQTRANS_IDLE);
+    h->c = NULL;
+    return APR_SUCCESS;
+}
+
+/*
+ * A connection for one page call: an idle one (dropping those opened
+ * before the last lost one), else a new one when a slot is free and no
+ * backoff runs, else wait for one to be released.  NULL after the
+ * deadline, or at once while backing off with nothing to wait for.
+ */
+static db_conn *
+db_checkout(request_rec *r, apr_time_t deadline)
+{
+    apr_time_t  wait_until = apr_time_now() + db_g->acquire_timeout;
+    db_conn    *stale = NULL;
+    db_conn    *c = NULL;
+
+    if (wait_until > deadline)
+        wait_until = deadline;
+    apr_thread_mutex_lock(db_lock);
+    for (;;) {
+        apr_time_t  now;
+
+        while (db_idle != NULL && c == NULL) {
+            c = db_idle;
+            db_idle = c->next;
+            db_nidle--;
+            if (c->gen != apr_atomic_read32(&db_gen)) {
+                c->next = stale;
+                stale = c;
+                db_nopen--;
+                c = NULL;
+            }
+        }
+        if (c != NULL)
+            break;
+        now = apr_time_now();
+        if (db_nopen < db_g->pool_max && now >= db_next_try) {
+            db_nopen++;
+            apr_thread_mutex_unlock(db_lock);
+            c = db_open_slot(deadline);
+            goto done;
+        }
+        if (db_nopen == 0 || now >= wait_until)
+            break;
+        apr_thread_cond_timedwait(db_freed, db_lock, wait_until - now);
+    }
+    apr_thread_mutex_unlock(db_lock);
+    if (c == NULL && db_nopen > 0)
+        blog_log_limited(&db_log_busy, APLOG_ERR, APR_TIMEUP, r->server,
+                         "blog: no free PostgreSQL connection within "
+                         "BlogPoolAcquireTimeout");
+  done:
+    while (stale != NULL) {
+        db_conn    *next = stale->next;
+
+        db_close(stale);
+        stale = next;
+    }
+    return c;
 }
 
 static int
@@ -383,65 +469,95 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
     int         lengths[1];
     static const int formats[1] = {1};
     PGresult   *res = NULL;
-    PGresult   *next;
+    int         timed_out = 0;
     db_outcome  outcome;
+    char        msg[DB_MSG_MAX];
 
     values[0] = param;
     lengths[0] = (int) param_len;
-    if (!PQsendQueryPrepared(pg, db_stmt_names[stmt], 1, values, lengths,
-                             formats, 1)) {
-        const char *msg = PQerrorMessage(pg);
-
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
-                      "blog: cannot send %s: %.*s", db_stmt_names[stmt],
-                      db_msg_len(msg), msg);
-        h->bad = 1;
-        return DB_CONN_LOST;
-    }
-    for (;;) {
-        while (PQisBusy(pg)) {
-            if (db_wait(pg, deadline) != 0) {
-                ap_log_rerror(APLOG_MARK, APLOG_ERR, APR_TIMEUP, r,
-                              "blog: %s timed out; cancelling",
-                              db_stmt_names[stmt]);
-                db_cancel(pg);
-                h->bad = 1;
-                PQclear(res);
-                return DB_FAILED;
-            }
-            if (!PQconsumeInput(pg)) {
-                h->bad = 1;
-                break;
-            }
-        }
-        if (h->bad)
-            break;
-        next = PQgetResult(pg);
-        if (next == NULL)
-            break;
-        if (res == NULL)
-            res = next;
-        else
-            PQclear(next);
-    }
-
-    if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK && !h->bad) {
+    if (PQsendQueryPrepared(pg, db_stmt_names[stmt], 1, values, lengths,
+                            formats, 1))
+        res = db_results(pg, deadline, &timed_out);
+    if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK) {
         *out = res;
         return DB_OK;
     }
-    outcome = db_is_conn_error(pg, res) || h->bad ? DB_CONN_LOST : DB_FAILED;
-    {
-        const char *msg = res ? PQresultErrorMessage(res) : PQerrorMessage(pg);
-
-        ap_log_rerror(APLOG_MARK, outcome == DB_CONN_LOST ? APLOG_WARNING
-                      : APLOG_ERR, 0, r, "blog: %s failed%s: %.*s",
-                      db_stmt_names[stmt], outcome == DB_CONN_LOST
-                      ? " (connection lost)" : "", db_msg_len(msg), msg);
+    /* Dropped, not cancelled: see the top of this file. */
+    if (timed_out) {
+        blog_log_limited(&db_log_query, APLOG_ERR, APR_TIMEUP, r->server,
+                         "blog: %s timed out after BlogQueryTimeout; "
+                         "dropping its connection", db_stmt_names[stmt]);
+        h->bad = 1;
+        return DB_FAILED;
     }
+    outcome = res == NULL || db_is_conn_error(pg, res) ? DB_CONN_LOST
+        : DB_FAILED;
+    blog_log_limited(&db_log_query, outcome == DB_CONN_LOST ? APLOG_WARNING
+                     : APLOG_ERR, 0, r->server, "blog: %s failed%s: %s",
+                     db_stmt_names[stmt], outcome == DB_CONN_LOST
+                     ? " (connection lost)" : "",
+                     db_msg(msg, res ? PQresultErrorMessage(res)
+                            : PQerrorMessage(pg)));
     if (outcome == DB_CONN_LOST)
         h->bad = 1;
     PQclear(res);
     return outcome;
+}
+
+static apr_status_t
+db_clear_result(void *data)
+{
+    PQclear(data);
+    return APR_SUCCESS;
+}
+
+static apr_status_t
+db_child_exit(void *data)
+{
+    (void) data;
+    while (db_idle != NULL) {
+        db_conn    *next = db_idle->next;
+
+        db_close(db_idle);
+        db_idle = next;
+    }
+    return APR_SUCCESS;
+}
+
+void
+blog_db_child_init(apr_pool_t *pchild, server_rec *s, const blog_settings *g,
+                   int eager)
+{
+    apr_time_t  deadline;
+    int         i;
+
+    db_g = g;
+    db_server = s;
+    apr_thread_mutex_create(&db_lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+    apr_thread_cond_create(&db_freed, pchild);
+    apr_pool_cleanup_register(pchild, NULL, db_child_exit,
+                              apr_pool_cleanup_null);
+    if (!eager)
+        return;
+    /* BlogPoolMin now; a database that is down is retried on demand. */
+    deadline = apr_time_now() + g->query_timeout;
+    for (i = 0; i < g->pool_min; i++) {
+        db_conn    *c;
+
+        db_nopen++;
+        c = db_open_slot(deadline);
+        if (c == NULL)
+            break;
+        db_release(c, 1);
+    }
+}
+
+/* A request that gets no page starts an outage, if none runs yet. */
+static apr_status_t
+db_fail(apr_status_t rv)
+{
+    blog_outage_begin(&db_outage);
+    return rv;
 }
 
 apr_status_t
@@ -449,31 +565,31 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
              apr_size_t param_len, PGresult **res)
 {
     apr_time_t  deadline = apr_time_now() + db_g->query_timeout;
-    apr_reslist_t *rl;
     int         attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
-        db_handle  *h;
+        db_handle  *h = apr_palloc(r->pool, sizeof(*h));
         db_outcome  outcome;
 
-        rl = db_get_pool(r);
-        if (rl == NULL)
-            return APR_ECONNREFUSED;
-        h = db_acquire(r, rl);
-        if (h == NULL)
-            return APR_EAGAIN;
+        h->bad = 0;
+        h->c = db_checkout(r, deadline);
+        if (h->c == NULL)
+            return db_fail(APR_EAGAIN);
+        apr_pool_cleanup_register(r->pool, h, db_release_handle,
+                                  apr_pool_cleanup_null);
         outcome = db_run(r, h, stmt, param, param_len, deadline, res);
         if (outcome == DB_CONN_LOST)
             apr_atomic_inc32(&db_gen);
         /* The rows outlive the connection: give it back before rendering. */
-        apr_pool_cleanup_run(r->pool, h, db_release);
+        apr_pool_cleanup_run(r->pool, h, db_release_handle);
         if (outcome == DB_OK) {
+            blog_outage_end(&db_outage, r->server, "PostgreSQL");
             apr_pool_cleanup_register(r->pool, *res, db_clear_result,
                                       apr_pool_cleanup_null);
             return APR_SUCCESS;
         }
         if (outcome != DB_CONN_LOST)
-            return APR_EGENERAL;
+            return db_fail(APR_EGENERAL);
     }
-    return APR_ECONNRESET;
+    return db_fail(APR_ECONNRESET);
 }

@@ -37,6 +37,7 @@ typedef struct blog_settings
 
     const char *templates_dir;
     uint32_t    compute_limit;
+    apr_interval_time_t conn_hold;  /* 0: core's connection loop */
     const struct blog_templates *tpl;
 } blog_settings;
 
@@ -72,6 +73,7 @@ typedef struct blog_server_conf
     int         cache_ttl;
     const char *templates_dir;
     int         compute_limit;
+    apr_interval_time_t conn_hold;
 
     blog_site  *site;           /* set by post_config */
 } blog_server_conf;

@@ -53,11 +53,23 @@ if scripts/stack.sh start; then
             if scripts/stack.sh restart httpd; then
                 part "e2e ($mpm, $hook)" python3 tests/e2e/run.py
                 [ $fast = off ] || part "faults ($mpm, $hook)" python3 tests/faults/run.py
+                # The event MPM's own promise: idle keep-alive connections
+                # do not cost the busy ones (takes the load lock).
+                [ $mpm != event ] || [ $fast = off ] ||
+                    part "idle connections ($mpm, $hook)" python3 tests/e2e/idle_conns.py
             else
                 part "httpd start ($mpm, $hook)" false
             fi
         done
     done
+    # prefork: no threads, one connection per process; the pages must be
+    # the same.
+    export BLOG_MPM=prefork BLOG_FASTPATH=on
+    if scripts/stack.sh restart httpd; then
+        part "e2e (prefork, quick_handler)" python3 tests/e2e/run.py
+    else
+        part "httpd start (prefork, quick_handler)" false
+    fi
     unset BLOG_MPM BLOG_FASTPATH
     scripts/stack.sh restart httpd
 else

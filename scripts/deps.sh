@@ -1,16 +1,44 @@
 #!/bin/sh
 # Install the Debian packages the project needs, and only those missing.
 # Works as root or as a user with sudo.  Safe to run again.
+#
+#   sh scripts/deps.sh [SET ...]     (default: runtime build stack test)
+#
+# The sets, so that a production host gets only what it runs:
+#   runtime   what a system install serves with (Apache, PostgreSQL 15, Redis)
+#   build     compiler and headers to build the module and the extension
+#   stack     what the private stack's scripts call besides (curl, redis-cli)
+#   test      the test and benchmark tools (python3, valgrind, wrk, ...)
+#   deb       what `make deb` needs (debhelper, lintian, ...)
+#   systest   what `make system-test` needs (debootstrap, ip)
 set -eu
 
-PKGS="make gcc libc6-dev pkg-config
-apache2 apache2-dev libapr1-dev libaprutil1-dev
-postgresql-15 postgresql-server-dev-15 postgresql-client-15 libpq-dev
-libhiredis-dev redis-server redis-tools
-python3 curl wrk gnuplot-nox valgrind strace procps"
+runtime="apache2 postgresql-15 postgresql-client-15 redis-server"
+build="make gcc libc6-dev pkg-config apache2-dev libapr1-dev libaprutil1-dev
+postgresql-server-dev-15 libpq-dev libhiredis-dev"
+stack="curl redis-tools procps"
+test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf"
+# dh-apache2 is provided by apache2-dev (in build)
+deb="debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
+systest="debootstrap iproute2 util-linux python3"
+
+[ $# -gt 0 ] || set -- runtime build stack test
+PKGS=""
+for set in "$@"; do
+    case $set in
+        runtime) PKGS="$PKGS $runtime" ;;
+        build) PKGS="$PKGS $build" ;;
+        stack) PKGS="$PKGS $stack" ;;
+        test) PKGS="$PKGS $test" ;;
+        deb) PKGS="$PKGS $build $deb" ;;
+        systest) PKGS="$PKGS $systest" ;;
+        *) echo "deps: unknown set '$set' (runtime build stack test deb systest)" >&2
+           exit 2 ;;
+    esac
+done
 
 missing=""
-for p in $PKGS; do
+for p in $(printf '%s\n' $PKGS | sort -u); do
     if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
         missing="$missing $p"
     fi
@@ -21,6 +49,6 @@ if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 echo "deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
-# The packages' own services (the system PostgreSQL, Redis and Apache) are
-# not needed: the project runs a private stack on its own ports.
+# The private stack does not need the packages' own services (the system
+# PostgreSQL, Redis and Apache): it runs its own on other ports.
 $SUDO apt-get install -y -q --no-install-recommends $missing

@@ -11,6 +11,16 @@ BLOG_REDIS_PORT=${BLOG_REDIS_PORT:-63790}
 BLOG_HTTP_PORT=${BLOG_HTTP_PORT:-8080}
 BLOG_MPM=${BLOG_MPM:-event}
 BLOG_FASTPATH=${BLOG_FASTPATH:-on}
+# BlogConnectionHold of the stack's Apache (Off: core's connection loop)
+BLOG_CONN_HOLD=${BLOG_CONN_HOLD:-2ms}
+# BlogRedis of the stack's Apache: the socket of the stack's Redis
+BLOG_REDIS=${BLOG_REDIS:-$BLOG_VAR/run/redis.sock}
+# Apache's threads per child (4 children), AsyncRequestWorkerFactor,
+# ServerLimit and MaxMemFree (see conf/httpd.conf.in)
+BLOG_THREADS=${BLOG_THREADS:-50}
+BLOG_ASYNC_FACTOR=${BLOG_ASYNC_FACTOR:-8}
+BLOG_SERVER_LIMIT=${BLOG_SERVER_LIMIT:-16}
+BLOG_MAXMEMFREE=${BLOG_MAXMEMFREE:-256}
 BLOG_PG_BIN=${BLOG_PG_BIN:-/usr/lib/postgresql/15/bin}
 # PostgreSQL refuses to run as root: as root, the stack's server runs as
 # this dedicated system user.
@@ -21,5 +31,5 @@ PGPORT=$BLOG_PG_PORT
 PGDATABASE=blog
 PGUSER=postgres
 export BLOG_ROOT BLOG_VAR BLOG_PG_PORT BLOG_REDIS_PORT BLOG_HTTP_PORT \
-    BLOG_MPM BLOG_FASTPATH BLOG_PG_BIN BLOG_PG_OSUSER \
+    BLOG_MPM BLOG_FASTPATH BLOG_CONN_HOLD BLOG_REDIS BLOG_THREADS BLOG_ASYNC_FACTOR BLOG_SERVER_LIMIT BLOG_MAXMEMFREE BLOG_PG_BIN BLOG_PG_OSUSER \
     PGHOST PGPORT PGDATABASE PGUSER

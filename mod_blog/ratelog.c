@@ -1,0 +1,67 @@
+/*
+ * ratelog.c - a failing Redis or PostgreSQL makes every request fail the
+ * same way; one line per request would bury the log (tens of thousands a
+ * minute) and cost a write each.  The first warning of a kind is written,
+ * then at most one per period, saying how many were held back.
+ */
+#include "ratelog.h"
+
+#include "http_log.h"
+#include "apr_atomic.h"
+#include "apr_strings.h"
+
+#include <stdarg.h>
+
+APLOG_USE_MODULE(blog);
+
+void
+blog_log_limited(blog_ratelog *rl, int level, apr_status_t status,
+                 const server_rec *s, const char *fmt, ...)
+{
+    apr_time_t  now = apr_time_now();
+    apr_time_t  start = __atomic_load_n(&rl->window_start, __ATOMIC_RELAXED);
+    apr_uint32_t held;
+    char        msg[512];
+    va_list     ap;
+
+    if (start != 0 && now - start < BLOG_RATELOG_PERIOD) {
+        apr_atomic_inc32(&rl->held);
+        return;
+    }
+    /* One thread wins the new window; the others count as held back. */
+    if (!__atomic_compare_exchange_n(&rl->window_start, &start, now, 0,
+                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+        apr_atomic_inc32(&rl->held);
+        return;
+    }
+    held = apr_atomic_xchg32(&rl->held, 0);
+    va_start(ap, fmt);
+    apr_vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (held > 0)
+        ap_log_error(APLOG_MARK, level, status, s,
+                     "%s (%u more in the last %d s)", msg, held,
+                     (int) apr_time_sec(now - start));
+    else
+        ap_log_error(APLOG_MARK, level, status, s, "%s", msg);
+}
+
+void
+blog_outage_begin(blog_outage *o)
+{
+    apr_time_t  zero = 0;
+
+    __atomic_compare_exchange_n(&o->since, &zero, apr_time_now(), 0,
+                                __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+void
+blog_outage_end(blog_outage *o, const server_rec *s, const char *what)
+{
+    apr_time_t  since = __atomic_exchange_n(&o->since, 0, __ATOMIC_RELAXED);
+
+    if (since != 0)
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
+                     "blog: %s reachable again after %.1f s", what,
+                     (double) (apr_time_now() - since) / APR_USEC_PER_SEC);
+}
