@@ -2,7 +2,7 @@
 
 \echo Use "CREATE EXTENSION pg_blog" to load this file. \quit
 
--- Tables (SPEC section 1).  The schema "blog" is created by CREATE EXTENSION
+-- Tables (the data of the contract).  The schema "blog" is created by CREATE EXTENSION
 -- from the control file.
 
 CREATE TABLE blog.authors (
@@ -48,7 +48,7 @@ CREATE INDEX posts_published_idx ON blog.posts (published_at DESC, id DESC);
 CREATE INDEX post_tags_tag_idx ON blog.post_tags (tag_id, post_id);
 CREATE INDEX comments_post_idx ON blog.comments (post_id, created_at, id);
 
--- The deterministic seed (SPEC section 1), set-based.
+-- The deterministic seed (the data of the contract), set-based.
 
 INSERT INTO blog.authors (id, name) VALUES
 	(1, 'Ada Lovelace'), (2, 'Alan Turing'), (3, 'Zoë O''Brien'),
@@ -127,10 +127,11 @@ SELECT pg_catalog.pg_extension_config_dump('blog.posts', 'WHERE id > 1000');
 SELECT pg_catalog.pg_extension_config_dump('blog.post_tags', 'WHERE post_id > 1000 OR tag_id > 30');
 SELECT pg_catalog.pg_extension_config_dump('blog.comments', 'WHERE id > 10000');
 
--- The page functions.  Each is SECURITY DEFINER so that the web role needs
--- no table privilege; every name in their SPI queries is schema-qualified
--- (operators included), which makes them independent of the caller's
--- search_path without the cost of a per-call SET clause.
+-- The page functions.  In 1.0 each is SECURITY DEFINER; they run no SQL
+-- (they read the tables by index, below the executor) and open every
+-- relation by name in the schema blog, which makes them independent of the
+-- caller's search_path without the cost of a per-call SET clause.  1.1
+-- makes them SECURITY INVOKER (pg_blog--1.0--1.1.sql says why).
 
 CREATE FUNCTION blog.index_page(n integer DEFAULT 20)
 RETURNS TABLE (slug text, title text, author_name text,

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * common.c
- *	  Slug validation and result helpers shared by the page functions.
+ *	  Slug validation, id lists and result helpers shared by the page
+ *	  functions.
  *
  *-------------------------------------------------------------------------
  */
@@ -10,12 +11,40 @@
 #include "access/detoast.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "lib/qunique.h"
 #include "utils/array.h"
 
 PG_MODULE_MAGIC;
 
+/* qsort() and bsearch() order of int32 (pg_cmp_s32() from PostgreSQL 17) */
+int
+blog_int32_cmp(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a;
+	int32		y = *(const int32 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* The position of key in keys[0 .. nkeys) (sorted, distinct), or -1. */
+int
+blog_key_index(const int32 *keys, int nkeys, int32 key)
+{
+	const int32 *hit = bsearch(&key, keys, nkeys, sizeof(int32), blog_int32_cmp);
+
+	return hit == NULL ? -1 : (int) (hit - keys);
+}
+
+/* Sort ids[0 .. n) and drop repeats; returns how many remain. */
+int
+blog_sort_unique(int32 *ids, int n)
+{
+	qsort(ids, n, sizeof(int32), blog_int32_cmp);
+	return (int) qunique(ids, n, sizeof(int32), blog_int32_cmp);
+}
+
 /*
- * Accept only what SPEC section 2 calls a slug, so that malformed input
+ * Accept only what the contract calls a slug, so that malformed input
  * never reaches a query.  The length is checked on the raw datum first:
  * an oversized argument is rejected without being detoasted.
  */

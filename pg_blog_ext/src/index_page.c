@@ -30,9 +30,7 @@ newest_first(Relation index, Relation posts)
 	int16	   *options = index->rd_indoption;
 	bool		ok;
 
-	ok = index->rd_index->indrelid == RelationGetRelid(posts) &&
-		index->rd_rel->relam == BTREE_AM_OID &&
-		index->rd_index->indnkeyatts == 2 &&
+	ok = index->rd_index->indnkeyatts == 2 &&
 		index->rd_index->indkey.values[0] == blog_attnum(posts, "published_at") &&
 		index->rd_index->indkey.values[1] == blog_attnum(posts, "id") &&
 		TupleDescAttr(desc, 0)->atttypid == TIMESTAMPTZOID &&
@@ -49,38 +47,39 @@ newest_first(Relation index, Relation posts)
 static int
 fetch_latest(Oid nsp, int32 n, BlogPost **out)
 {
-	Relation	posts = table_open(blog_relid(nsp, "posts"), AccessShareLock);
-	Relation	index = index_open(blog_relid(nsp, "posts_published_idx"), AccessShareLock);
+	Relation	posts = blog_open_table(nsp, "posts");
+	Relation	index = blog_open_index(nsp, "posts_published_idx", posts);
 	ScanDirection dir = newest_first(index, posts);
 	TupleTableSlot *slot = table_slot_create(posts, NULL);
 	IndexScanDesc scan = index_beginscan(posts, index, GetActiveSnapshot(), 0, 0);
 	AttrNumber	atts[BLOG_POST_NCOLS];
-	int			cap = Min(n, 64);
-	int			found = 0;
-	BlogPost   *list = palloc(sizeof(BlogPost) * cap);
+	List	   *list = NIL;
+	BlogPost   *array;
+	ListCell   *lc;
+	int			i = 0;
 
 	blog_attnums(posts, blog_post_cols, BLOG_POST_NCOLS, atts);
 	index_rescan(scan, NULL, 0, NULL, 0);
-	while (found < n && index_getnext_slot(scan, dir, slot))
+	while (list_length(list) < n && index_getnext_slot(scan, dir, slot))
 	{
 		Datum		values[BLOG_POST_NCOLS];
-		bool		isnull[BLOG_POST_NCOLS];
+		BlogPost   *post = palloc(sizeof(BlogPost));
 
 		CHECK_FOR_INTERRUPTS();
-		if (found == cap)
-		{
-			cap *= 2;
-			list = repalloc(list, sizeof(BlogPost) * cap);
-		}
-		blog_slot_values(slot, atts, BLOG_POST_NCOLS, values, isnull);
-		blog_post_set(&list[found++], values, isnull);
+		blog_slot_values(slot, atts, blog_post_cols, BLOG_POST_NCOLS, values);
+		blog_post_set(post, values);
+		list = lappend(list, post);
 	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
 	index_close(index, NoLock);
 	table_close(posts, NoLock);
-	*out = list;
-	return found;
+
+	array = palloc(sizeof(BlogPost) * (list_length(list) + 1));
+	foreach(lc, list)
+		array[i++] = *(BlogPost *) lfirst(lc);
+	*out = array;
+	return i;
 }
 
 Datum

@@ -3,27 +3,19 @@
  * post_page.c
  *	  blog.post_page(slug): one post, its tags and its comments.
  *
- *	  Read with direct index scans: the post by its slug, its author by
- *	  key, its tag ids from the post_tags primary key (tag-id order) and
- *	  their rows by key, its comments from (post_id, created_at, id), which
- *	  is the page's order.
+ *	  The post by its slug, its author by key (posts.c), its tags as the
+ *	  cards read theirs (tags.c), its comments from (post_id, created_at,
+ *	  id), which is the page's order.
  *
  *-------------------------------------------------------------------------
  */
 #include "pg_blog.h"
 
-#include "access/htup_details.h"
-#include "access/relscan.h"
 #include "access/table.h"
-#include "access/tableam.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
-#include "miscadmin.h"
 #include "utils/array.h"
-#include "utils/datum.h"
-#include "utils/fmgroids.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -43,106 +35,55 @@ enum
 	NUM_COLS
 };
 
-static void
-keep_author_name(Datum *values, bool *isnull, void *arg)
+typedef struct Comment
 {
-	if (isnull[0])
-		elog(ERROR, "unexpected null in column name");
-	*(Datum *) arg = blog_text_copy(values[0]);
-}
+	Datum		author;
+	Datum		body;
+	Datum		created_at;
+} Comment;
 
-static void
-fetch_author(Oid nsp, int32 author_id, Datum *values)
-{
-	static const char *const cols[] = {"name"};
-
-	if (blog_fetch_by_int4(nsp, "authors", "authors_pkey", &author_id, 1,
-						   cols, lengthof(cols), keep_author_name,
-						   &values[COL_AUTHOR]) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_FOREIGN_KEY_VIOLATION),
-				 errmsg("author %d not found", author_id)));
-}
+static const char *const comment_cols[] = {"author_name", "body", "created_at"};
 
 static void
-fetch_tags(Oid nsp, int32 post_id, Datum *values)
+keep_comment(Datum *values, int key, void *arg)
 {
-	int			nids;
-	int32	   *ids = blog_linked_ids(nsp, "post_tags_pkey", post_id, &nids);
-	BlogTag    *tags = palloc(sizeof(BlogTag) * (nids + 1));
-	Datum	   *slugs = palloc(sizeof(Datum) * (nids + 1));
-	Datum	   *names = palloc(sizeof(Datum) * (nids + 1));
-	int			ntags;
-	int			n = 0;
-	int			i;
+	List	  **comments = (List **) arg;
+	Comment    *c = palloc(sizeof(Comment));
 
-	ntags = blog_tags_fetch(nsp, ids, nids, tags);
-	for (i = 0; i < nids; i++)
-	{
-		BlogTag    *hit = blog_tag_find(tags, ntags, ids[i]);
-
-		/* a link whose tag this snapshot cannot see is skipped */
-		if (hit != NULL)
-		{
-			slugs[n] = hit->slug;
-			names[n] = hit->name;
-			n++;
-		}
-	}
-	values[COL_TAG_SLUGS] = blog_text_array(slugs, n);
-	values[COL_TAG_NAMES] = blog_text_array(names, n);
+	(void) key;
+	/* the next row may unpin this one's buffer */
+	c->author = blog_text_copy(values[0]);
+	c->body = blog_text_copy(values[1]);
+	c->created_at = values[2];
+	*comments = lappend(*comments, c);
 }
 
+/* The post's comments, oldest first: the order of (post_id, created_at, id). */
 static void
 fetch_comments(Oid nsp, int32 post_id, Datum *values)
 {
-	static const char *const cols[] = {"author_name", "body", "created_at"};
-	Relation	comments = table_open(blog_relid(nsp, "comments"), AccessShareLock);
-	Relation	index = blog_open_int4_index(nsp, "comments_post_idx", comments, 1);
-	AttrNumber	atts[lengthof(cols)];
-	TupleTableSlot *slot = table_slot_create(comments, NULL);
-	IndexScanDesc scan;
-	ScanKeyData key;
-	int			cap = 32;
+	List	   *comments = NIL;
+	Datum	   *authors;
+	Datum	   *bodies;
+	Datum	   *times;
+	ListCell   *lc;
 	int			n = 0;
-	Datum	   *authors = palloc(sizeof(Datum) * cap);
-	Datum	   *bodies = palloc(sizeof(Datum) * cap);
-	Datum	   *times = palloc(sizeof(Datum) * cap);
 
-	blog_attnums(comments, cols, lengthof(cols), atts);
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ, Int32GetDatum(post_id));
-	scan = index_beginscan(comments, index, GetActiveSnapshot(), 1, 0);
-	index_rescan(scan, &key, 1, NULL, 0);
-	/* the index order (post_id, created_at, id) is the page's order */
-	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	blog_fetch_by_int4(nsp, "comments", "comments_post_idx", &post_id, 1,
+					   comment_cols, lengthof(comment_cols), keep_comment,
+					   &comments);
+	authors = palloc(sizeof(Datum) * (list_length(comments) + 1));
+	bodies = palloc(sizeof(Datum) * (list_length(comments) + 1));
+	times = palloc(sizeof(Datum) * (list_length(comments) + 1));
+	foreach(lc, comments)
 	{
-		Datum		v[lengthof(cols)];
-		bool		isnull[lengthof(cols)];
-		int			i;
+		Comment    *c = (Comment *) lfirst(lc);
 
-		CHECK_FOR_INTERRUPTS();
-		if (n == cap)
-		{
-			cap *= 2;
-			authors = repalloc(authors, sizeof(Datum) * cap);
-			bodies = repalloc(bodies, sizeof(Datum) * cap);
-			times = repalloc(times, sizeof(Datum) * cap);
-		}
-		blog_slot_values(slot, atts, lengthof(cols), v, isnull);
-		for (i = 0; i < (int) lengthof(cols); i++)
-			if (isnull[i])
-				elog(ERROR, "unexpected null in column %s", cols[i]);
-		/* the next row may unpin this one's buffer */
-		authors[n] = blog_text_copy(v[0]);
-		bodies[n] = blog_text_copy(v[1]);
-		times[n] = datumCopy(v[2], FLOAT8PASSBYVAL, sizeof(TimestampTz));
+		authors[n] = c->author;
+		bodies[n] = c->body;
+		times[n] = c->created_at;
 		n++;
 	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(index, NoLock);
-	table_close(comments, NoLock);
-
 	values[COL_COMMENT_AUTHORS] = blog_text_array(authors, n);
 	values[COL_COMMENT_BODIES] = blog_text_array(bodies, n);
 	if (n == 0)
@@ -155,58 +96,56 @@ fetch_comments(Oid nsp, int32 post_id, Datum *values)
 											FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+static void
+keep_post(Datum *values, int key, void *arg)
+{
+	Datum	   *row = (Datum *) arg;
+	int			i;
+
+	(void) key;
+	for (i = 0; i < 5; i++)
+		row[i] = values[i];
+	/* the texts are copied before the buffer is unpinned */
+	row[2] = blog_text_copy(values[2]);
+	row[3] = blog_text_copy(values[3]);
+}
+
 Datum
 blog_post_page(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		slug = PG_GETARG_DATUM(0);
-	Datum		values[NUM_COLS];
-	bool		nulls[NUM_COLS] = {0};
 	static const char *const post_cols[] = {
 		"id", "author_id", "title", "body", "published_at"
 	};
-	AttrNumber	atts[lengthof(post_cols)];
-	Relation	posts;
-	HeapTuple	post;
-	TupleDesc	desc;
-	Datum	   *row;
-	bool	   *rownull;
-	int32		post_id;
-	int32		author_id;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		slug = PG_GETARG_DATUM(0);
+	Datum		row[lengthof(post_cols)];
+	Datum		values[NUM_COLS];
+	bool		nulls[NUM_COLS] = {0};
+	BlogPost	post = {0};
+	BlogTagArrays tags;
 	Oid			nsp;
-	int			i;
 
 	blog_materialize(fcinfo);
 	if (!blog_slug_arg_is_valid(slug))
 		return (Datum) 0;
 
 	nsp = blog_nsp();
-	posts = table_open(blog_relid(nsp, "posts"), AccessShareLock);
-	post = blog_fetch_by_text(nsp, posts, "posts_slug_key", slug);
-	if (post == NULL)
-	{
-		table_close(posts, NoLock);
+	if (!blog_fetch_by_text(nsp, "posts", "posts_slug_key", slug, post_cols,
+							lengthof(post_cols), keep_post, row))
 		return (Datum) 0;
-	}
-	blog_attnums(posts, post_cols, lengthof(post_cols), atts);
-	desc = RelationGetDescr(posts);
-	row = palloc(sizeof(Datum) * desc->natts);
-	rownull = palloc(sizeof(bool) * desc->natts);
-	/* one pass over the row, not one per column after the first text */
-	heap_deform_tuple(post, desc, row, rownull);
-	for (i = 0; i < (int) lengthof(post_cols); i++)
-		if (rownull[atts[i] - 1])
-			elog(ERROR, "unexpected null in column %s", post_cols[i]);
-	post_id = DatumGetInt32(row[atts[0] - 1]);
-	author_id = DatumGetInt32(row[atts[1] - 1]);
-	values[COL_TITLE] = PointerGetDatum(PG_DETOAST_DATUM_PACKED(row[atts[2] - 1]));
-	values[COL_BODY] = PointerGetDatum(PG_DETOAST_DATUM_PACKED(row[atts[3] - 1]));
-	values[COL_PUBLISHED] = row[atts[4] - 1];
-	table_close(posts, NoLock);
 
-	fetch_author(nsp, author_id, values);
-	fetch_tags(nsp, post_id, values);
-	fetch_comments(nsp, post_id, values);
+	post.id = DatumGetInt32(row[0]);
+	post.author_id = DatumGetInt32(row[1]);
+	blog_posts_authors(nsp, &post, 1);
+	blog_tag_arrays(nsp, &post.id, 1, &tags);
+
+	values[COL_TITLE] = row[2];
+	values[COL_AUTHOR] = post.author;
+	values[COL_PUBLISHED] = row[4];
+	values[COL_BODY] = row[3];
+	values[COL_TAG_SLUGS] = tags.slugs[0];
+	values[COL_TAG_NAMES] = tags.names[0];
+	fetch_comments(nsp, post.id, values);
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * scan.c
- *	  Direct index scans of the blog's tables, for the reads where the
- *	  executor's start-up, sorts and hashes would cost more than the reads.
+ *	  The blog's relations, and reads of their rows by key straight from
+ *	  their B-trees, for the reads where the executor's start-up, sorts and
+ *	  hashes, or one index descent per key, would cost more than the reads.
  *
  *	  Relations are found by name in the namespace "blog", never through
  *	  the search_path, and locked as a query reading them would lock them.
@@ -11,39 +12,31 @@
  */
 #include "pg_blog.h"
 
-#include "access/htup_details.h"
+#include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
-#include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-int
-blog_idslot_cmp(const void *a, const void *b)
-{
-	int32		x = ((const IdSlot *) a)->id;
-	int32		y = ((const IdSlot *) b)->id;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * The OIDs of the namespace "blog" and of the relations looked up in it,
  * kept per backend: a catalog lookup per relation per call costs about a
- * tenth of a detail page.  Any invalidation of a relation or
- * namespace name forgets them all, so a lookup after DDL (DROP and CREATE
- * EXTENSION) sees what get_relname_relid() would see.
+ * tenth of a detail page.  Any invalidation of a relation or namespace
+ * name forgets them all, so a lookup after DDL (DROP and CREATE EXTENSION)
+ * sees what get_relname_relid() would see.  Only names are kept, never
+ * rows.
  */
 typedef struct RelidCacheEntry
 {
@@ -88,7 +81,7 @@ blog_nsp(void)
 	return nsp_cache;
 }
 
-Oid
+static Oid
 blog_relid(Oid nsp, const char *name)
 {
 	Oid			relid;
@@ -96,6 +89,10 @@ blog_relid(Oid nsp, const char *name)
 
 	if (nsp == nsp_cache)
 	{
+		/* the callers' names are string constants, merged by the linker */
+		for (i = 0; i < relid_cache_n; i++)
+			if (relid_cache[i].name == name)
+				return relid_cache[i].relid;
 		for (i = 0; i < relid_cache_n; i++)
 			if (strcmp(relid_cache[i].name, name) == 0)
 				return relid_cache[i].relid;
@@ -106,7 +103,8 @@ blog_relid(Oid nsp, const char *name)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("relation \"blog.%s\" does not exist", name),
-				 errhint("Recreate the extension with DROP EXTENSION pg_blog; CREATE EXTENSION pg_blog.")));
+				 errdetail("pg_blog's functions read the relations its extension script creates."),
+				 errhint("Compare the schema blog with pg_blog's script for the installed version.")));
 	/* names are the callers' string constants, so the pointer is kept */
 	if (nsp == nsp_cache && relid_cache_n < RELID_CACHE_SIZE)
 	{
@@ -117,94 +115,54 @@ blog_relid(Oid nsp, const char *name)
 	return relid;
 }
 
-/*
- * A B-tree on heap whose first natts key columns are int4, as the scans
- * below expect; anything else is refused rather than misread.
- */
 Relation
-blog_open_int4_index(Oid nsp, const char *name, Relation heap, int natts)
+blog_open_table(Oid nsp, const char *name)
+{
+	return table_open(blog_relid(nsp, name), AccessShareLock);
+}
+
+static void
+refuse_layout(Relation index)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("index \"blog.%s\" does not have the layout pg_blog needs",
+					RelationGetRelationName(index))));
+}
+
+/* A B-tree of heap; anything else is refused rather than misread. */
+Relation
+blog_open_index(Oid nsp, const char *name, Relation heap)
 {
 	Relation	index = index_open(blog_relid(nsp, name), AccessShareLock);
-	TupleDesc	desc = RelationGetDescr(index);
-	bool		ok;
-	int			i;
 
-	ok = index->rd_index->indrelid == RelationGetRelid(heap) &&
-		index->rd_rel->relam == BTREE_AM_OID &&
-		index->rd_index->indnkeyatts >= natts;
-	for (i = 0; ok && i < natts; i++)
-		ok = TupleDescAttr(desc, i)->atttypid == INT4OID;
-	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"blog.%s\" does not have the layout pg_blog needs", name)));
+	if (index->rd_index->indrelid != RelationGetRelid(heap) ||
+		index->rd_rel->relam != BTREE_AM_OID)
+		refuse_layout(index);
 	return index;
 }
 
 /*
- * For each id of sorted, walk the index entries whose first column equals
- * it and call back for each visible one, as an index-only scan does: the
- * heap is read only for pages the visibility map does not mark
- * all-visible, and a predicate lock is taken where it is not.
+ * A B-tree of heap whose first natts key columns are int4, the first in
+ * the default ascending order with nulls last, as blog_index_lookup()
+ * reads it.
  */
-void
-blog_scan_index_only(Relation heap, Relation index, IdSlot *sorted, int n,
-					 BlogEntryFn fn, void *arg)
+Relation
+blog_open_int4_index(Oid nsp, const char *name, Relation heap, int natts)
 {
-	Snapshot	snapshot = GetActiveSnapshot();
-	IndexScanDesc scan;
-	TupleTableSlot *tslot = NULL;
-	Buffer		vmbuf = InvalidBuffer;
-	ScanKeyData key;
+	Relation	index = blog_open_index(nsp, name, heap);
+	TupleDesc	desc = RelationGetDescr(index);
 	int			i;
 
-	scan = index_beginscan(heap, index, snapshot, 1, 0);
-	scan->xs_want_itup = true;
-	for (i = 0; i < n; i++)
-	{
-		ItemPointer tid;
-
-		CHECK_FOR_INTERRUPTS();
-		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ,
-					Int32GetDatum(sorted[i].id));
-		index_rescan(scan, &key, 1, NULL, 0);
-		while ((tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
-		{
-			if (!VM_ALL_VISIBLE(heap, ItemPointerGetBlockNumber(tid), &vmbuf))
-			{
-				if (tslot == NULL)
-					tslot = table_slot_create(heap, NULL);
-				if (!index_fetch_heap(scan, tslot))
-					continue;
-				ExecClearTuple(tslot);
-			}
-			else
-				PredicateLockPage(heap, ItemPointerGetBlockNumber(tid), snapshot);
-			fn(scan, sorted[i].slot, arg);
-		}
-	}
-	if (BufferIsValid(vmbuf))
-		ReleaseBuffer(vmbuf);
-	if (tslot != NULL)
-		ExecDropSingleTupleTableSlot(tslot);
-	index_endscan(scan);
-}
-
-/*
- * The visible row of a unique index for key, copied out of the buffer, or
- * NULL.
- */
-HeapTuple
-blog_fetch_unique(IndexScanDesc scan, TupleTableSlot *slot, ScanKey key)
-{
-	HeapTuple	tuple = NULL;
-
-	CHECK_FOR_INTERRUPTS();
-	index_rescan(scan, key, 1, NULL, 0);
-	if (index_getnext_slot(scan, ForwardScanDirection, slot))
-		tuple = ExecCopySlotHeapTuple(slot);
-	ExecClearTuple(slot);
-	return tuple;
+	if (index->rd_index->indnkeyatts < natts ||
+		index->rd_opfamily[0] != INTEGER_BTREE_FAM_OID ||
+		index->rd_opcintype[0] != INT4OID ||
+		index->rd_indoption[0] != 0)
+		refuse_layout(index);
+	for (i = 0; i < natts; i++)
+		if (TupleDescAttr(desc, i)->atttypid != INT4OID)
+			refuse_layout(index);
+	return index;
 }
 
 AttrNumber
@@ -237,14 +195,22 @@ blog_attnums(Relation rel, const char *const *names, int n, AttrNumber *out)
 		out[i] = blog_attnum(rel, names[i]);
 }
 
+/* Every column the pages read is NOT NULL: a null is a broken table. */
+void
+blog_unexpected_null(const char *column)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NOT_NULL_VIOLATION),
+			 errmsg("unexpected null in column \"%s\" of a table of blog", column)));
+}
+
 /*
- * The values of the columns atts[0 .. n) of the row in slot, deformed once
- * (heap_getattr() per column would walk the row again for every column
- * after the first text one).
+ * The values of the columns atts[0 .. n) (named names) of the row in slot,
+ * deformed once.
  */
 void
-blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts, int n,
-				 Datum *values, bool *isnull)
+blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
+				 const char *const *names, int n, Datum *values)
 {
 	AttrNumber	max = 0;
 	int			i;
@@ -254,228 +220,382 @@ blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts, int n,
 	slot_getsomeattrs(slot, max);
 	for (i = 0; i < n; i++)
 	{
+		if (slot->tts_isnull[atts[i] - 1])
+			blog_unexpected_null(names[i]);
 		values[i] = slot->tts_values[atts[i] - 1];
-		isnull[i] = slot->tts_isnull[atts[i] - 1];
 	}
 }
 
 /*
- * Rough costs, in instructions, of reading rows by key (a B-tree descent
- * and a heap fetch per key) and of reading a whole table, measured with
- * callgrind on PostgreSQL 15.  As the planner does, a read of many keys of
- * a small table reads it whole.
+ * blog_index_lookup(): the entries of many keys, read leaf page by leaf
+ * page.
+ *
+ * An index scan descends the B-tree once per key (btrescan, key
+ * preprocessing, a binary search with an fmgr call per comparison on every
+ * level, a pin and a lock per level), which is most of what a card page
+ * costs: 200 descents for the 100 cards of a tag.  The keys of a page are
+ * sorted, so this walks the leaf level instead: it descends once, binary
+ * searches each following key on the same leaf page while the key is
+ * within the page's high key, steps to the right sibling when the next key
+ * is beyond it, and descends again only when the key is beyond that one
+ * too.  int4 keys are compared as int32 in C, which is what int4's default
+ * B-tree operator class compares (blog_open_int4_index() refuses any
+ * other); a key of another type (a slug) by _bt_compare(), the index's own
+ * operator class and collation.
+ *
+ * The concurrency rules are nbtree's own (Lehman and Yao, as PostgreSQL's
+ * nbtree README states them for its scans):
+ * a leaf page is read under a share lock, and its right link is taken
+ * before the lock is released; a page split moves entries only to the
+ * right, and an entry visible to the snapshot was in the index before the
+ * snapshot was taken, so every one is found.  Half-dead and deleted pages
+ * are stepped over.  Visibility is an index-only scan's: the visibility
+ * map for pages all-visible (with a predicate lock on the heap page), the
+ * heap otherwise, or always when the caller wants the row.  The heap is
+ * read while the leaf page is share-locked, as nbtree's own deletion of
+ * index entries reads it under an exclusive one.  A page deleted after its
+ * right link was read is not recycled while this backend's snapshot holds
+ * back the xmin horizon.  Interrupts are checked between leaf pages, where
+ * no buffer lock holds them off.
  */
-#define PROBE_COST	7000.0
-#define PAGE_COST	1500.0
-#define ROW_COST	450.0
-
-static bool
-scan_is_cheaper(Relation rel, int n)
+typedef struct LookupState
 {
-	double		pages = rel->rd_rel->relpages;
-	double		tuples = rel->rd_rel->reltuples;
+	Relation	heap;
+	Relation	index;
+	TupleDesc	itupdesc;
+	Snapshot	snapshot;
+	bool		want_rows;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
+	Buffer		vmbuf;
+	BlockNumber vm_block;		/* the last heap page found all-visible */
+	BlogEntryFn fn;
+	void	   *arg;
+	/* the keys: int4 ones compared in C, or one compared by the opclass */
+	const int32 *int4_keys;
+	BTScanInsertData inskey;
+	/* the current leaf page, share-locked */
+	Buffer		buf;
+	Page		page;
+	BTPageOpaque opaque;
+	OffsetNumber off;
+	OffsetNumber maxoff;
+} LookupState;
 
-	/* never vacuumed or analyzed: its size is unknown */
-	if (tuples < 0)
-		return false;
-	return pages * PAGE_COST + tuples * ROW_COST < n * PROBE_COST;
-}
-
-static int
-int32_cmp(const void *a, const void *b)
+/*
+ * The key against the entry at off of the current page: < 0, 0 or > 0 as
+ * the key sorts before, equal to or after it.  An int4 key (key) is
+ * compared as btint4cmp() would (nulls sort last); a key of another type
+ * (the scan key's argument) by _bt_compare(), which for a high key whose
+ * attributes all equal the key answers > 0, as the B-tree descent does.
+ */
+static pg_attribute_always_inline int
+key_cmp(LookupState *st, bool int4, int32 key, OffsetNumber off)
 {
-	int32		x = *(const int32 *) a;
-	int32		y = *(const int32 *) b;
+	IndexTuple	itup = (IndexTuple) PageGetItem(st->page, PageGetItemId(st->page, off));
+	bool		isnull;
+	int32		k;
 
-	return (x > y) - (x < y);
-}
-
-/* blog_fetch_by_int4() by one pass over the table, keeping the rows of ids. */
-static int
-fetch_by_scan(Relation rel, AttrNumber keyatt, const int32 *ids, int n,
-			  const AttrNumber *atts, int ncols, BlogRowFn fn, void *arg)
-{
-	int32	   *sorted = palloc(sizeof(int32) * n);
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
-	int			found = 0;
-
-	memcpy(sorted, ids, sizeof(int32) * n);
-	qsort(sorted, n, sizeof(int32), int32_cmp);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	if (!int4)
+		return _bt_compare(st->index, &st->inskey, st->page, off);
+	/* without nulls, an int4 first column opens the data: index_getattr()'s fast path */
+	if (likely(!IndexTupleHasNulls(itup)))
+		k = *(const int32 *) ((const char *) itup + IndexInfoFindDataOffset(itup->t_info));
+	else
 	{
-		Datum		values[BLOG_MAX_COLS];
-		bool		isnull[BLOG_MAX_COLS];
-		Datum		key;
-		bool		key_null;
-		int32		id;
-
-		CHECK_FOR_INTERRUPTS();
-		/* the other columns of the rows not wanted are not deformed */
-		key = slot_getattr(slot, keyatt, &key_null);
-		id = DatumGetInt32(key);
-		if (key_null || bsearch(&id, sorted, n, sizeof(int32), int32_cmp) == NULL)
-			continue;
-		blog_slot_values(slot, atts, ncols, values, isnull);
-		fn(values, isnull, arg);
-		found++;
+		k = DatumGetInt32(index_getattr(itup, 1, st->itupdesc, &isnull));
+		if (isnull)
+			return -1;
 	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	pfree(sorted);
-	return found;
+	return (key > k) - (key < k);
 }
 
-/* blog_fetch_by_int4() by one descent of the unique index per key. */
-static int
-fetch_by_probes(Relation rel, Relation index, const int32 *ids, int n,
-				const AttrNumber *atts, int ncols, BlogRowFn fn, void *arg)
+/* The comparison of key i with the current page's high key; < 0 at the end. */
+static pg_attribute_always_inline int
+key_cmp_high(LookupState *st, bool int4, int32 key)
 {
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	IndexScanDesc scan = index_beginscan(rel, index, GetActiveSnapshot(), 1, 0);
-	int			found = 0;
+	return P_RIGHTMOST(st->opaque) ? -1 : key_cmp(st, int4, key, P_HIKEY);
+}
+
+static void
+page_loaded(LookupState *st)
+{
+	st->page = BufferGetPage(st->buf);
+	st->opaque = BTPageGetOpaque(st->page);
+	st->off = P_FIRSTDATAKEY(st->opaque);
+	st->maxoff = PageGetMaxOffsetNumber(st->page);
+	PredicateLockPage(st->index, BufferGetBlockNumber(st->buf), st->snapshot);
+}
+
+static void
+descend(LookupState *st, int i)
+{
+	BTStack		stack;
+
+	CHECK_FOR_INTERRUPTS();
+	if (st->int4_keys != NULL)
+		st->inskey.scankeys[0].sk_argument = Int32GetDatum(st->int4_keys[i]);
+	stack = _bt_search(st->index, &st->inskey, &st->buf, BT_READ, st->snapshot);
+	_bt_freestack(stack);
+	/* an index without a root has no entries */
+	if (BufferIsValid(st->buf))
+		page_loaded(st);
+}
+
+/* Step to the right sibling; false at the end of the leaf level. */
+static bool
+step_right(LookupState *st)
+{
+	BlockNumber next = st->opaque->btpo_next;
+
+	for (;;)
+	{
+		_bt_relbuf(st->index, st->buf);
+		st->buf = InvalidBuffer;
+		if (next == P_NONE)
+			return false;
+		CHECK_FOR_INTERRUPTS();
+		st->buf = _bt_getbuf(st->index, next, BT_READ);
+		st->page = BufferGetPage(st->buf);
+		TestForOldSnapshot(st->snapshot, st->index, st->page);
+		st->opaque = BTPageGetOpaque(st->page);
+		if (!P_IGNORE(st->opaque))
+			break;
+		next = st->opaque->btpo_next;
+	}
+	page_loaded(st);
+	return true;
+}
+
+/* The first offset from st->off on whose entry key i does not sort after. */
+static pg_attribute_always_inline OffsetNumber
+lower_bound(LookupState *st, bool int4, int32 key)
+{
+	OffsetNumber low = st->off;
+	OffsetNumber high = st->maxoff + 1;
+
+	while (low < high)
+	{
+		OffsetNumber mid = low + (high - low) / 2;
+
+		if (key_cmp(st, int4, key, mid) > 0)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	return low;
+}
+
+/*
+ * Is the row of the heap TID visible?  tid points into the locked index
+ * page, which must not be written: the heap fetch sets its TID argument to
+ * the version it finds along a HOT chain, so it is given a copy.
+ */
+static bool
+tid_visible(LookupState *st, const ItemPointerData *tid)
+{
+	BlockNumber block = ItemPointerGetBlockNumber(tid);
+	ItemPointerData fetch_tid = *tid;
+	bool		call_again = false;
+
+	if (!st->want_rows)
+	{
+		if (block == st->vm_block)
+			return true;
+		if (VM_ALL_VISIBLE(st->heap, block, &st->vmbuf))
+		{
+			PredicateLockPage(st->heap, block, st->snapshot);
+			st->vm_block = block;
+			return true;
+		}
+	}
+	if (st->fetch == NULL)
+	{
+		st->fetch = table_index_fetch_begin(st->heap);
+		st->slot = table_slot_create(st->heap, NULL);
+	}
+	return table_index_fetch_tuple(st->fetch, &fetch_tid, st->snapshot,
+								   st->slot, &call_again, NULL);
+}
+
+/* inlined: it runs once per index entry, the walk's innermost step */
+static pg_attribute_always_inline void
+emit_tuple(LookupState *st, IndexTuple itup, int key)
+{
+	BlogEntry	entry;
+	int			ntids = BTreeTupleIsPosting(itup) ? BTreeTupleGetNPosting(itup) : 1;
 	int			i;
 
-	for (i = 0; i < n; i++)
+	entry.key = key;
+	entry.itup = itup;
+	entry.itupdesc = st->itupdesc;
+	for (i = 0; i < ntids; i++)
 	{
-		ScanKeyData key;
+		ItemPointer tid = BTreeTupleIsPosting(itup) ?
+			BTreeTupleGetPostingN(itup, i) : &itup->t_tid;
 
-		CHECK_FOR_INTERRUPTS();
-		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_INT4EQ,
-					Int32GetDatum(ids[i]));
-		index_rescan(scan, &key, 1, NULL, 0);
-		if (index_getnext_slot(scan, ForwardScanDirection, slot))
-		{
-			Datum		values[BLOG_MAX_COLS];
-			bool		isnull[BLOG_MAX_COLS];
-
-			blog_slot_values(slot, atts, ncols, values, isnull);
-			fn(values, isnull, arg);
-			found++;
-		}
-		ExecClearTuple(slot);
+		if (!tid_visible(st, tid))
+			continue;
+		entry.row = st->want_rows ? st->slot : NULL;
+		st->fn(&entry, st->arg);
+		if (st->want_rows)
+			ExecClearTuple(st->slot);
 	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	return found;
+}
+
+static void
+lookup_begin(LookupState *st, Relation heap, Relation index, bool want_rows,
+			 BlogEntryFn fn, void *arg)
+{
+	memset(st, 0, offsetof(LookupState, inskey));
+	st->heap = heap;
+	st->index = index;
+	st->itupdesc = RelationGetDescr(index);
+	st->snapshot = GetActiveSnapshot();
+	st->want_rows = want_rows;
+	st->vmbuf = InvalidBuffer;
+	st->vm_block = InvalidBlockNumber;
+	st->fn = fn;
+	st->arg = arg;
+	st->buf = InvalidBuffer;
+
+	/*
+	 * An insertion scan key on the first column, as _bt_first() makes one
+	 * for an equality search: built here, for the first column only,
+	 * rather than by _bt_mkscankey() for all of them.
+	 */
+	_bt_metaversion(index, &st->inskey.heapkeyspace, &st->inskey.allequalimage);
+	st->inskey.anynullkeys = false;
+	st->inskey.nextkey = false;
+	st->inskey.pivotsearch = false;
+	st->inskey.scantid = NULL;
+	st->inskey.keysz = 1;
+	ScanKeyEntryInitializeWithInfo(&st->inskey.scankeys[0], 0, 1,
+								   InvalidStrategy, InvalidOid,
+								   index->rd_indcollation[0],
+								   index_getprocinfo(index, 1, BTORDER_PROC),
+								   (Datum) 0);
 }
 
 /*
- * Call fn with the columns cols of each visible row of a table whose key,
- * the int4 first column of the unique index index_name, is one of ids
- * (distinct), in no particular order; returns how many rows there are.
- * The rows are read in place, by key or by a pass over the table,
- * whichever costs less: only what fn keeps of them is copied.
+ * The entries of keys 0 .. nkeys, with the B-tree walk described above;
+ * inlined with int4 constant, so that the int4 comparisons are compiled
+ * in place.
  */
-int
-blog_fetch_by_int4(Oid nsp, const char *table, const char *index_name,
-				   const int32 *ids, int n, const char *const *cols,
-				   int ncols, BlogRowFn fn, void *arg)
+static pg_attribute_always_inline void
+lookup_run(LookupState *st, bool int4, int nkeys)
 {
-	Relation	rel = table_open(blog_relid(nsp, table), AccessShareLock);
-	Relation	index = blog_open_int4_index(nsp, index_name, rel, 1);
-	AttrNumber	keyatt = index->rd_index->indkey.values[0];
-	AttrNumber	atts[BLOG_MAX_COLS];
-	int			found;
+	bool		stepped = false;
+	int			i = 0;
 
-	if (ncols > BLOG_MAX_COLS)
-		elog(ERROR, "too many columns asked of blog.%s", table);
-	if (!index->rd_index->indisunique || keyatt == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"blog.%s\" does not have the layout pg_blog needs",
-						index_name)));
-	blog_attnums(rel, cols, ncols, atts);
-	if (n == 0)
-		found = 0;
-	else if (scan_is_cheaper(rel, n))
-		found = fetch_by_scan(rel, keyatt, ids, n, atts, ncols, fn, arg);
-	else
-		found = fetch_by_probes(rel, index, ids, n, atts, ncols, fn, arg);
-	index_close(index, NoLock);
-	table_close(rel, NoLock);
-	return found;
+	descend(st, 0);
+	while (i < nkeys && BufferIsValid(st->buf))
+	{
+		int32		key = int4 ? st->int4_keys[i] : 0;
+		int			high = key_cmp_high(st, int4, key);
+
+		if (high > 0)
+		{
+			/* the next leaf page usually holds it; else descend again */
+			if (!stepped)
+			{
+				stepped = true;
+				if (!step_right(st))
+					break;
+			}
+			else
+			{
+				_bt_relbuf(st->index, st->buf);
+				st->buf = InvalidBuffer;
+				stepped = false;
+				descend(st, i);
+			}
+			continue;
+		}
+		stepped = false;
+
+		for (st->off = lower_bound(st, int4, key); st->off <= st->maxoff; st->off++)
+		{
+			if (key_cmp(st, int4, key, st->off) != 0)
+				break;
+			emit_tuple(st, (IndexTuple) PageGetItem(st->page,
+													PageGetItemId(st->page, st->off)),
+					   i);
+		}
+		/* the page ended inside the key's entries: they go on to the right */
+		if (st->off > st->maxoff && high == 0)
+		{
+			if (!step_right(st))
+				break;
+			continue;
+		}
+		i++;
+	}
+
+	if (BufferIsValid(st->buf))
+		_bt_relbuf(st->index, st->buf);
+	if (BufferIsValid(st->vmbuf))
+		ReleaseBuffer(st->vmbuf);
+	if (st->fetch != NULL)
+	{
+		ExecDropSingleTupleTableSlot(st->slot);
+		table_index_fetch_end(st->fetch);
+	}
 }
 
 /*
- * The visible row of rel whose unique text index index_name holds key,
- * copied, or NULL.  The key is compared with the index's own collation, as
- * a query would compare it.
+ * Call fn for each visible entry of index (a B-tree of heap opened with
+ * blog_open_int4_index()) whose first column is one of keys[0 .. nkeys),
+ * which must be sorted and distinct, in index order; with want_rows, each
+ * entry comes with its visible heap row.
  */
-HeapTuple
-blog_fetch_by_text(Oid nsp, Relation rel, const char *index_name, Datum value)
+void
+blog_index_lookup(Relation heap, Relation index, const int32 *keys, int nkeys,
+				  bool want_rows, BlogEntryFn fn, void *arg)
 {
-	Relation	index = index_open(blog_relid(nsp, index_name), AccessShareLock);
-	TupleTableSlot *slot;
-	IndexScanDesc scan;
-	ScanKeyData key;
-	HeapTuple	tuple;
+	LookupState st;
 
-	if (index->rd_index->indrelid != RelationGetRelid(rel) ||
-		index->rd_rel->relam != BTREE_AM_OID ||
-		TupleDescAttr(RelationGetDescr(index), 0)->atttypid != TEXTOID)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"blog.%s\" does not have the layout pg_blog needs",
-						index_name)));
-
-	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   index->rd_indcollation[0], F_TEXTEQ, value);
-	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, index, GetActiveSnapshot(), 1, 0);
-	tuple = blog_fetch_unique(scan, slot, &key);
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(index, NoLock);
-	return tuple;
+	if (nkeys == 0)
+		return;
+	lookup_begin(&st, heap, index, want_rows, fn, arg);
+	st.int4_keys = keys;
+	lookup_run(&st, true, nkeys);
 }
 
-/* A NOT NULL text column, detoasted so that no result points into TOAST. */
-Datum
-blog_text_attr(HeapTuple tuple, TupleDesc desc, AttrNumber attnum)
+/*
+ * The same for one key of the type of the index's first column (a B-tree
+ * of heap), compared by the index's operator class and collation, as a
+ * query would compare it.
+ */
+static void
+index_lookup_datum(Relation heap, Relation index, Datum key, bool want_rows,
+				   BlogEntryFn fn, void *arg)
 {
-	bool		isnull;
-	Datum		d = heap_getattr(tuple, attnum, desc, &isnull);
+	LookupState st;
 
-	if (isnull)
-		elog(ERROR, "unexpected null in column %d", attnum);
-	return PointerGetDatum(PG_DETOAST_DATUM_PACKED(d));
+	lookup_begin(&st, heap, index, want_rows, fn, arg);
+	st.inskey.scankeys[0].sk_argument = key;
+	lookup_run(&st, false, 1);
 }
 
+/* A NOT NULL int4 column of an entry's index tuple. */
 int32
-blog_int4_attr(HeapTuple tuple, TupleDesc desc, AttrNumber attnum)
+blog_entry_int4(const BlogEntry *entry, AttrNumber attnum)
 {
 	bool		isnull;
-	Datum		d = heap_getattr(tuple, attnum, desc, &isnull);
+	Datum		d = index_getattr(entry->itup, attnum, entry->itupdesc, &isnull);
 
 	if (isnull)
-		elog(ERROR, "unexpected null in column %d", attnum);
+		blog_unexpected_null(NameStr(TupleDescAttr(entry->itupdesc, attnum - 1)->attname));
 	return DatumGetInt32(d);
 }
 
-typedef struct IdList
-{
-	int32	   *ids;
-	int			n;
-	int			cap;
-} IdList;
-
 static void
-collect_second_id(IndexScanDesc scan, int slot, void *arg)
+collect_second_id(const BlogEntry *entry, void *arg)
 {
-	IdList	   *list = (IdList *) arg;
-	bool		isnull;
-	Datum		id = index_getattr(scan->xs_itup, 2, scan->xs_itupdesc, &isnull);
+	List	  **ids = (List **) arg;
 
-	(void) slot;
-	if (isnull)
-		return;
-	if (list->n == list->cap)
-	{
-		list->cap *= 2;
-		list->ids = repalloc(list->ids, sizeof(int32) * list->cap);
-	}
-	list->ids[list->n++] = DatumGetInt32(id);
+	*ids = lappend_int(*ids, blog_entry_int4(entry, 2));
 }
 
 /*
@@ -484,22 +604,215 @@ collect_second_id(IndexScanDesc scan, int slot, void *arg)
  * sorted and distinct).  A post's tag ids from post_tags_pkey, a tag's
  * post ids from post_tags_tag_idx.
  */
-int32 *
-blog_linked_ids(Oid nsp, const char *index_name, int32 id, int *n)
+List *
+blog_linked_ids(Oid nsp, const char *index_name, int32 id)
 {
-	Relation	post_tags = table_open(blog_relid(nsp, "post_tags"), AccessShareLock);
+	Relation	post_tags = blog_open_table(nsp, "post_tags");
 	Relation	index = blog_open_int4_index(nsp, index_name, post_tags, 2);
-	IdSlot		key;
-	IdList		list;
+	List	   *ids = NIL;
 
-	key.id = id;
-	key.slot = 0;
-	list.cap = 16;
-	list.n = 0;
-	list.ids = palloc(sizeof(int32) * list.cap);
-	blog_scan_index_only(post_tags, index, &key, 1, collect_second_id, &list);
+	blog_index_lookup(post_tags, index, &id, 1, false, collect_second_id, &ids);
 	index_close(index, NoLock);
 	table_close(post_tags, NoLock);
-	*n = list.n;
-	return list.ids;
+	return ids;
+}
+
+typedef struct FetchState
+{
+	Relation	index;
+	const char *const *cols;
+	int			ncols;
+	/* the columns' attribute numbers in the index, if it covers them all */
+	bool		index_only;
+	AttrNumber	atts[BLOG_MAX_COLS];
+	bool	   *found;
+	BlogRowFn	fn;
+	void	   *arg;
+} FetchState;
+
+/*
+ * Where fetch_row() finds the columns of a read, kept per backend like the
+ * relation OIDs (a name lookup per column per call costs more than the
+ * read of a tag): keyed by the caller's constant column list and the
+ * index, and forgotten on any relation cache invalidation, which any DDL on
+ * the table or the index sends.
+ */
+typedef struct ColumnCacheEntry
+{
+	const char *const *cols;
+	Oid			indexid;
+	bool		index_only;
+	AttrNumber	atts[BLOG_MAX_COLS];
+} ColumnCacheEntry;
+
+#define COLUMN_CACHE_SIZE 8
+
+static ColumnCacheEntry column_cache[COLUMN_CACHE_SIZE];
+static int	column_cache_n = 0;
+static bool column_cache_registered = false;
+
+static void
+column_cache_reset(Datum arg, Oid relid)
+{
+	(void) arg;
+	(void) relid;
+	column_cache_n = 0;
+}
+
+/*
+ * The columns cols of rel: in index when it holds them all (key or INCLUDE
+ * columns), which makes the read index-only, else in the heap row.
+ */
+static void
+find_columns(ColumnCacheEntry *e, Relation rel, Relation index,
+			 const char *const *cols, int ncols)
+{
+	int			i;
+
+	e->cols = cols;
+	e->indexid = RelationGetRelid(index);
+	blog_attnums(rel, cols, ncols, e->atts);
+	e->index_only = true;
+	for (i = 0; i < ncols && e->index_only; i++)
+	{
+		int			j;
+
+		for (j = 0; j < index->rd_index->indnatts; j++)
+			if (index->rd_index->indkey.values[j] == e->atts[i])
+				break;
+		if (j == index->rd_index->indnatts)
+			e->index_only = false;
+	}
+	for (i = 0; i < ncols && e->index_only; i++)
+	{
+		int			j = 0;
+
+		while (index->rd_index->indkey.values[j] != e->atts[i])
+			j++;
+		e->atts[i] = j + 1;
+	}
+}
+
+static void
+fetch_prepare(FetchState *st, Relation rel, Relation index,
+			  const char *const *cols, int ncols, bool *found,
+			  BlogRowFn fn, void *arg)
+{
+	ColumnCacheEntry *e = NULL;
+	ColumnCacheEntry scratch;
+	int			i;
+
+	Assert(ncols <= BLOG_MAX_COLS);
+	if (!column_cache_registered)
+	{
+		CacheRegisterRelcacheCallback(column_cache_reset, (Datum) 0);
+		column_cache_registered = true;
+	}
+	for (i = 0; i < column_cache_n && e == NULL; i++)
+		if (column_cache[i].cols == cols &&
+			column_cache[i].indexid == RelationGetRelid(index))
+			e = &column_cache[i];
+	if (e == NULL)
+	{
+		e = column_cache_n < COLUMN_CACHE_SIZE ?
+			&column_cache[column_cache_n] : &scratch;
+		find_columns(e, rel, index, cols, ncols);
+		if (e != &scratch)
+			column_cache_n++;
+	}
+	st->index = index;
+	st->cols = cols;
+	st->ncols = ncols;
+	st->index_only = e->index_only;
+	memcpy(st->atts, e->atts, sizeof(AttrNumber) * ncols);
+	st->found = found;
+	st->fn = fn;
+	st->arg = arg;
+}
+
+static void
+fetch_row(const BlogEntry *entry, void *arg)
+{
+	FetchState *st = (FetchState *) arg;
+	Datum		values[BLOG_MAX_COLS];
+
+	/* a unique index gives one visible row per key */
+	if (st->found[entry->key] && st->index->rd_index->indisunique)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("more than one visible row for one key of index \"blog.%s\"",
+						RelationGetRelationName(st->index))));
+	st->found[entry->key] = true;
+	if (st->index_only)
+	{
+		Datum		ivalues[INDEX_MAX_KEYS];
+		bool		inulls[INDEX_MAX_KEYS];
+		int			i;
+
+		index_deform_tuple(entry->itup, entry->itupdesc, ivalues, inulls);
+		for (i = 0; i < st->ncols; i++)
+		{
+			if (inulls[st->atts[i] - 1])
+				blog_unexpected_null(st->cols[i]);
+			values[i] = ivalues[st->atts[i] - 1];
+		}
+	}
+	else
+		blog_slot_values(entry->row, st->atts, st->cols, st->ncols, values);
+	st->fn(values, entry->key, st->arg);
+}
+
+/*
+ * Call fn with the columns cols of each visible row of table whose key,
+ * the int4 first column of the index index_name, is one of keys[0 ..
+ * nkeys) (sorted, distinct), in index order; returns how many keys have a
+ * row.  A unique index is checked to give at most one row per key.  The
+ * rows are read in place, from the index alone when it holds the columns:
+ * only what fn keeps is copied.
+ */
+int
+blog_fetch_by_int4(Oid nsp, const char *table, const char *index_name,
+				   const int32 *keys, int nkeys, const char *const *cols,
+				   int ncols, BlogRowFn fn, void *arg)
+{
+	Relation	rel = blog_open_table(nsp, table);
+	Relation	index = blog_open_int4_index(nsp, index_name, rel, 1);
+	bool		one_found;
+	bool	   *found = nkeys == 1 ? &one_found : palloc(sizeof(bool) * nkeys);
+	FetchState	st;
+	int			n = 0;
+	int			i;
+
+	memset(found, 0, sizeof(bool) * nkeys);
+	fetch_prepare(&st, rel, index, cols, ncols, found, fn, arg);
+	blog_index_lookup(rel, index, keys, nkeys, !st.index_only, fetch_row, &st);
+	for (i = 0; i < nkeys; i++)
+		n += found[i];
+	index_close(index, NoLock);
+	table_close(rel, NoLock);
+	return n;
+}
+
+/*
+ * Call fn (with key 0) with the columns cols of the visible row of table
+ * whose unique text index index_name holds value; false if there is none.
+ */
+bool
+blog_fetch_by_text(Oid nsp, const char *table, const char *index_name,
+				   Datum value, const char *const *cols, int ncols,
+				   BlogRowFn fn, void *arg)
+{
+	Relation	rel = blog_open_table(nsp, table);
+	Relation	index = blog_open_index(nsp, index_name, rel);
+	bool		found = false;
+	FetchState	st;
+
+	if (TupleDescAttr(RelationGetDescr(index), 0)->atttypid != TEXTOID ||
+		!index->rd_index->indisunique)
+		refuse_layout(index);
+	fetch_prepare(&st, rel, index, cols, ncols, &found, fn, arg);
+	index_lookup_datum(rel, index, value, !st.index_only, fetch_row, &st);
+	index_close(index, NoLock);
+	table_close(rel, NoLock);
+	return found;
 }

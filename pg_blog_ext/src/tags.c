@@ -1,80 +1,101 @@
 /*-------------------------------------------------------------------------
  *
  * tags.c
- *	  The slugs and names of a set of tags, for the tag arrays of the
- *	  detail page and the cards.
- *
- *	  Read by blog_fetch_by_int4(), which reads a small table whole rather
- *	  than probing its key once per tag.
+ *	  The tag_slugs and tag_names arrays of posts, for the detail page and
+ *	  the cards: the posts' links from the post_tags primary key (in
+ *	  tag-id order, the pages' order), then each distinct tag's row once.
  *
  *-------------------------------------------------------------------------
  */
 #include "pg_blog.h"
 
-static const char *const tag_cols[] = {"id", "slug", "name"};
+#include "access/table.h"
+#include "utils/rel.h"
 
-typedef struct TagList
+typedef struct TagText
 {
-	BlogTag    *tags;
-	int			n;
-	int			nids;
-} TagList;
+	Datum		slug;
+	Datum		name;
+} TagText;
 
-static int
-tag_cmp(const void *a, const void *b)
+static void
+collect_link(const BlogEntry *entry, void *arg)
 {
-	int32		x = ((const BlogTag *) a)->id;
-	int32		y = ((const BlogTag *) b)->id;
+	List	  **links = (List **) arg;
 
-	return (x > y) - (x < y);
+	links[entry->key] = lappend_int(links[entry->key], blog_entry_int4(entry, 2));
 }
 
-/* Keep a tag's row. */
 static void
-keep_tag(Datum *values, bool *isnull, void *arg)
+keep_tag(Datum *values, int key, void *arg)
 {
-	TagList    *list = (TagList *) arg;
-	BlogTag    *tag;
-	int			i;
+	TagText    *tag = &((TagText *) arg)[key];
 
-	for (i = 0; i < (int) lengthof(tag_cols); i++)
-		if (isnull[i])
-			elog(ERROR, "unexpected null in column %s", tag_cols[i]);
-	/* a unique id appears once; more rows than ids means a broken table */
-	if (list->n == list->nids)
-		elog(ERROR, "duplicate tag id %d", DatumGetInt32(values[0]));
-	tag = &list->tags[list->n++];
-	tag->id = DatumGetInt32(values[0]);
-	tag->slug = blog_text_copy(values[1]);
-	tag->name = blog_text_copy(values[2]);
+	tag->slug = blog_text_copy(values[0]);
+	tag->name = blog_text_copy(values[1]);
 }
 
 /*
- * The visible tags among ids[0 .. n) (sorted and distinct), sorted by id,
- * into out (room for n); returns how many there are.
+ * Set out->slugs[i] and out->names[i] to the tags of the post post_ids[i],
+ * for the posts post_ids[0 .. nposts) (sorted, distinct).  A link whose
+ * tag this snapshot cannot see is left out.
  */
-int
-blog_tags_fetch(Oid nsp, const int32 *ids, int n, BlogTag *out)
+void
+blog_tag_arrays(Oid nsp, const int32 *post_ids, int nposts, BlogTagArrays *out)
 {
-	TagList		list;
+	static const char *const cols[] = {"slug", "name"};
+	Relation	post_tags = blog_open_table(nsp, "post_tags");
+	Relation	pkey = blog_open_int4_index(nsp, "post_tags_pkey", post_tags, 2);
+	List	  **links = palloc0(sizeof(List *) * (nposts + 1));
+	int32	   *ids;
+	TagText    *tags;
+	Datum	   *slugs;
+	Datum	   *names;
+	int			nlinks = 0;
+	int			ntags;
+	int			i;
 
-	list.tags = out;
-	list.n = 0;
-	list.nids = n;
-	if (n == 0)
-		return 0;
+	blog_index_lookup(post_tags, pkey, post_ids, nposts, false, collect_link, links);
+	index_close(pkey, NoLock);
+	table_close(post_tags, NoLock);
 
-	blog_fetch_by_int4(nsp, "tags", "tags_pkey", ids, n, tag_cols,
-					   lengthof(tag_cols), keep_tag, &list);
-	qsort(list.tags, list.n, sizeof(BlogTag), tag_cmp);
-	return list.n;
-}
+	for (i = 0; i < nposts; i++)
+		nlinks += list_length(links[i]);
+	ids = palloc(sizeof(int32) * (nlinks + 1));
+	nlinks = 0;
+	for (i = 0; i < nposts; i++)
+	{
+		ListCell   *lc;
 
-BlogTag *
-blog_tag_find(BlogTag *tags, int ntags, int32 id)
-{
-	BlogTag		key;
+		foreach(lc, links[i])
+			ids[nlinks++] = lfirst_int(lc);
+	}
+	ntags = blog_sort_unique(ids, nlinks);
+	tags = palloc0(sizeof(TagText) * (ntags + 1));
+	blog_fetch_by_int4(nsp, "tags", "tags_text_idx", ids, ntags, cols,
+					   lengthof(cols), keep_tag, tags);
 
-	key.id = id;
-	return bsearch(&key, tags, ntags, sizeof(BlogTag), tag_cmp);
+	out->slugs = palloc(sizeof(Datum) * (nposts + 1));
+	out->names = palloc(sizeof(Datum) * (nposts + 1));
+	slugs = palloc(sizeof(Datum) * (nlinks + 1));
+	names = palloc(sizeof(Datum) * (nlinks + 1));
+	for (i = 0; i < nposts; i++)
+	{
+		ListCell   *lc;
+		int			n = 0;
+
+		foreach(lc, links[i])
+		{
+			TagText    *tag = &tags[blog_key_index(ids, ntags, lfirst_int(lc))];
+
+			if (tag->slug != (Datum) 0)
+			{
+				slugs[n] = tag->slug;
+				names[n] = tag->name;
+				n++;
+			}
+		}
+		out->slugs[i] = blog_text_array(slugs, n);
+		out->names[i] = blog_text_array(names, n);
+	}
 }

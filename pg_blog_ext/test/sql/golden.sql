@@ -1,5 +1,5 @@
 -- Render the reference pages from the page functions' rows, following
--- SPEC section 5, and compare their SHA-256 with tests/golden/MANIFEST.
+-- the contract's pages, and compare their SHA-256 with tests/golden/MANIFEST.
 -- Equal hashes mean the rows carry exactly what the pages need, in order.
 CREATE SCHEMA golden;
 

@@ -29,11 +29,21 @@ DELETE FROM blog.comments;
 CREATE TABLE blog.evil (i int);
 RESET ROLE;
 
--- A role outside pgblog_web cannot call the functions at all.
+-- A role outside pgblog_web cannot call the functions: given USAGE on the
+-- schema, so that what stops it is the REVOKE of EXECUTE from PUBLIC.
+GRANT USAGE ON SCHEMA blog TO regress_blog_nobody;
 SET ROLE regress_blog_nobody;
 SELECT count(*) FROM blog.index_page(20);
 SELECT * FROM blog.post_page('post-31');
+SELECT * FROM blog.tag_page('tag-7');
+SELECT count(*) FROM blog.posts;
 RESET ROLE;
+REVOKE USAGE ON SCHEMA blog FROM regress_blog_nobody;
+
+-- The functions run as their caller (no SECURITY DEFINER): what the web
+-- role reads through them, it reads without any right on the tables.
+SELECT p.proname, p.prosecdef FROM pg_proc p
+WHERE p.pronamespace = 'blog'::regnamespace ORDER BY 1;
 
 -- Nothing changed.
 SELECT count(*) FROM blog.comments;

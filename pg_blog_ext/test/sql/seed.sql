@@ -1,5 +1,5 @@
 -- The seed: counts, a checksum, and a row-by-row comparison with the
--- formulas of SPEC section 1 computed here a second, independent way
+-- formulas of the contract's data computed here a second, independent way
 -- (procedural loops instead of the extension's set-based inserts).
 SET TimeZone = 'UTC';
 

@@ -1,0 +1,56 @@
+#!/bin/sh
+# ALTER EXTENSION pg_blog UPDATE from 1.0 against CREATE EXTENSION of the
+# default version, each in a scratch database of the cluster that the PG*
+# variables name: their pg_dump --schema-only must be the same.  pg_dump
+# writes an extension's objects as one CREATE EXTENSION, so they are first
+# released from it (ALTER EXTENSION ... DROP, in both databases alike) to be
+# dumped one by one: tables, indexes, functions, their options and grants.
+# Run by test/sql/upgrade.sql; PG_BINDIR (set by the Makefile) picks the
+# client programs of the PostgreSQL being tested.
+set -eu
+bin=${PG_BINDIR:+$PG_BINDIR/}
+updated=pg_blog_regress_updated
+created=pg_blog_regress_created
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg_blog_upgrade.XXXXXX")
+
+cleanup() {
+	for db in $updated $created; do
+		"${bin}dropdb" --if-exists "$db" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+cleanup
+mkdir -p "$tmp"
+
+q() { "${bin}psql" -X -A -t -q -v ON_ERROR_STOP=1 "$@"; }
+
+"${bin}createdb" $updated
+"${bin}createdb" $created
+q -d $updated -c "SET client_min_messages = warning" \
+	-c "CREATE EXTENSION pg_blog VERSION '1.0'"
+before=$(q -d $updated -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
+q -d $updated -c "ALTER EXTENSION pg_blog UPDATE"
+after=$(q -d $updated -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
+q -d $created -c "SET client_min_messages = warning" -c "CREATE EXTENSION pg_blog"
+fresh=$(q -d $created -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
+
+release="SELECT pg_catalog.format('ALTER EXTENSION pg_blog DROP %s %s', o.type, o.identity)
+FROM pg_catalog.pg_depend d, pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) o
+WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
+  AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'pg_blog')"
+for db in $updated $created; do
+	members=$(q -d $db -c "SELECT count(*) FROM pg_catalog.pg_depend d, pg_catalog.pg_extension e
+		WHERE d.refobjid = e.oid AND e.extname = 'pg_blog' AND d.deptype = 'e'")
+	printf '%s\n\\gexec\n' "$release" | q -d $db >/dev/null
+	# the dump's \restrict key is random
+	"${bin}pg_dump" --schema-only $db | grep -v '^\\\(un\)\{0,1\}restrict ' >"$tmp/$db.sql"
+done
+echo "extension members released and dumped: $members"
+echo "updated $before -> $after; created $fresh"
+if diff -u "$tmp/$created.sql" "$tmp/$updated.sql" >"$tmp/diff"; then
+	echo "pg_dump --schema-only: same"
+else
+	echo "pg_dump --schema-only: different"
+	cat "$tmp/diff"
+fi
