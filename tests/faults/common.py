@@ -260,7 +260,7 @@ class Load:
         self.lock = threading.Lock()
         self.ok = self.retried = self.n503 = 0
         self.failures = []
-        self.latencies = []         # (end time, seconds, status)
+        self.latencies = []         # (end time, seconds, status or 0, path)
         self.accept_503 = accept_503
         self.routes = routes or self.ROUTES
         self.limit = limit
@@ -319,12 +319,14 @@ class Load:
                     if c is not None:
                         c.close()
                     c = None
-                    self.fail("%s: %s: %s after %.2f s" % (path, type(e).__name__, e,
-                                                          time.monotonic() - t0))
+                    now = time.monotonic()
+                    with self.lock:     # status 0: no answer (timed out, reset)
+                        self.latencies.append((now, now - t0, 0, path))
+                    self.fail("%s: %s: %s after %.2f s" % (path, type(e).__name__, e, now - t0))
                     break
                 now = time.monotonic()
                 with self.lock:
-                    self.latencies.append((now, now - t0, r.status))
+                    self.latencies.append((now, now - t0, r.status, path))
                 st, body = expected(path)
                 if self.accept_503 and r.status == 503 and r.body == UNAVAILABLE:
                     with self.lock:
@@ -342,7 +344,7 @@ class Load:
             c.close()
 
     def slowest(self, since=0.0):
-        return max([s for t, s, _ in self.latencies if t >= since] or [0.0])
+        return max([s for t, s, _, _ in self.latencies if t >= since] or [0.0])
 
     def report(self, what):
         return T.check(not self.failures and self.ok > 0,

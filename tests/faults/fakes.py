@@ -46,6 +46,11 @@ class FakeRedis:
     def __exit__(self, *exc):
         self.stopping.set()
         try:
+            # shutdown wakes the thread blocked in accept(); close alone does not
+            self.ls.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
             self.ls.close()
         except OSError:
             pass

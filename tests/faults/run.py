@@ -31,9 +31,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import (CASES, Case, FAST, NOT_FOUND, STOPPED, UNAVAILABLE, Load,  # noqa: E402
                     T, all_ok, apache_state, apache_with, blog_connections, bt, case,
-                    check, child_rss, conf_seconds, connections_bounded, expected,
-                    figure, healthy, pct, print_table, redis_pid, ref, restore,
-                    run_cases, same_apache, spread, stable_children, thaw,
+                    check, conf_seconds, connections_bounded, expected,
+                    figure, healthy, print_table, redis_pid, ref, restore,
+                    run_cases, same_apache, spread, stable_children,
                     unavailable_ok)
 from blogtest import Conn  # noqa: E402
 import fakes  # noqa: E402
