@@ -524,6 +524,8 @@ def main():
             print("%-22s %-5s %s" % (c.name, "long" if c.long else "fast", c.action))
         return
     cases = selected(sys.argv[1:])
+    # a SIGTERM (timeout(1), make interrupted) still thaws and restores
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     log_start = bt.error_log_size()
     ok = False
     try:
