@@ -72,16 +72,13 @@ def load_lock():
         yield
         return
     with open(path, "a") as f:
-        t0, said = time.monotonic(), False
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if not said and time.monotonic() - t0 > 5:
-                    print("  (waiting for the load lock %s)" % path, flush=True)
-                    said = True
-                time.sleep(0.2)
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("  (waiting for the load lock %s)" % path, flush=True)
+            t0 = time.monotonic()
+            fcntl.flock(f, fcntl.LOCK_EX)       # queued, like flock(1)
+            print("  (got it after %.0f s)" % (time.monotonic() - t0), flush=True)
         try:
             yield
         finally:
@@ -111,6 +108,9 @@ def run_cases(cases):
 def print_table(cases):
     rows = [("case", "action", "figure", "result")]
     for c in cases:
+        if c.result is None:    # interrupted before it ran
+            rows.append((c.name, c.action, "not run", "FAIL"))
+            continue
         rows.append((c.name, c.action, "; ".join(c.figures),
                      "PASS" if c.result else "FAIL"))
     w0 = max(len(r[0]) for r in rows)

@@ -97,6 +97,8 @@ def postgres_down():
         all_ok("requests after PostgreSQL is back", spread(["/", "/post/post-1", "/tag/tag-1"], 16))
     same_apache("PostgreSQL came back", apache)
     connections_bounded("after the PostgreSQL restart")
+    figure("light load: %d x 200, %d x 503 while down, %d failed; first / after start: %d"
+           % (load.ok, load.n503, len(load.failures), first.status))
     load.report("load while PostgreSQL stopped (200 or the 503 page, nothing else)")
     T.check(load.n503 > 0, "the load saw the outage (some 503s)", "%d" % load.n503)
 
@@ -119,6 +121,8 @@ def backends_terminated():
         back = bt.wait_for(lambda: blog_connections() > 0, 5)
         T.check(back, "mod_blog connections come back (round %d)" % rnd,
                 "%d" % blog_connections())
+        figure("round %d: %d backends terminated, then %d requests" % (rnd, len(pids),
+                                                                         len(results)))
 
 
 @case("backends-frozen", "SIGSTOP every pooled backend (not the postmaster)")
@@ -261,6 +265,7 @@ def graceful_under_load():
                     out.stdout.decode()[-300:])
             time.sleep(1.2)
         time.sleep(0.5)
+    figure("%d good, %d retried once, %d failed" % (load.ok, load.retried, len(load.failures)))
     load.report("graceful restart x4 under load: no failed request, no wrong body")
     T.check(load.ok > 200, "the load was real", "%d requests" % load.ok)
     connections_bounded("within 10 s of the last graceful restart")
