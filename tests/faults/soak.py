@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`make soak`: at least 1 000 000 mixed requests (tests/faults/soak.lua:
-every route, 1 000 posts, 30 tags, GET and HEAD, 404s with and without the
+every route, 1 000 posts, 30 tags, 404s with and without the
 database) against the private stack, in wrk runs of SOAK_SEGMENT seconds.
 Before, between the runs and after, prints each Apache child's RSS and
 open fds and mod_blog's PostgreSQL connections; passes when they stay flat
@@ -24,7 +24,7 @@ from common import (T, bt, child_rss, healthy, load_lock, open_fds,  # noqa: E40
                     stable_children, blog_connections)
 
 TARGET = int(os.environ.get("SOAK_REQUESTS", "1000000"))
-SEGMENT = int(os.environ.get("SOAK_SEGMENT", "30"))
+SEGMENT = int(os.environ.get("SOAK_SEGMENT", "20"))
 MAX_SECONDS = int(os.environ.get("SOAK_MAX_SECONDS", "600"))
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "soak.lua")
 
