@@ -72,7 +72,7 @@ def main():
     share = 0.0
     t0 = time.monotonic()
     warm = None
-    runs = 0
+    runs = warm_runs = 0
     while total < TARGET and time.monotonic() - t0 < MAX_SECONDS:
         seconds = 10 if warm is None else SEGMENT
         r = segment(seconds)
@@ -84,12 +84,15 @@ def main():
         if r["other"] < 0:
             T.check(False, "wrk ran the soak script", r["text"][-500:])
             break
-        label = "warm-up" if warm is None else "run %d" % (runs - 1)
+        label = "warm-up" if warm is None else "run %d" % (runs - warm_runs)
         now = reading(label, total)
         print("%-10s %s req/s, p99 %s" % ("", round(r["requests"] / seconds), r["p99"]),
               flush=True)
-        if warm is None:
-            warm = now
+        # warm once every child has served (holds its pool and keep-alive
+        # connections: many more fds than when idle); wrk's connections do
+        # not reach every child at once
+        if warm is None and all(now[1].get(p, 0) > before[1].get(p, 0) + 10 for p in before[1]):
+            warm, warm_runs = now, runs
     took = time.monotonic() - t0
     time.sleep(2)
     after = reading("after", total)
@@ -103,6 +106,7 @@ def main():
             "%.2f%%" % (100 * got))
     T.check(sorted(after[0]) == sorted(before[0]) == sorted(kids),
             "the same children before, during and after", "%s -> %s" % (kids, sorted(after[0])))
+    T.check(warm is not None, "every child served during the soak", "fds %s" % after[1])
     if warm:
         grow = {p: after[0].get(p, 0) - warm[0][p] for p in warm[0]}
         T.check(max(grow.values()) < 2048, "RSS growth after warm-up under 2 MiB per child",
