@@ -39,6 +39,16 @@ def reading(label, total):
     return rss, fds, conns
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of a process (all its threads)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def segment(seconds):
     with load_lock():
         p = subprocess.run(["wrk", "-t2", "-c32", "-d%ds" % seconds, "--timeout", "10s",
@@ -68,6 +78,7 @@ def main():
     print("%-10s %9s  %s  %s  %s" % ("when", "requests", "RSS KiB per child".ljust(8 * len(kids) - 1),
                                    "fds per child".ljust(5 * len(kids) - 1), "PG"))
     before = reading("before", 0)
+    cpu0 = {p: cpu_seconds(p) for p in kids}
     total = ok = n404 = other = errors = 0
     share = 0.0
     t0 = time.monotonic()
@@ -88,10 +99,9 @@ def main():
         now = reading(label, total)
         print("%-10s %s req/s, p99 %s" % ("", round(r["requests"] / seconds), r["p99"]),
               flush=True)
-        # warm once every child has served (holds its pool and keep-alive
-        # connections: many more fds than when idle); wrk's connections do
-        # not reach every child at once
-        if warm is None and all(now[1].get(p, 0) > before[1].get(p, 0) + 10 for p in before[1]):
+        # warm once every child has served a share (a second of CPU since
+        # the start): wrk's connections do not reach every child at once
+        if warm is None and all(cpu_seconds(p) - cpu0.get(p, 0) >= 1.0 for p in kids):
             warm, warm_runs = now, runs
     took = time.monotonic() - t0
     time.sleep(2)
