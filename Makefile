@@ -5,7 +5,7 @@
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 .PHONY: all build deps run stop status check unit installcheck e2e faults \
-        cluster-test bench install install-ext install-module uninstall installcheck-system \
+        cluster-test soak bench install install-ext install-module uninstall installcheck-system \
         deb system-test system-test-source clean
 
 all: build
@@ -44,6 +44,17 @@ check: build install-ext
 # primary, two standbys, Redis, two web nodes, PgBouncer, a client host.
 cluster-test: build install-ext
 	$(SUDO) tests/cluster/run.sh
+
+# The whole fault suite, long cases included (a few minutes), one table of
+# case, action, figure, PASS/FAIL; `make check` runs only the fast cases.
+# FAULTS=case... runs some (scripts/faults.sh --list names them).
+faults: build install-ext
+	scripts/faults.sh $(FAULTS)
+
+# At least 1 000 000 mixed requests; child RSS, fds and PostgreSQL
+# connections before, during and after must stay flat.
+soak: build install-ext
+	scripts/faults.sh soak
 
 installcheck:
 	$(MAKE) -C pg_blog_ext installcheck

@@ -1,255 +1,48 @@
 #!/usr/bin/env python3
 """Fault tests of the blog against the running private stack.
 
-    . scripts/env.sh && python3 tests/faults/run.py
+    . scripts/env.sh && python3 tests/faults/run.py          # the fast cases
+    . scripts/env.sh && python3 tests/faults/run.py --all    # make faults
+    python3 tests/faults/run.py --list | CASE...             # some cases
 
 Stops, kills, freezes and restarts pieces of the stack (PostgreSQL, its
-mod_blog backends, Redis, Apache's children) while requests are served,
-and checks the rules of SPEC section 2/3 and RESEARCH section 4: 503 with
-Retry-After quickly while PostgreSQL is away and healing without an Apache
-restart, the retry-once rule, a per-request deadline, BYPASS when Redis is
-away, graceful restarts that lose nothing and leak no connection, memory
-that stays flat.  Whatever happens, the stack is running and healthy when
-this ends.  Prints one line per failed check, then `N passed, N failed`.
+mod_blog backends, Redis, Apache's children), puts hostile peers in their
+place (a fake Redis, slow clients, a frozen postmaster) and sends what an
+attacker would, while requests are served; checks the contract's rules:
+503 with Retry-After quickly while PostgreSQL is away and healing without
+an Apache restart, the retry-once rule, a per-request deadline, BYPASS when
+Redis is away or misbehaves, graceful restarts that lose nothing, memory
+that stays flat, bounded logs.  Whatever happens, the stack is running and
+healthy when this ends.  Prints a line per failed check as it goes, then
+one table (case, action, figure, PASS/FAIL) and `N passed, N failed`
+(cases).  Long cases (--all) take the load lock (BLOG_LOAD_LOCK) around
+each loaded case.
 """
 
 import os
-import re
 import signal
+import subprocess
 import sys
 import threading
 import time
 
 sys.dont_write_bytecode = True  # keep the checkout clean
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import blogtest as bt  # noqa: E402
-import reference as ref  # noqa: E402
-from blogtest import Conn, excerpt  # noqa: E402
-
-T = bt.Tally("faults (MPM %s, fast path %s)" % (bt.ENV.get("BLOG_MPM"),
-                                               bt.ENV.get("BLOG_FASTPATH")))
-UNAVAILABLE = ref.render_unavailable()
-FAST = 2.0                  # "quickly": a 503 or a BYPASS in under this
-STOPPED = set()             # PIDs this suite froze; thawed whatever happens
-_expected = {}
-
-
-def expected(path):
-    """(status, body) of a GET of any route, cached ones included."""
-    if path not in _expected:
-        base = path
-        if path == "/cached":
-            base = "/"
-        elif path.endswith("/cached"):
-            base = path[:-len("/cached")]
-        _expected[path] = ref.render_path(base)
-    return _expected[path]
-
-
-def conf_seconds(directive, default):
-    """A mod_blog timeout from the generated httpd.conf, in seconds (a bare
-    number is milliseconds, as ap_timeout_parameter_parse reads it there),
-    or the module's default when the directive is not given."""
-    try:
-        conf = open(os.path.join(bt.VAR, "httpd", "httpd.conf")).read()
-    except OSError:
-        return default
-    m = re.search(r"(?mi)^\s*%s\s+([\d.]+)\s*(ms|s|mi|min|h)?\s*$" % directive, conf)
-    if not m:
-        return default
-    scale = {None: 0.001, "ms": 0.001, "s": 1, "mi": 60, "min": 60, "h": 3600}
-    return float(m.group(1)) * scale[m.group(2)]
-
-
-def problems(r, status, body, xcache=False):
-    p = []
-    if r.status != status:
-        p.append("status %d, want %d" % (r.status, status))
-    if r.all("content-type") != [bt.CONTENT_TYPE]:
-        p.append("Content-Type %r" % r.all("content-type"))
-    if r.all("content-length") != [str(len(body))]:
-        p.append("Content-Length %r, want %d" % (r.all("content-length"), len(body)))
-    if r.body != body:
-        p.append("body: " + excerpt(r.body, body))
-    xc = r.all("x-cache")
-    if xcache is None and xc:
-        p.append("unexpected X-Cache %r" % xc)
-    elif xcache is not None and xcache is not False:
-        allowed = (xcache,) if isinstance(xcache, str) else xcache
-        if len(xc) != 1 or xc[0] not in allowed:
-            p.append("X-Cache %r, want %r" % (xc, xcache))
-    return p
-
-
-def check(what, r, status, body, xcache=False, within=None):
-    p = problems(r, status, body, xcache)
-    if within is not None and r.elapsed > within:
-        p.append("took %.2f s, limit %.1f s" % (r.elapsed, within))
-    return T.check(not p, what, "; ".join(p))
-
-
-def unavailable_ok(what, r, within=FAST):
-    p = problems(r, 503, UNAVAILABLE)
-    if r.all("retry-after") != ["1"]:
-        p.append("Retry-After %r" % r.all("retry-after"))
-    if r.elapsed > within:
-        p.append("took %.2f s, limit %.1f s" % (r.elapsed, within))
-    return T.check(not p, what, "; ".join(p))
-
-
-def healthy(seconds=30):
-    st, body = expected("/")
-
-    def ok():
-        r = bt.get("/", timeout=5)
-        return r.status == 200 and r.body == body
-    return bt.wait_for(ok, seconds, 0.2)
-
-
-def spread(paths, n=12):
-    """n requests on fresh connections (so several children answer)."""
-    out = []
-    for i in range(n):
-        path = paths[i % len(paths)]
-        try:
-            out.append((path, bt.get(path)))
-        except Exception as e:
-            out.append((path, e))
-    return out
-
-
-def all_ok(what, results, status=200):
-    bad = []
-    for path, r in results:
-        if isinstance(r, Exception):
-            bad.append("%s: %s: %s" % (path, type(r).__name__, r))
-            continue
-        p = problems(r, *expected(path))
-        if p:
-            bad.append("%s: %s" % (path, "; ".join(p)))
-    return T.check(not bad, "%s (%d requests)" % (what, len(results)),
-                   "%d bad; first: %s" % (len(bad), " | ".join(bad[:3])))
-
-
-class Load:
-    """Threads doing keep-alive GETs over the routes until stopped.
-
-    A request sent on a reused connection that the server closed before
-    the first byte of the answer is retried once on a new connection (what
-    every HTTP client does; graceful restarts close idle keep-alive
-    connections).  Everything else that is not the expected answer is a
-    failure; `accept_503` also allows the unavailable page."""
-
-    ROUTES = ["/", "/post/post-31", "/tag/tag-7", "/cached", "/post/post-31/cached",
-              "/compute", "/post/post-%d", "/post/post-%d/cached", "/tag/tag-%d", "/post/nope"]
-
-    def __init__(self, threads=4, accept_503=False, routes=None, limit=None, per_conn=None):
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
-        self.ok = self.retried = self.n503 = 0
-        self.failures = []
-        self.accept_503 = accept_503
-        self.routes = routes or self.ROUTES
-        self.limit = limit
-        self.per_conn = per_conn    # requests per connection, None: unlimited
-        self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True)
-                        for i in range(threads)]
-
-    def __enter__(self):
-        for t in self.threads:
-            t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        for t in self.threads:
-            t.join(60)
-
-    def wait(self):
-        for t in self.threads:
-            t.join(300)
-
-    def fail(self, text):
-        with self.lock:
-            self.failures.append(text)
-
-    def run(self, seed):
-        c = None
-        i = seed * 7
-        done = 0
-        while not self.stop.is_set() and (self.limit is None or done < self.limit):
-            path = self.routes[i % len(self.routes)]
-            if "%d" in path:
-                path = path % (i % (1000 if path.startswith("/post") else 30) + 1)
-            i += 1
-            done += 1
-            for attempt in (0, 1):
-                fresh = c is None
-                try:
-                    if c is None:
-                        c = Conn(timeout=15)
-                    r = c.request("GET", path)
-                except bt.ClosedEarly as e:
-                    if c is not None:
-                        c.close()
-                    c = None
-                    if not fresh and attempt == 0:
-                        with self.lock:
-                            self.retried += 1
-                        continue
-                    self.fail("%s on a %s connection: %s" % (path, "new" if fresh else "reused", e))
-                    break
-                except Exception as e:
-                    if c is not None:
-                        c.close()
-                    c = None
-                    self.fail("%s: %s: %s" % (path, type(e).__name__, e))
-                    break
-                st, body = expected(path)
-                if self.accept_503 and r.status == 503 and r.body == UNAVAILABLE:
-                    with self.lock:
-                        self.n503 += 1
-                elif r.status != st or r.body != body:
-                    self.fail("%s: %d, %s" % (path, r.status, excerpt(r.body, body)))
-                else:
-                    with self.lock:
-                        self.ok += 1
-                if not r.keeps_alive() or (self.per_conn and c.used >= self.per_conn):
-                    c.close()
-                    c = None
-                break
-        if c is not None:
-            c.close()
-
-    def report(self, what):
-        T.check(not self.failures and self.ok > 0,
-                "%s: %d good answers, %d retried on a closed keep-alive connection, %d x 503"
-                % (what, self.ok, self.retried, self.n503),
-                "%d failures; first: %s" % (len(self.failures), " | ".join(self.failures[:3])))
-
-
-def blog_connections():
-    return len(bt.blog_backends())
-
-
-def apache_state():
-    return bt.httpd_pid(), bt.children()
-
-
-def same_apache(what, before):
-    now = apache_state()
-    T.check(now == before, "%s without restarting Apache (same parent and children)" % what,
-            "before %s, after %s" % (before, now))
-
-
-def connections_bounded(what, limit=16):
-    n = []
-    ok = bt.wait_for(lambda: n.append(blog_connections()) or 0 < n[-1] <= limit, 10, 0.5)
-    T.check(ok, "%s: mod_blog has between 1 and %d connections" % (what, limit), "%s" % n[-5:])
+from common import (CASES, Case, FAST, NOT_FOUND, STOPPED, UNAVAILABLE, Load,  # noqa: E402
+                    T, all_ok, apache_state, apache_with, blog_connections, bt, case,
+                    check, conf_seconds, connections_bounded, expected,
+                    figure, healthy, print_table, redis_pid, ref, restore,
+                    run_cases, same_apache, spread, stable_children,
+                    unavailable_ok)
+from blogtest import Conn  # noqa: E402
+import fakes  # noqa: E402
+import protocol  # noqa: E402,F401  (registers its cases)
+import long_cases  # noqa: E402,F401  (registers its cases)
 
 
 # ------------------------------------------------------------- the faults
+@case("pg-stopped", "scripts/stack.sh stop pg under light load, then start")
 def postgres_down():
     for key in ("blog:page:/", "blog:page:/post/post-3", "blog:page:/post/post-4"):
         bt.redis_cmd("DEL", key)
@@ -304,10 +97,13 @@ def postgres_down():
         all_ok("requests after PostgreSQL is back", spread(["/", "/post/post-1", "/tag/tag-1"], 16))
     same_apache("PostgreSQL came back", apache)
     connections_bounded("after the PostgreSQL restart")
+    figure("light load: %d x 200, %d x 503 while down, %d failed; first / after start: %d"
+           % (load.ok, load.n503, len(load.failures), first.status))
     load.report("load while PostgreSQL stopped (200 or the 503 page, nothing else)")
     T.check(load.n503 > 0, "the load saw the outage (some 503s)", "%d" % load.n503)
 
 
+@case("pg-terminated", "pg_terminate_backend of every pooled backend, twice")
 def backends_terminated():
     spread(["/", "/post/post-1", "/tag/tag-1"], 16)
     for rnd in (1, 2):
@@ -325,8 +121,11 @@ def backends_terminated():
         back = bt.wait_for(lambda: blog_connections() > 0, 5)
         T.check(back, "mod_blog connections come back (round %d)" % rnd,
                 "%d" % blog_connections())
+        figure("round %d: %d backends terminated, then %d requests" % (rnd, len(pids),
+                                                                         len(results)))
 
 
+@case("backends-frozen", "SIGSTOP every pooled backend (not the postmaster)")
 def backend_hung():
     deadline = conf_seconds("BlogQueryTimeout", 5.0)
     bound = deadline + 2.0
@@ -376,7 +175,7 @@ def backend_hung():
             bad.append("%s: %s" % (path, r.brief()))
         if took > bound:
             bad.append("%s took %.1f s" % (path, took))
-    T.note("with %d backends frozen: %d answers, %d x 503, slowest %.2f s (deadline %.1f s)"
+    figure("with %d backends frozen: %d answers, %d x 503, slowest %.2f s (deadline %.1f s)"
            % (len(pids), len(results), n503, slowest, deadline))
     T.check(len(results) == 8 and not bad,
             "frozen backends: every request answered 200 or 503 within %.1f s" % bound,
@@ -389,6 +188,7 @@ def backend_hung():
     connections_bounded("after the frozen backends resumed")
 
 
+@case("redis-stopped", "scripts/stack.sh stop redis, then start")
 def redis_down():
     apache = apache_state()
     out = bt.stack("stop", "redis")
@@ -436,6 +236,7 @@ def cache_comes_back(when, path):
     T.check(bt.wait_for(every_child_hits, 6, 0.2), "%s: every child hits again" % when)
 
 
+@case("redis-frozen", "SIGSTOP redis-server, then SIGCONT")
 def redis_hung():
     bound = conf_seconds("BlogRedisTimeout", 0.2) + 1.0
     pidfile = os.path.join(bt.VAR, "run", "redis.pid")
@@ -454,6 +255,7 @@ def redis_hung():
     cache_comes_back("after Redis resumed", "/post/post-6/cached")
 
 
+@case("graceful-x4", "4 graceful restarts under 4 keep-alive clients", loaded=True)
 def graceful_under_load():
     with Load(threads=4) as load:
         time.sleep(0.7)
@@ -463,26 +265,14 @@ def graceful_under_load():
                     out.stdout.decode()[-300:])
             time.sleep(1.2)
         time.sleep(0.5)
+    figure("%d good, %d retried once, %d failed" % (load.ok, load.retried, len(load.failures)))
     load.report("graceful restart x4 under load: no failed request, no wrong body")
     T.check(load.ok > 200, "the load was real", "%d requests" % load.ok)
     connections_bounded("within 10 s of the last graceful restart")
     healthy(10)
 
 
-def stable_children(seconds=15):
-    """Wait until old generations are gone and the children stay put."""
-    last, since = None, time.monotonic()
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        now = bt.children()
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since > 2:
-            break
-        time.sleep(0.2)
-    return last
-
-
+@case("memory-20k", "20 000 mixed requests after warm-up: children's RSS", loaded=True)
 def memory_flat():
     kids = stable_children()
     routes = ["/", "/post/post-%d", "/tag/tag-%d", "/cached", "/post/post-%d/cached",
@@ -509,51 +299,258 @@ def memory_flat():
     T.check(same, "the same children before and after", "%s / %s / %s"
             % (kids, sorted(before), sorted(after)))
     grow = sum(after.get(p, 0) - before[p] for p in before if p in after)
-    T.note("children RSS %d KiB -> %d KiB (%+d KiB) over %d requests in %.1f s,"
+    figure("children RSS %d KiB -> %d KiB (%+d KiB) over %d requests in %.1f s,"
            " after %d warm-up rounds" % (sum(before.values()), sum(after.values()), grow,
                                          load.ok, took, rnd + 1))
     T.check(grow < 2048, "children's RSS grows < 2 MiB over 20000 requests",
             "%+d KiB: %s" % (grow, {p: after.get(p, 0) - before[p] for p in before}))
 
 
-def restore():
-    for pid in list(STOPPED):
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-        STOPPED.discard(pid)
-    bt.stack("start")
-    ok = healthy(30)
+@case("redis-killed", "SIGKILL redis-server, then start it again")
+def redis_killed():
+    bt.redis_cmd("DEL", "blog:page:/post/post-9")
+    pid = redis_pid()
+    os.kill(pid, signal.SIGKILL)
+    bt.wait_for(lambda: not os.path.exists("/proc/%d" % pid), 3)
+    times = []
+    for path in ("/post/post-9/cached", "/cached", "/post/post-9/cached"):
+        r = bt.get(path)
+        times.append(r.elapsed)
+        check("%s with Redis killed" % path, r, 200, expected(path)[1], "BYPASS", FAST)
+    out = bt.stack("start", "redis")
+    T.check(out.returncode == 0, "scripts/stack.sh start redis", out.stdout.decode()[-300:])
+    cache_comes_back("after Redis was killed", "/post/post-9/cached")
+    figure("BYPASS in at most %.0f ms while killed; MISS then HIT after restart"
+           % (1000 * max(times)))
+
+
+@case("redis-paused", "CLIENT PAUSE 3000 on Redis")
+def redis_paused():
+    bound = conf_seconds("BlogRedisTimeout", 0.2) + 0.3
+    bt.redis_cmd("DEL", "blog:page:/post/post-10")
+    bt.redis_cmd("CLIENT", "PAUSE", "3000")
+    times = []
+    for path in ("/post/post-10/cached", "/cached", "/post/post-10/cached"):
+        r = bt.get(path, timeout=10)
+        times.append(r.elapsed)
+        check("%s with Redis paused" % path, r, 200, expected(path)[1], "BYPASS", bound)
+    check("/ with Redis paused", bt.get("/"), 200, expected("/")[1], None, FAST)
+    time.sleep(max(0, 3.2 - sum(times)))
+    cache_comes_back("after CLIENT PAUSE", "/post/post-10/cached")
+    figure("BYPASS in at most %.0f ms (bound %.0f ms)" % (1000 * max(times), 1000 * bound))
+
+
+def page_key(path):
+    return "blog:page:" + (path[:-len("/cached")] if path != "/cached" else "/")
+
+
+def refused_writes(what, key_path, setting):
+    """With Redis refusing SET: pages still right, nothing stored."""
+    key = page_key(key_path)
+    bt.redis_cmd("DEL", key)
+    for k, v in setting:
+        bt.redis_cmd("CONFIG", "SET", k, v)
+    seen = []
+    for _ in range(3):
+        r = bt.get(key_path)
+        seen.append(r.get("x-cache"))
+        check("%s: %s" % (what, key_path), r, 200, expected(key_path)[1],
+              ("MISS", "BYPASS"), FAST)
+    T.check(bt.redis_cmd("EXISTS", key) == 0, "%s: nothing was stored" % what)
+    return seen
+
+
+@case("redis-refuses-writes", "CONFIG SET min-replicas-to-write 1; then maxmemory 1 + noeviction")
+def redis_refuses_writes():
     try:
-        bt.flush_page_keys()
-    except Exception:
-        pass
-    return ok
+        a = refused_writes("NOREPLICAS", "/post/post-14/cached",
+                           [("min-replicas-to-write", "1")])
+    finally:
+        bt.redis_cmd("CONFIG", "SET", "min-replicas-to-write", "0")
+    try:
+        b = refused_writes("OOM", "/post/post-15/cached",
+                           [("maxmemory-policy", "noeviction"), ("maxmemory", "1")])
+    finally:
+        bt.redis_cmd("CONFIG", "SET", "maxmemory", "256mb")
+        bt.redis_cmd("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+    cache_comes_back("after Redis accepts writes again", "/post/post-15/cached")
+    figure("X-Cache while refused: %s / %s; then MISS, HIT" % ("/".join(a), "/".join(b)))
+
+
+@case("fake-redis", "BlogRedis on a fake Redis that is silent, speaks garbage, stalls mid-bulk")
+def fake_redis():
+    bound = conf_seconds("BlogRedisTimeout", 0.2) + 0.3
+    worst = {}
+    with fakes.FakeRedis(mode="ok") as fake, \
+            apache_with("BlogRedis 127.0.0.1:%d" % fake.port):
+        for mode in ("silent", "garbage", "stall", "ok"):
+            fake.mode = mode
+            time.sleep(1.1)     # past the module's Redis backoff
+            worst[mode] = 0.0
+            for path in ("/cached", "/post/post-16/cached", "/cached", "/post/post-17/cached",
+                         "/cached", "/post/post-16/cached"):
+                r = bt.get(path, timeout=30)
+                worst[mode] = max(worst[mode], r.elapsed)
+                want = ("MISS", "BYPASS") if mode == "ok" else "BYPASS"
+                check("fake Redis %s: %s" % (mode, path), r, 200, expected(path)[1], want, bound)
+        T.check(fake.served > 0, "the fake Redis was asked", "%d commands" % fake.served)
+    figure(", ".join("%s %.0f ms" % (m, 1000 * t) for m, t in worst.items())
+           + " (bound %.0f ms)" % (1000 * bound))
+
+
+@case("table-lock", "LOCK TABLE blog.posts ACCESS EXCLUSIVE for BlogQueryTimeout + 2 s")
+def table_lock():
+    deadline = conf_seconds("BlogQueryTimeout", 5.0)
+    bt.redis_cmd("DEL", "blog:page:/")
+    check("/cached before the lock", bt.get("/cached"), 200, expected("/cached")[1], "MISS")
+    locker = subprocess.Popen(
+        ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c",
+         "BEGIN; LOCK TABLE blog.posts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(%.1f); COMMIT;"
+         % (deadline + 2)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        ok = bt.wait_for(lambda: bt.psql(
+            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+            " WHERE c.relname = 'posts' AND l.mode = 'AccessExclusiveLock' AND l.granted")[0][0]
+            == "1", 5)
+        T.check(ok, "the lock is held")
+        results = {}
+
+        def one(path):
+            results[path] = bt.get(path, timeout=deadline + 10)
+        th = threading.Thread(target=one, args=("/",), daemon=True)
+        th.start()
+        time.sleep(0.2)
+        fast = []
+        for path in ("/post/Bad_Slug", "/compute", "/cached", "/nope"):
+            r = bt.get(path)
+            fast.append(r.elapsed)
+            want = 404 if path in ("/post/Bad_Slug", "/nope") else 200
+            body = NOT_FOUND if want == 404 else expected(path)[1]
+            check("%s while the table is locked" % path, r, want, body,
+                  "HIT" if path == "/cached" else None, 0.25)
+        th.join(deadline + 12)
+        r = results.get("/")
+        T.check(r is not None, "/ was answered while locked")
+        if r is not None:
+            unavailable_ok("/ while the table is locked: 503 at the deadline", r, deadline + 0.5)
+            T.check(r.elapsed >= deadline - 0.5, "/ waited for the deadline, not less",
+                    "%.2f s" % r.elapsed)
+            figure("/ -> %d after %.2f s (BlogQueryTimeout %.1f s); bad slug, /compute, "
+                   "HIT in at most %.1f ms" % (r.status, r.elapsed, deadline, 1000 * max(fast)))
+    finally:
+        locker.wait(deadline + 10)
+    all_ok("pages after the lock is released", spread(["/", "/post/post-20", "/tag/tag-2"], 8))
+
+
+@case("child-killed", "SIGKILL one Apache child under 4 keep-alive clients", loaded=True)
+def child_killed():
+    kids = stable_children()
+    with Load(threads=4) as load:
+        time.sleep(1.0)
+        victim = kids[0]
+        os.kill(victim, signal.SIGKILL)
+        t_kill = time.monotonic()
+        back = bt.wait_for(lambda: len(bt.children()) == len(kids)
+                           and victim not in bt.children(), 10, 0.1)
+        t_back = time.monotonic() - t_kill
+        time.sleep(2.0)
+        n_before = len(load.failures)
+        time.sleep(1.5)
+        late = load.failures[n_before:]
+    T.check(back, "Apache replaces the killed child", "children %s" % bt.children())
+    T.check(not late, "no failure 2 s after the kill", " | ".join(late[:3]))
+    wrong = [f for f in load.failures if "closed" not in f and "reset" not in f.lower()
+             and "Connection" not in f]
+    T.check(not wrong, "only connections of the killed child fail, never with a wrong answer",
+            " | ".join(wrong[:3]))
+    T.check(len(load.failures) <= 4, "at most one failed request per client (its connection "
+            "was on the killed child)", "%d: %s" % (len(load.failures), load.failures[:3]))
+    figure("%d good, %d retried, %d failed (in flight on the killed child); replaced in %.1f s"
+           % (load.ok, load.retried, len(load.failures), t_back))
+    healthy(10)
+
+
+@case("web-role", "as blog_web: read or write a table, create, escalate, call the functions")
+def web_role():
+    def as_web(sql):
+        p = subprocess.run(["psql", "-X", "-At", "-U", "blog_web", "-v", "ON_ERROR_STOP=1",
+                            "-c", sql], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=30)
+        return p.returncode, (p.stdout + p.stderr).decode()
+    denied = 0
+    tries = [
+        "SELECT count(*) FROM blog.posts",
+        "SELECT body FROM blog.comments LIMIT 1",
+        "UPDATE blog.posts SET title = 'x'",
+        "INSERT INTO blog.tags VALUES (1000, 'x', 'x')",
+        "DELETE FROM blog.comments",
+        "TRUNCATE blog.post_tags",
+        "CREATE TABLE blog.evil (x int)",
+        "CREATE TABLE public.evil (x int)",
+        "CREATE FUNCTION blog.f() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+        "SET ROLE postgres",
+        "SELECT pg_read_file('postgresql.conf')",
+        "COPY blog.posts TO STDOUT",
+        "ALTER FUNCTION blog.index_page(integer) OWNER TO blog_web",
+    ]
+    for sql in tries:
+        rc, out = as_web(sql)
+        ok = rc != 0 and ("permission denied" in out or "must be" in out)
+        denied += ok
+        T.check(ok, "blog_web may not: %s" % sql, out.strip()[:200])
+    calls = ["SELECT count(*) > 0 FROM blog.index_page(20)",
+             "SELECT count(*) > 0 FROM blog.post_page('post-1')",
+             "SELECT count(*) > 0 FROM blog.tag_page('tag-1')"]
+    allowed = 0
+    for sql in calls:
+        rc, out = as_web(sql)
+        allowed += rc == 0 and out.strip() == "t"
+        T.check(rc == 0 and out.strip() == "t", "blog_web may: %s" % sql, out.strip()[:200])
+    figure("%d of %d denied; %d of %d page functions callable"
+           % (denied, len(tries), allowed, len(calls)))
+
+
+def selected(argv):
+    names = [a for a in argv if not a.startswith("-")]
+    cases = sorted(CASES, key=lambda c: (c.long, CASES.index(c)))
+    if names:
+        unknown = set(names) - {c.name for c in cases}
+        if unknown:
+            sys.exit("unknown case(s): %s" % " ".join(sorted(unknown)))
+        return [c for c in cases if c.name in names]
+    if "--all" in argv:
+        return cases
+    return [c for c in cases if not c.long]
 
 
 def main():
+    if "--list" in sys.argv:
+        for c in sorted(CASES, key=lambda c: (c.long, CASES.index(c))):
+            print("%-22s %-5s %s" % (c.name, "long" if c.long else "fast", c.action))
+        return
+    cases = selected(sys.argv[1:])
+    # a SIGTERM (timeout(1), make interrupted) still thaws and restores
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     log_start = bt.error_log_size()
+    ok = False
     try:
         out = bt.stack("start")
         if not T.check(out.returncode == 0 and healthy(30), "the stack is up before the faults",
                        out.stdout.decode()[-500:]):
             return
         bt.flush_page_keys()
-        for fn in (postgres_down, backends_terminated, backend_hung, redis_down, redis_hung,
-                   graceful_under_load, memory_flat):
-            try:
-                fn()
-            except Exception as e:
-                T.crash(fn.__name__, e)
-                restore()
+        run_cases(cases)
     finally:
         ok = restore()
         T.check(ok, "the stack is running and healthy at the end")
         crashes = bt.crash_lines(bt.error_log_since(log_start))
         T.check(not crashes, "the error log has no crash lines",
                 "%d lines, first: %s" % (len(crashes), crashes[:3]))
-        T.finish()
+        end = Case("end-state", "the stack after the suite; the error log", None, False, False)
+        end.result = bool(ok and not crashes)
+        end.figures = ["stack %s; %d crash lines in the error log"
+                       % ("healthy" if ok else "NOT healthy", len(crashes))]
+        sys.exit(0 if print_table(cases + [end]) else 1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,198 @@
+"""Hostile peers for the fault cases: a fake Redis that misbehaves on
+command, and a crowd of slow HTTP clients.  Both listen or connect on
+loopback only."""
+
+import select
+import socket
+import threading
+import time
+
+FAKE_REDIS_PORT = 63901
+
+
+class FakeRedis:
+    """A TCP server that reads RESP commands and answers as `mode` says:
+
+    ok       GET -> nil, SET/anything else -> +OK (a well-behaved Redis)
+    silent   reads, never answers
+    garbage  answers bytes that are no RESP at all
+    trickle  declares a 2 000 000 000-byte bulk, then sends 64 KiB every
+             50 ms (each read well inside any per-read timeout) for up to
+             `trickle_for` seconds, or until the client goes away
+    stall    declares the same bulk, sends 100 bytes of it, then nothing
+
+    The mode can change at any time; it applies from the next command.
+    `served` counts commands seen, `sent` bytes sent."""
+
+    def __init__(self, port=FAKE_REDIS_PORT, mode="ok", trickle_for=12.0):
+        self.mode = mode
+        self.trickle_for = trickle_for
+        self.served = 0
+        self.sent = 0
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.conns = []
+        self.ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.bind(("127.0.0.1", port))
+        self.ls.listen(256)
+        self.port = port
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        try:
+            # shutdown wakes the thread blocked in accept(); close alone does not
+            self.ls.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self.ls.close()
+        except OSError:
+            pass
+        with self.lock:
+            for c in self.conns:
+                try:
+                    c.close()
+                except OSError:
+                    pass
+
+    def _accept(self):
+        while not self.stopping.is_set():
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.conns.append(c)
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    def _send(self, c, data):
+        c.sendall(data)
+        with self.lock:
+            self.sent += len(data)
+
+    @staticmethod
+    def _command(c, buf):
+        """One RESP array command from buf (reading more as needed)."""
+        def need(cond):
+            nonlocal buf
+            while not cond():
+                chunk = c.recv(65536)
+                if not chunk:
+                    raise EOFError
+                buf += chunk
+
+        need(lambda: b"\r\n" in buf)
+        line, buf = buf.split(b"\r\n", 1)
+        if not line.startswith(b"*"):
+            return [line], buf
+        args = []
+        for _ in range(int(line[1:])):
+            need(lambda: b"\r\n" in buf)
+            hdr, buf = buf.split(b"\r\n", 1)
+            n = int(hdr[1:])
+            need(lambda: len(buf) >= n + 2)
+            args.append(buf[:n])
+            buf = buf[n + 2:]
+        return args, buf
+
+    def _serve(self, c):
+        buf = b""
+        try:
+            while not self.stopping.is_set():
+                args, buf = self._command(c, buf)
+                with self.lock:
+                    self.served += 1
+                mode = self.mode
+                name = args[0].upper() if args else b""
+                if mode == "ok":
+                    self._send(c, b"$-1\r\n" if name == b"GET" else b"+OK\r\n")
+                elif mode == "silent":
+                    continue
+                elif mode == "garbage":
+                    self._send(c, b"\x00\xffthis is not RESP\x01\r\n%%%\r\n")
+                elif mode == "stall":
+                    self._send(c, b"$2000000000\r\n" + b"x" * 100)
+                elif mode == "trickle":
+                    self._send(c, b"$2000000000\r\n")
+                    end = time.monotonic() + self.trickle_for
+                    chunk = b"x" * 65536
+                    while time.monotonic() < end and not self.stopping.is_set():
+                        self._send(c, chunk)
+                        time.sleep(0.05)
+        except (EOFError, OSError, ValueError):
+            pass
+        finally:
+            try:
+                c.close()
+            except OSError:
+                pass
+
+
+class SlowClients:
+    """n connections that each send a request line, then one header line a
+    second, and never finish the request: what a slowloris attacker does.
+    `open_count()` says how many the server has not closed yet."""
+
+    def __init__(self, port, n=300, interval=1.0):
+        self.port, self.n, self.interval = port, n, interval
+        self.socks = []
+        self.closed = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        for i in range(self.n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setblocking(False)
+            s.connect_ex(("127.0.0.1", self.port))
+            self.socks.append(s)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        self.thread.join(5)
+        for s in self.socks:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def open_count(self):
+        return len(self.socks) - self.closed
+
+    def _run(self):
+        line = 0
+        alive = set(self.socks)
+        first = True
+        while not self.stopping.is_set() and alive:
+            for s in list(alive):
+                data = (b"GET /compute HTTP/1.1\r\nHost: slow\r\n" if first
+                        else b"X-Slow-%d: %d\r\n" % (line, line))
+                try:
+                    s.send(data)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    alive.discard(s)
+                    self.closed += 1
+            first = False
+            line += 1
+            # notice the server closing a connection (an answer or EOF)
+            end = time.monotonic() + self.interval
+            while time.monotonic() < end and alive:
+                r, _, _ = select.select(list(alive), [], [], max(0, end - time.monotonic()))
+                for s in r:
+                    try:
+                        data = s.recv(65536)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        alive.discard(s)
+                        self.closed += 1

@@ -1,0 +1,420 @@
+"""The long fault cases (`make faults` only): each freezes, floods or
+restarts something for seconds under load and measures what the clients
+and the error log see.  Every loaded case takes the load lock."""
+
+import math
+import re
+import subprocess
+import time
+
+from common import (T, Load, apache_state, apache_with, blog_connections,
+                    bt, case, check, child_rss, conf_seconds, connections_bounded,
+                    expected, figure, freeze, healthy, log_lines_since, pct,
+                    postmaster_pid, same_apache, spread, stable_children, thaw,
+                    threads_reading)
+import fakes
+
+DB_ROUTES = ["/", "/post/post-%d", "/tag/tag-%d", "/post/post-31", "/tag/tag-7"]
+MIXED = DB_ROUTES + ["/compute", "/cached", "/post/post-%d/cached", "/post/nope"]
+CACHED = ["/cached", "/post/post-%d/cached"]
+
+
+def latency_figures(load, since=0.0, until=None):
+    """(count, p50, p99, max) of the answers that ended in [since, until]."""
+    until = until or time.monotonic() + 1e9
+    v = [s for t, s, _, _ in load.latencies if since <= t <= until]
+    return len(v), pct(v, 50), pct(v, 99), max(v or [0.0])
+
+
+def sample(seconds, step, fn):
+    """fn() every step seconds for seconds; the values."""
+    out = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        out.append(fn())
+        time.sleep(step)
+    return out
+
+
+# ------------------------------------------------------------------- (a)
+@case("slow-clients", "300 clients send one header line a second; normal requests measured",
+      long=True, loaded=True)
+def slow_clients():
+    with Load(threads=4, routes=MIXED, timeout=30) as base:
+        time.sleep(3)
+    n0, _, b99, _ = latency_figures(base)
+    window = 15.0
+    with fakes.SlowClients(bt.HTTP_PORT, n=300) as slow:
+        time.sleep(2.0)
+        t0 = time.monotonic()
+        with Load(threads=4, routes=MIXED, timeout=window + 5) as load:
+            held = sample(window, 0.5, threads_reading)
+        t1 = time.monotonic()
+        still_open = slow.open_count()
+    lost = len(load.failures)
+    n, p50, p99, worst = latency_figures(load, t0)
+    ok_answers = [s for t, s, st, _ in load.latencies if t >= t0 and st == 200]
+    figure("baseline p99 %.1f ms; under attack %d requests in %.0f s, p50 %.1f ms, p99 %.1f ms, "
+           "max %.2f s, %d failed; workers held by slow clients max %d of 200; %d of 300 slow "
+           "connections still open after %.0f s"
+           % (1000 * b99, n, t1 - t0, 1000 * p50, 1000 * p99, worst, lost, max(held or [0]),
+              still_open, t1 - t0 + 2))
+    T.check(n0 > 0, "baseline requests were answered")
+    T.check(lost == 0, "no normal request failed under the slow clients",
+            "%d: %s" % (lost, load.failures[:2]))
+    T.check(len(ok_answers) >= 0.5 * n0 * window / 3,
+            "normal requests keep at least half their baseline rate",
+            "%d answers in %.0f s against %d in 3 s" % (len(ok_answers), window, n0))
+    T.check(p99 < 0.1, "normal requests keep their latency (p99 < 100 ms)", "%.1f ms" % (1000 * p99))
+    T.check(max(held or [0]) <= 100, "slow clients hold at most half of the 200 workers",
+            "max %d" % max(held or [0]))
+    healthy(30)
+
+
+# ------------------------------------------------------------------- (b)
+@case("pg-frozen", "SIGSTOP the postmaster and every pooled backend for 8 s under load",
+      long=True, loaded=True)
+def pg_frozen():
+    deadline = conf_seconds("BlogQueryTimeout", 5.0)
+    spread(["/", "/post/post-1", "/tag/tag-1"], 16)
+    apache = apache_state()
+    pids = [postmaster_pid()] + bt.blog_backends()
+    with Load(threads=6, accept_503=True, routes=DB_ROUTES + ["/compute"],
+              timeout=deadline + 20) as load:
+        time.sleep(1.0)
+        t_freeze = time.monotonic()
+        try:
+            freeze(pids)
+            time.sleep(8.0)
+        finally:
+            thaw(pids)
+        t_thaw = time.monotonic()
+        time.sleep(8.0)
+        t_end = time.monotonic()
+    n, p50, p99, worst = latency_figures(load, t_freeze)
+    compute = [s for t, s, st, p in load.latencies
+               if t_freeze + 0.5 <= t <= t_thaw and p == "/compute"]
+    first_200 = min([t for t, s, st, p in load.latencies
+                     if t >= t_thaw and st == 200 and p != "/compute"] or [t_end])
+    late_bad = [st for t, s, st, _ in load.latencies if t >= t_thaw + 5 and st != 200]
+    figure("froze %d processes for %.1f s: %d answers, %d x 503, slowest %.2f s (deadline "
+           "%.1f s); /compute slowest %.0f ms; first database 200 %.2f s after SIGCONT; %d non-200 "
+           "from 5 s after" % (len(pids), t_thaw - t_freeze, n, load.n503, worst, deadline,
+                               1000 * max(compute or [0]), first_200 - t_thaw, len(late_bad)))
+    T.check(worst <= deadline + 0.5, "no request outlives BlogQueryTimeout by more than 0.5 s",
+            "slowest %.2f s" % worst)
+    T.check(not load.failures, "every request is answered 200 or the 503 page",
+            "%d: %s" % (len(load.failures), load.failures[:2]))
+    T.check(compute and max(compute) < 0.5,
+            "/compute (no database) stays fast while PostgreSQL is frozen",
+            "%d answers, slowest %.2f s" % (len(compute), max(compute or [0])))
+    T.check(first_200 - t_thaw < 3.0 and not late_bad,
+            "the pool recovers by itself after SIGCONT (200 within 3 s, only 200 from 5 s on)",
+            "first 200 after %.2f s, %d non-200 later" % (first_200 - t_thaw, len(late_bad)))
+    same_apache("PostgreSQL was frozen", apache)
+    connections_bounded("after the frozen postmaster resumed")
+
+
+# ------------------------------------------------------------------- (c)
+def hostile_redis(mode, seconds):
+    bound = conf_seconds("BlogRedisTimeout", 0.2) + 0.3
+    with fakes.FakeRedis(mode="ok", trickle_for=12.0) as fake, \
+            apache_with("BlogRedis 127.0.0.1:%d" % fake.port):
+        stable_children()
+        with Load(threads=4, routes=CACHED + ["/"], limit=100) as warm:
+            warm.wait()
+        before = child_rss()
+        fake.mode = mode
+        time.sleep(1.1)
+        t0 = time.monotonic()
+        with Load(threads=20, routes=CACHED, timeout=30) as load:
+            peaks = sample(seconds, 0.25, child_rss)
+        after = child_rss()
+        sent = fake.sent
+    n, p50, p99, worst = latency_figures(load, t0)
+    grow = max([max(p.get(pid, 0) for p in peaks + [after]) - before[pid] for pid in before]
+               or [0])
+    figure("%d answers from 20 clients in %.0f s, slowest %.2f s (bound %.2f s); a child "
+           "grew by at most %.1f MiB; fake sent %.1f MiB"
+           % (n, seconds, worst, bound, grow / 1024.0, sent / 1048576.0))
+    T.check(not load.failures, "fake Redis %s: every answer the right page" % mode,
+            "%d: %s" % (len(load.failures), load.failures[:2]))
+    T.check(worst <= bound, "fake Redis %s: no request held past BlogRedisTimeout + 0.3 s" % mode,
+            "%.2f s" % worst)
+    T.check(grow <= 4096, "fake Redis %s: no child grows by more than 4 MiB" % mode,
+            "%.1f MiB" % (grow / 1024.0))
+
+
+@case("redis-trickle", "fake Redis: $2000000000, then 64 KiB every 50 ms; 20 clients",
+      long=True, loaded=True)
+def redis_trickle():
+    hostile_redis("trickle", 10.0)
+
+
+@case("redis-stall", "fake Redis: $2000000000, 100 bytes, then silence; 20 clients",
+      long=True, loaded=True)
+def redis_stall():
+    hostile_redis("stall", 5.0)
+
+
+@case("redis-outlier", "a real 200 MB value, then a 6 MiB one, under blog:page:/",
+      long=True, loaded=True)
+def redis_outlier():
+    bound = conf_seconds("BlogRedisTimeout", 0.2) + 0.3
+    key = "blog:page:/"
+    stable_children()
+    spread(["/cached", "/", "/post/post-1/cached"], 16)
+    before = child_rss()
+    worst = 0.0
+    try:
+        bt.redis_cmd("DEL", key)
+        bt.redis_cmd("SETRANGE", key, str(200 * 1024 * 1024 - 1), "x")
+        bt.redis_cmd("EXPIRE", key, "120")
+        for i in range(8):
+            r = bt.get("/cached", timeout=30)
+            worst = max(worst, r.elapsed)
+            check("/cached with a 200 MB value", r, 200, expected("/cached")[1],
+                  ("MISS", "BYPASS"), bound)
+        peak = child_rss()
+        # an outlier the module may read: just under the old 8 MiB cap
+        big = b"<!-- outlier -->" + b"x" * (6 * 1024 * 1024)
+        bt.redis_cmd("SET", key, big, "EX", "120")
+        for i in range(8):
+            r = bt.get("/cached", timeout=30)
+            T.check(r.status == 200 and r.body in (big, expected("/cached")[1]),
+                    "/cached with a 6 MiB value: that value or the page", r.brief()[:200])
+        peak2 = child_rss()
+    finally:
+        bt.redis_cmd("DEL", key)
+    spread(["/cached", "/", "/post/post-1/cached"], 16)
+    time.sleep(2.0)
+    after = child_rss()
+    g200 = max([peak.get(p, 0) - before[p] for p in before] or [0])
+    g6 = max([peak2.get(p, 0) - before[p] for p in before] or [0])
+    gback = max([after.get(p, 0) - before[p] for p in before] or [0])
+    figure("200 MB value: slowest /cached %.2f s (bound %.2f s), a child grew %.1f MiB; after the "
+           "6 MiB value %.1f MiB; 2 s later %.1f MiB above the start"
+           % (worst, bound, g200 / 1024.0, g6 / 1024.0, gback / 1024.0))
+    T.check(g200 <= 4096, "a 200 MB value grows no child by more than 4 MiB",
+            "%.1f MiB" % (g200 / 1024.0))
+    T.check(gback <= 4096, "children give the memory back after the outlier (within 4 MiB)",
+            "%.1f MiB above the start" % (gback / 1024.0))
+    # whatever they kept must not weigh on the cases after this one
+    bt.stack("restart", "httpd")
+    healthy(20)
+
+
+# ------------------------------------------------------------------- (d)
+def wrk(path, seconds, connections=50, script=None):
+    cmd = ["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "--latency", "--timeout", "10s"]
+    if script:
+        cmd += ["-s", script]
+    cmd.append("http://127.0.0.1:%d%s" % (bt.HTTP_PORT, path))
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def wrk_figures(text):
+    def num(pattern, default=0):
+        m = re.search(pattern, text)
+        return int(m.group(1)) if m else default
+    errs = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    e = [int(x) for x in errs.groups()] if errs else [0, 0, 0, 0]
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", text)
+    p99s = float(p99.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1}[p99.group(2)] if p99 else 0.0
+    return {"requests": num(r"(\d+) requests in"), "non2xx": num(r"Non-2xx or 3xx responses: (\d+)"),
+            "connect": e[0], "read": e[1], "write": e[2], "timeout": e[3], "p99": p99s}
+
+
+def gracefuls(n, every):
+    for i in range(n):
+        out = bt.stack("graceful")
+        T.check(out.returncode == 0, "scripts/stack.sh graceful #%d" % (i + 1),
+                out.stdout.decode()[-200:])
+        time.sleep(every)
+
+
+@case("graceful-x20", "20 graceful restarts, one a second, under load (retrying client; wrk)",
+      long=True, loaded=True)
+def graceful_x20():
+    with Load(threads=8, routes=MIXED) as load:
+        time.sleep(1.0)
+        gracefuls(20, 1.0)
+        time.sleep(1.0)
+    connections_bounded("10 s after 20 graceful restarts", limit=32)
+    stable_children(20)
+    healthy(10)
+    w = wrk("/", 24)
+    time.sleep(1.0)
+    gracefuls(20, 1.0)
+    text = w.communicate(timeout=60)[0].decode()
+    f = wrk_figures(text)
+    errors = f["connect"] + f["read"] + f["write"] + f["timeout"]
+    figure("retrying client: %d good, %d retried once, %d failed; wrk (no retry): %d requests, "
+           "%d socket errors (connect %d, read %d, write %d, timeout %d), %d non-2xx, p99 %.0f ms"
+           % (load.ok, load.retried, len(load.failures), f["requests"], errors, f["connect"],
+              f["read"], f["write"], f["timeout"], f["non2xx"], 1000 * f["p99"]))
+    T.check(not load.failures and load.ok > 1000,
+            "a client that retries an idempotent GET once sees 0 failures",
+            "%d: %s" % (len(load.failures), load.failures[:3]))
+    T.check(f["requests"] > 0 and f["non2xx"] == 0, "wrk sees no wrong status", text[-400:])
+    stable_children(20)
+    healthy(10)
+
+
+# ------------------------------------------------------------------- (e)
+def log_budget(seconds, kids):
+    """What "a few lines per 10 s" allows: per child, one line and one
+    summary ("... N more in the last 10 s") per 10 s window, plus one."""
+    return kids * (2 * int(math.ceil(seconds / 10.0)) + 1)
+
+
+def flood(what, seconds, routes, make_bad, make_good):
+    kids = len(bt.children())
+    off = bt.error_log_size()
+    make_bad()
+    try:
+        with Load(threads=4, routes=routes, accept_503=True) as load:
+            time.sleep(seconds)
+        bad_lines = log_lines_since(off)
+    finally:
+        off2 = bt.error_log_size()
+        make_good()
+    with Load(threads=4, routes=routes) as load2:
+        time.sleep(4.0)
+    rec = log_lines_since(off2)
+    budget = log_budget(seconds, kids)
+    counted = [line for line in bad_lines if re.search(r"\d+ more in the last", line)]
+    again = [line for line in rec if re.search(r"(?i)again|recover|reachable", line)]
+    figure("%d requests in %.0f s -> %d error-log lines (budget %d, %d with a count); "
+           "recovery: %d lines, %d saying so"
+           % (load.ok + load.n503, seconds, len(bad_lines), budget, len(counted), len(rec),
+              len(again)))
+    T.check(len(bad_lines) <= budget, "%s: the error log gains at most %d lines in %.0f s"
+            % (what, budget, seconds), "%d lines; first: %s" % (len(bad_lines), bad_lines[:2]))
+    T.check(counted, "%s: repeated warnings are summarised with a count" % what,
+            "no '... N more in the last 10 s' line")
+    T.check(1 <= len(again) <= kids and len(rec) <= kids,
+            "%s: recovery is logged once (per child at most)" % what,
+            "%d lines, %d of them about recovery: %s" % (len(rec), len(again), rec[:2]))
+    T.check(not load2.failures, "%s: pages are right after recovery" % what,
+            "%s" % load2.failures[:2])
+
+
+@case("log-redis-refusing", "Redis refuses writes (min-replicas-to-write 1) for 12 s under load",
+      long=True, loaded=True)
+def log_redis_refusing():
+    flood("Redis refusing writes", 12.0, ["/post/post-%d/cached", "/cached"],
+          lambda: bt.redis_cmd("CONFIG", "SET", "min-replicas-to-write", "1"),
+          lambda: bt.redis_cmd("CONFIG", "SET", "min-replicas-to-write", "0"))
+
+
+@case("log-redis-garbage", "a garbage-speaking fake Redis for 12 s under load",
+      long=True, loaded=True)
+def log_redis_garbage():
+    with fakes.FakeRedis(mode="ok") as fake, apache_with("BlogRedis 127.0.0.1:%d" % fake.port):
+        stable_children()
+
+        def good():
+            fake.mode = "ok"
+        flood("fake Redis speaking garbage", 12.0, ["/post/post-%d/cached", "/cached"],
+              lambda: setattr(fake, "mode", "garbage"), good)
+
+
+@case("log-pg-down", "PostgreSQL stopped for 10 s under load, then started",
+      long=True, loaded=True)
+def log_pg_down():
+    def down():
+        out = bt.stack("stop", "pg")
+        T.check(out.returncode == 0, "scripts/stack.sh stop pg")
+
+    def up():
+        out = bt.stack("start", "pg")
+        T.check(out.returncode == 0, "scripts/stack.sh start pg")
+    flood("PostgreSQL down", 10.0, DB_ROUTES, down, up)
+
+
+# ------------------------------------------------------------------- (f)
+@case("pg-connect-hangs", "new PostgreSQL connects hang (postmaster stopped) while pooled ones work",
+      long=True, loaded=True)
+def pg_connect_hangs():
+    acquire = conf_seconds("BlogPoolAcquireTimeout", 1.0)
+    # a fresh generation: every child holds BlogPoolMin (1) connection
+    out = bt.stack("restart", "httpd")
+    T.check(out.returncode == 0, "httpd restarted")
+    healthy(20)
+    stable_children()
+    spread(["/", "/post/post-1", "/tag/tag-1"], 12)
+    pooled = blog_connections()
+    pm = postmaster_pid()
+    # frozen first: the 12 clients (3 a child) need more connections than
+    # the pools hold, and every new one hangs for connect_timeout
+    t0 = time.monotonic()
+    try:
+        freeze([pm])
+        with Load(threads=12, accept_503=True, routes=DB_ROUTES, timeout=30) as load:
+            time.sleep(6.0)
+            t1 = time.monotonic()
+    finally:
+        thaw([pm])
+    during = [(s, st) for t, s, st, _ in load.latencies if t0 <= t <= t1 + 30]
+    ok_times = [s for s, st in during if st == 200]
+    worst = max([s for s, _ in during] or [0.0])
+    figure("%d pooled connections; connects hung %.0f s: %d answers (%d x 200, p50 of the 200s "
+           "%.1f ms, %d x 503), slowest %.2f s (BlogPoolAcquireTimeout %.1f s)"
+           % (pooled, t1 - t0, len(during), len(ok_times), 1000 * pct(ok_times, 50),
+              len(during) - len(ok_times), worst, acquire))
+    T.check(not load.failures, "every request is answered 200 or the 503 page",
+            "%d: %s" % (len(load.failures), load.failures[:2]))
+    T.check(worst <= acquire + 0.5, "no request waits past BlogPoolAcquireTimeout + 0.5 s "
+            "while a connect hangs", "%.2f s" % worst)
+    T.check(len(ok_times) >= 50 and pct(ok_times, 50) < 0.1,
+            "requests with a pooled connection keep being answered in time",
+            "%d x 200, p50 %.1f ms" % (len(ok_times), 1000 * pct(ok_times, 50)))
+    healthy(10)
+    connections_bounded("after the connects hung")
+
+
+# ------------------------------------------------------ what held before
+@case("pg-terminated-x5", "pg_terminate_backend of every pooled backend 5 times under load",
+      long=True, loaded=True)
+def pg_terminated_x5():
+    apache = apache_state()
+    with Load(threads=6, routes=MIXED) as load:
+        time.sleep(1.0)
+        killed = 0
+        for i in range(5):
+            rows = bt.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                           " WHERE application_name = 'mod_blog'"
+                           " AND backend_type = 'client backend'")
+            killed += len(rows)
+            time.sleep(1.5)
+    figure("%d backends terminated in 5 rounds: %d good answers, %d failed"
+           % (killed, load.ok, len(load.failures)))
+    load.report("load while every backend is terminated 5 times")
+    T.check(killed >= 5, "there were backends to terminate", "%d" % killed)
+    same_apache("backends were terminated", apache)
+    connections_bounded("after 5 rounds of pg_terminate_backend")
+
+
+@case("pg-restart-fast", "pg_ctl stop -m fast + start under load: 503 while down, then 200",
+      long=True, loaded=True)
+def pg_restart_fast():
+    apache = apache_state()
+    with Load(threads=4, accept_503=True, routes=DB_ROUTES + ["/compute"]) as load:
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        out = bt.stack("restart", "pg")
+        t_ready = time.monotonic()
+        T.check(out.returncode == 0, "scripts/stack.sh restart pg", out.stdout.decode()[-200:])
+        time.sleep(4.0)
+    db = [(t, s, st) for t, s, st, _ in load.latencies if t >= t0]
+    slow503 = max([s for t, s, st in db if st == 503] or [0.0])
+    first = min([t for t, s, st in db if t >= t_ready and st == 200] or [1e18])
+    figure("down %.1f s: %d x 503 (slowest %.0f ms), first 200 %.2f s after ready, %d failed"
+           % (t_ready - t0, load.n503, 1000 * slow503, first - t_ready, len(load.failures)))
+    load.report("load across the PostgreSQL restart")
+    T.check(slow503 < 2.0, "503s come quickly while PostgreSQL is down", "%.2f s" % slow503)
+    T.check(first - t_ready < 1.5, "the first 200 comes soon after PostgreSQL is ready",
+            "%.2f s" % (first - t_ready))
+    same_apache("PostgreSQL restarted", apache)
+
