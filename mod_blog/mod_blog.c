@@ -32,6 +32,7 @@
 #include "db.h"
 #include "dbscale.h"
 #include "pages.h"
+#include "response.h"
 #include "router.h"
 #include "serve.h"
 
@@ -588,6 +589,15 @@ blog_quick_handler(request_rec *r, int lookup)
     if (lookup || r->main != NULL || r->proxyreq != PROXYREQ_NONE)
         return DECLINED;
     site = blog_site_of(r);
+    /*
+     * "OPTIONS *" asks about the server as a whole; where the blog owns
+     * every path, the answer is its methods (core would say 200 and name
+     * none).
+     */
+    if (r->method_number == M_OPTIONS && site != NULL && site->mounted
+        && site->base_len == 0 && r->unparsed_uri != NULL
+        && strcmp(r->unparsed_uri, "*") == 0)
+        return blog_respond(r, HTTP_OK, "", 0, NULL);
     if (site == NULL || !site->mounted || !blog_raw_path(r, &path, &len)
         || !blog_under_mount(site, &path, &len))
         return DECLINED;

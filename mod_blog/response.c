@@ -28,7 +28,7 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
         apr_table_setn(r->headers_out, "X-Cache", xcache);
     if (status == HTTP_SERVICE_UNAVAILABLE)
         apr_table_setn(r->headers_out, "Retry-After", "1");
-    else if (status == HTTP_METHOD_NOT_ALLOWED)
+    else if (status == HTTP_METHOD_NOT_ALLOWED || r->method_number == M_OPTIONS)
         apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
 
     bb = apr_brigade_create(r->pool, c->bucket_alloc);
