@@ -42,6 +42,8 @@ APLOG_USE_MODULE(blog);
 #define CACHE_MAX_VALUE     (1024 * 1024)
 /* A bulk header ("$1048576\r\n") is short; a longer first line is garbage. */
 #define CACHE_MAX_HEADER    32
+/* Redis's status and error lines are a sentence, not a stream. */
+#define CACHE_MAX_LINE      1024
 #define CACHE_BACKOFF_FIRST apr_time_from_msec(50)
 #define CACHE_BACKOFF_MAX   apr_time_from_sec(1)
 
@@ -78,11 +80,11 @@ cache_tv(apr_interval_time_t t)
     return tv;
 }
 
-static blog_ratelog cache_log_failed;
-static blog_ratelog cache_log_connect;
-static blog_ratelog cache_log_reply;
-static blog_ratelog cache_log_refused;
+/* One budget for every warning about Redis: a failing Redis fails alike. */
+static blog_ratelog cache_log;
 static blog_outage cache_outage;
+/* Redis up but refusing SET (read-only replica, out of memory, ...). */
+static blog_outage cache_write_outage;
 
 /* Benign races: the worst case is one extra connect attempt. */
 static void
@@ -102,7 +104,7 @@ cache_note_failure(void)
 static void
 cache_drop(request_rec *r, const char *what, const char *why, int back_off)
 {
-    blog_log_limited(&cache_log_failed, APLOG_WARNING, 0, r->server,
+    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  "blog: Redis %s failed: %s; %s", what, why,
                  back_off ? "bypassing the cache" : "reconnecting");
     redisFree(cache_ctx);
@@ -152,7 +154,7 @@ cache_context(request_rec *r)
         pthread_setspecific(cache_key, c);
         return c;
     }
-    blog_log_limited(&cache_log_connect, APLOG_WARNING, 0, r->server,
+    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  "blog: cannot connect to Redis at %s%s%.0d: %s",
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
                  cache_g->redis_port, c ? c->errstr : "out of memory");
@@ -202,24 +204,26 @@ typedef enum cache_io
 
 /*
  * Judge a reply by its first line, before its body is read: a bulk reply
- * may not declare more than CACHE_MAX_VALUE bytes, and a first line that
- * does not end soon is not Redis speaking.  1: fine so far, or complete
- * enough to judge; 0: read more; -1: refuse.
+ * may not declare more than CACHE_MAX_VALUE bytes, a status or error line
+ * may not run on past CACHE_MAX_LINE, and any other first byte is not Redis
+ * speaking.  1: fine, or complete enough to judge; 0: read more; -1: refuse.
  */
 static int
 cache_reply_head_ok(const redisReader *rd)
 {
     const char *p = rd->buf + rd->pos;
     size_t      n = rd->len - rd->pos;
-    const char *eol = memchr(p, '\r', n < CACHE_MAX_HEADER ? n
-                             : CACHE_MAX_HEADER);
+    size_t      max = n > 0 && p[0] == '$' ? CACHE_MAX_HEADER : CACHE_MAX_LINE;
+    const char *eol = memchr(p, '\r', n < max ? n : max);
     long long   len;
     char       *end;
 
+    if (n > 0 && p[0] != '$' && p[0] != '+' && p[0] != '-' && p[0] != ':')
+        return -1;
     if (eol == NULL)
-        return n < CACHE_MAX_HEADER ? 0 : -1;
+        return n < max ? 0 : -1;
     if (p[0] != '$')
-        return p[0] == '+' || p[0] == '-' || p[0] == ':' ? 1 : -1;
+        return 1;
     len = strtoll(p + 1, &end, 10);
     if (end != eol || len < -1 || len > CACHE_MAX_VALUE)
         return -1;
@@ -296,7 +300,7 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
             ? cache_roundtrip(c, deadline, &reply) : CACHE_IO_BAD;
         va_end(ap);
         if (io == CACHE_IO_OK) {
-            blog_outage_end(&cache_outage, r->server, "Redis");
+            blog_outage_end(&cache_outage, r->server, "Redis reachable");
             return reply;
         }
         cache_drop(r, what, why[io], !(reused && io == CACHE_IO_CLOSED));
@@ -319,7 +323,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         return BLOG_CACHE_MISS;
     }
     if (reply->type != REDIS_REPLY_STRING) {
-        blog_log_limited(&cache_log_reply, APLOG_WARNING, 0, r->server,
+        blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                      "blog: unexpected Redis reply to GET (type %d); "
                      "bypassing the cache", reply->type);
         freeReplyObject(reply);
@@ -347,8 +351,13 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     if (reply == NULL)
         return -1;
     ok = reply->type == REDIS_REPLY_STATUS;
+    if (ok)
+        blog_outage_end(&cache_write_outage, r->server,
+                        "Redis accepting writes");
+    else
+        blog_outage_begin(&cache_write_outage);
     if (!ok)
-        blog_log_limited(&cache_log_refused, APLOG_WARNING, 0, r->server,
+        blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                      "blog: Redis refused SET: %.*s",
                      reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 0,
                      reply->type == REDIS_REPLY_ERROR ? reply->str : "");

@@ -102,9 +102,8 @@ static apr_interval_time_t db_backoff;
 /* Bumped on every lost connection: older pooled connections are suspect. */
 static apr_uint32_t db_gen;
 
-static blog_ratelog db_log_connect;
-static blog_ratelog db_log_query;
-static blog_ratelog db_log_busy;
+/* One budget for every warning about PostgreSQL. */
+static blog_ratelog db_log;
 static blog_outage db_outage;
 
 /*
@@ -235,7 +234,7 @@ db_connect(apr_time_t deadline)
     while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
            && st != PGRES_POLLING_FAILED) {
         if (db_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
-            blog_log_limited(&db_log_connect, APLOG_ERR, APR_TIMEUP,
+            blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP,
                              db_server, "blog: cannot connect to "
                              "PostgreSQL: no answer in time");
             PQfinish(pg);
@@ -244,7 +243,7 @@ db_connect(apr_time_t deadline)
         st = PQconnectPoll(pg);
     }
     if (st != PGRES_POLLING_OK) {
-        blog_log_limited(&db_log_connect, APLOG_ERR, 0, db_server,
+        blog_log_limited(&db_log, APLOG_ERR, 0, db_server,
                          "blog: cannot connect to PostgreSQL: %s",
                          db_msg(msg, PQerrorMessage(pg)));
         PQfinish(pg);
@@ -293,7 +292,7 @@ db_open(apr_time_t deadline)
     else
         res = db_results(pg, deadline, &timed_out);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-        blog_log_limited(&db_log_connect, APLOG_ERR, 0, db_server,
+        blog_log_limited(&db_log, APLOG_ERR, 0, db_server,
                          "blog: cannot prepare the page statements: %s",
                          timed_out ? "no answer in time"
                          : db_msg(msg, res ? PQresultErrorMessage(res)
@@ -511,10 +510,11 @@ db_checkout(request_rec *r, apr_time_t deadline)
         if ((c = db_take_idle(&stale)) != NULL)
             break;
         now = apr_time_now();
+        /* Opening one is part of acquiring it: the same bound. */
         if (db_nopen < db_g->pool_max && now >= db_next_try) {
             db_nopen++;
             pthread_mutex_unlock(&db_lock);
-            c = db_open_slot(deadline);
+            c = db_open_slot(wait_until);
             goto done;
         }
         if (db_nopen == 0)
@@ -530,7 +530,7 @@ db_checkout(request_rec *r, apr_time_t deadline)
     }
     pthread_mutex_unlock(&db_lock);
     if (c == NULL && timed_out)
-        blog_log_limited(&db_log_busy, APLOG_ERR, APR_TIMEUP, r->server,
+        blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP, r->server,
                          "blog: no free PostgreSQL connection within "
                          "BlogPoolAcquireTimeout");
   done:
@@ -583,7 +583,7 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
     }
     /* Dropped, not cancelled: see the top of this file. */
     if (timed_out) {
-        blog_log_limited(&db_log_query, APLOG_ERR, APR_TIMEUP, r->server,
+        blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP, r->server,
                          "blog: %s timed out after BlogQueryTimeout; "
                          "dropping its connection", db_stmt_names[stmt]);
         h->bad = 1;
@@ -591,7 +591,7 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
     }
     outcome = res == NULL || db_is_conn_error(pg, res) ? DB_CONN_LOST
         : DB_FAILED;
-    blog_log_limited(&db_log_query, outcome == DB_CONN_LOST ? APLOG_WARNING
+    blog_log_limited(&db_log, outcome == DB_CONN_LOST ? APLOG_WARNING
                      : APLOG_ERR, 0, r->server, "blog: %s failed%s: %s",
                      db_stmt_names[stmt], outcome == DB_CONN_LOST
                      ? " (connection lost)" : "",
@@ -680,7 +680,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
         /* The rows outlive the connection: give it back before rendering. */
         apr_pool_cleanup_run(r->pool, h, db_release_handle);
         if (outcome == DB_OK) {
-            blog_outage_end(&db_outage, r->server, "PostgreSQL");
+            blog_outage_end(&db_outage, r->server, "PostgreSQL reachable");
             apr_pool_cleanup_register(r->pool, *res, db_clear_result,
                                       apr_pool_cleanup_null);
             return APR_SUCCESS;

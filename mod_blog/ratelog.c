@@ -1,8 +1,8 @@
 /*
  * ratelog.c - a failing Redis or PostgreSQL makes every request fail the
  * same way; one line per request would bury the log (tens of thousands a
- * minute) and cost a write each.  The first warning of a kind is written,
- * then at most one per period, saying how many were held back.
+ * minute) and cost a write each.  The first warning about a service is
+ * written, then at most one per period, saying how many were held back.
  */
 #include "ratelog.h"
 
@@ -59,9 +59,14 @@ void
 blog_outage_end(blog_outage *o, const server_rec *s, const char *what)
 {
     apr_time_t  since = __atomic_exchange_n(&o->since, 0, __ATOMIC_RELAXED);
+    apr_time_t  now = apr_time_now();
+    apr_time_t  said = __atomic_load_n(&o->last_said, __ATOMIC_RELAXED);
 
-    if (since != 0)
-        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
-                     "blog: %s reachable again after %.1f s", what,
-                     (double) (apr_time_now() - since) / APR_USEC_PER_SEC);
+    if (since == 0 || (said != 0 && now - said < BLOG_RATELOG_PERIOD)
+        || !__atomic_compare_exchange_n(&o->last_said, &said, now, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return;
+    ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
+                 "blog: %s again after %.1f s", what,
+                 (double) (now - since) / APR_USEC_PER_SEC);
 }

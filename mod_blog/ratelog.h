@@ -8,7 +8,7 @@
 #include "httpd.h"
 #include "apr_time.h"
 
-/* One kind of repeated warning (one per call site); zero-initialised. */
+/* The warnings about one service (PostgreSQL, Redis); zero-initialised. */
 typedef struct blog_ratelog
 {
     apr_time_t  window_start;   /* when the last line was written */
@@ -16,7 +16,7 @@ typedef struct blog_ratelog
 } blog_ratelog;
 
 /* How long a kind of warning stays quiet after it was written. */
-#define BLOG_RATELOG_PERIOD apr_time_from_sec(10)
+#define BLOG_RATELOG_PERIOD apr_time_from_sec(5)
 
 /*
  * Log msg for s at level, unless a warning of this kind was written less
@@ -31,10 +31,16 @@ void blog_log_limited(blog_ratelog *rl, int level, apr_status_t status,
 typedef struct blog_outage
 {
     apr_time_t  since;          /* 0 while the service is reachable */
+    apr_time_t  last_said;      /* when its end was last logged */
 } blog_outage;
 
 void blog_outage_begin(blog_outage *o);
-/* Logs "<what> reachable again after N s" when an outage was running. */
+/*
+ * Logs "<what> again after N s" ("PostgreSQL reachable again after 3.2 s")
+ * when an outage was running, at
+ * most once per BLOG_RATELOG_PERIOD (a service that flaps is not a new
+ * outage every time).
+ */
 void blog_outage_end(blog_outage *o, const server_rec *s, const char *what);
 
 #endif
