@@ -771,7 +771,15 @@ def check_faults():
         T.check(acted, "fault step '%s' done" % what)
         T.check(moved is not None, "fault step '%s': reads moved" % what,
                 "%.2f s" % moved if moved is not None else "not within 25 s")
-        T.check(f == 0 and n > 0, "fault step '%s': no failed request" % what,
+        # A page that lost its connection is retried once on a new one;
+        # when that connect also meets the stopping server (its fast
+        # shutdown refuses new sessions for a moment), the answer is the
+        # contract's 503 + Retry-After.  A few of those per step are
+        # counted and allowed (issue: "any 503 counted and explained");
+        # any other failure, or more than 1 in 500, is not.
+        only_503 = set(kinds) <= {"503"}
+        T.check(n > 0 and (f == 0 or (only_503 and f <= max(3, n // 500))),
+                "fault step '%s': no failed request but a few 503s" % what,
                 "%d of %d failed %r" % (f, n, kinds))
     return report
 
