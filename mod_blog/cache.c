@@ -19,6 +19,7 @@
 #include "cache.h"
 
 #include "ratelog.h"
+#include "wait.h"
 
 #include "http_log.h"
 
@@ -171,29 +172,6 @@ cache_free_reply(void *data)
     return APR_SUCCESS;
 }
 
-/* Wait until fd is ready for events; 0, or -1 once the deadline passed. */
-static int
-cache_wait(int fd, short events, apr_time_t deadline)
-{
-    struct pollfd pfd;
-
-    pfd.fd = fd;
-    pfd.events = events;
-    for (;;) {
-        apr_time_t  now = apr_time_now();
-        int         n;
-
-        if (now >= deadline)
-            return -1;
-        pfd.revents = 0;
-        n = poll(&pfd, 1, (int) ((deadline - now + 999) / 1000));
-        if (n > 0)
-            return 0;
-        if (n < 0 && errno != EINTR)
-            return -1;
-    }
-}
-
 typedef enum cache_io
 {
     CACHE_IO_OK,
@@ -251,11 +229,11 @@ cache_roundtrip(redisContext *c, apr_time_t deadline, redisReply **out)
     while (!done) {
         if (redisBufferWrite(c, &done) != REDIS_OK)
             return cache_io_error(c);
-        if (!done && cache_wait(c->fd, POLLOUT, deadline) != 0)
+        if (!done && blog_wait_fd(c->fd, POLLOUT, deadline) != 0)
             return CACHE_IO_TIMEOUT;
     }
     for (;;) {
-        if (cache_wait(c->fd, POLLIN, deadline) != 0)
+        if (blog_wait_fd(c->fd, POLLIN, deadline) != 0)
             return CACHE_IO_TIMEOUT;
         if (redisBufferRead(c) != REDIS_OK)
             return cache_io_error(c);

@@ -31,6 +31,7 @@
 #include "dbscale.h"
 
 #include "ratelog.h"
+#include "wait.h"
 
 #include "http_log.h"
 #include "apr_atomic.h"
@@ -150,25 +151,7 @@ db_note_connect(int succeeded)
 static int
 db_wait(PGconn *pg, int for_write, apr_time_t deadline)
 {
-    struct pollfd pfd;
-
-    pfd.fd = PQsocket(pg);
-    pfd.events = for_write ? POLLOUT : POLLIN;
-    if (pfd.fd < 0)
-        return -1;
-    for (;;) {
-        apr_time_t  now = apr_time_now();
-        int         n;
-
-        if (now >= deadline)
-            return -1;
-        pfd.revents = 0;
-        n = poll(&pfd, 1, (int) ((deadline - now + 999) / 1000));
-        if (n > 0)
-            return 0;
-        if (n < 0 && errno != EINTR)
-            return -1;
-    }
+    return blog_wait_fd(PQsocket(pg), for_write ? POLLOUT : POLLIN, deadline);
 }
 
 /*

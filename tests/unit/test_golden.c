@@ -413,7 +413,7 @@ static void
 test_tag_page_sizes(void)
 {
     /* every tag page renders, with one card per post carrying the tag and
-     * the size the reference gives for tag-7 (RESEARCH.md: 34 123 bytes) */
+     * the size of the reference page tests/golden/tag-7.html (34 123 bytes) */
     int t;
 
     for (t = 1; t <= 30; t++) {
