@@ -23,6 +23,16 @@
  * grace) and answered with "Connection: close", which Apache sends by
  * itself once the MPM is stopping.
  *
+ * Core reads the client through a socket bucket, which tries the socket
+ * whenever asked, and two non-blocking reads per request find it empty:
+ * the greedy look past the first read of a speculative peek, and
+ * ap_check_pipeline's look for a pipelined request after the answer.
+ * Each is a syscall returning EAGAIN.  The loop's connections get a socket
+ * bucket of their own (the insert_network_bucket hook) that remembers a
+ * read that left the socket empty and answers a non-blocking read with
+ * EAGAIN then, without the syscall, until the loop has seen the socket
+ * readable again.  A blocking read always reads.
+ *
  * Worker and prefork have no async states: the hook declines there and
  * core's loop runs as usual.
  */
@@ -67,8 +77,22 @@ typedef enum conn_head
     HEAD_CLOSED                 /* EOF or error */
 } conn_head;
 
+/*
+ * The client socket as core's input filter reads it.  "drained": the last
+ * read returned less than it asked for (or EAGAIN), so the socket held
+ * nothing more at that moment; honoured only inside the loop ("trusted"),
+ * which polls the socket itself before it reads again.
+ */
+typedef struct conn_sock
+{
+    apr_socket_t *sock;
+    int         drained;
+    int         trusted;
+} conn_sock;
+
 typedef struct blog_conn
 {
+    conn_sock   sock;
     apr_time_t  head_start;     /* first byte of the pending header, or 0 */
     /*
      * The MPM calls back only once the socket is readable or input is
@@ -77,6 +101,81 @@ typedef struct blog_conn
      */
     int         readable;
 } blog_conn;
+
+static apr_status_t conn_sock_read(apr_bucket *b, const char **str,
+                                   apr_size_t *len, apr_read_type_e block);
+
+/* As APR's socket bucket: read in place, never set aside, split or copied. */
+static const apr_bucket_type_t conn_sock_type = {
+    "BLOG_SOCKET", 5, APR_BUCKET_DATA,
+    apr_bucket_destroy_noop,
+    conn_sock_read,
+    apr_bucket_setaside_notimpl,
+    apr_bucket_split_notimpl,
+    apr_bucket_copy_notimpl
+};
+
+static apr_bucket *
+conn_sock_create(conn_sock *cs, apr_bucket_alloc_t *list)
+{
+    apr_bucket *b = apr_bucket_alloc(sizeof(*b), list);
+
+    APR_BUCKET_INIT(b);
+    b->free = apr_bucket_free;
+    b->list = list;
+    b->type = &conn_sock_type;
+    b->length = (apr_size_t) (-1);
+    b->start = -1;
+    b->data = cs;
+    return b;
+}
+
+/* APR's socket_bucket_read, but for the shortcut on a drained socket. */
+static apr_status_t
+conn_sock_read(apr_bucket *b, const char **str, apr_size_t *len,
+               apr_read_type_e block)
+{
+    conn_sock  *cs = b->data;
+    apr_interval_time_t timeout = 0;
+    apr_status_t rv;
+    char       *buf;
+
+    *str = NULL;
+    *len = 0;
+    if (block == APR_NONBLOCK_READ && cs->drained && cs->trusted)
+        return APR_EAGAIN;
+    if (block == APR_NONBLOCK_READ) {
+        apr_socket_timeout_get(cs->sock, &timeout);
+        apr_socket_timeout_set(cs->sock, 0);
+    }
+    *len = APR_BUCKET_BUFF_SIZE;
+    buf = apr_bucket_alloc(*len, b->list);
+    rv = apr_socket_recv(cs->sock, buf, len);
+    if (block == APR_NONBLOCK_READ)
+        apr_socket_timeout_set(cs->sock, timeout);
+    if (rv != APR_SUCCESS && rv != APR_EOF) {
+        apr_bucket_free(buf);
+        *len = 0;
+        cs->drained = APR_STATUS_IS_EAGAIN(rv);
+        return rv;
+    }
+    cs->drained = *len < APR_BUCKET_BUFF_SIZE;
+    if (*len > 0) {
+        apr_bucket_heap *h;
+
+        b = apr_bucket_heap_make(b, buf, *len, apr_bucket_free);
+        h = b->data;
+        h->alloc_len = APR_BUCKET_BUFF_SIZE;
+        *str = buf;
+        APR_BUCKET_INSERT_AFTER(b, conn_sock_create(cs, b->list));
+    }
+    else {
+        apr_bucket_free(buf);
+        b = apr_bucket_immortal_make(b, "", 0);
+        *str = b->data;
+    }
+    return APR_SUCCESS;
+}
 
 static apr_interval_time_t conn_hold;
 static int  conn_async;
@@ -281,6 +380,9 @@ conn_run(conn_rec *c, blog_conn *bc, int hold)
     apr_size_t  len;
     int         served;
 
+    /* Called with the socket readable or input buffered (see conn_peek_header). */
+    bc->sock.drained = 0;
+    bc->sock.trusted = 1;
     for (served = 1;; served++) {
         switch (conn_peek_header(c, bb, &len)) {
         case HEAD_CLOSED:
@@ -305,10 +407,13 @@ conn_run(conn_rec *c, blog_conn *bc, int hold)
                 next = CONN_STATE_LINGER;
             else if (hold && served < CONN_BUDGET
                      && apr_atomic_read32(&conn_busy) <= conn_busy_max
-                     && conn_next_request(c))
+                     && conn_next_request(c)) {
+                bc->sock.drained = 0;
                 continue;
+            }
             break;
         }
+        bc->sock.trusted = 0;
         apr_brigade_destroy(bb);
         return next;
     }
@@ -346,6 +451,20 @@ blog_process_connection(conn_rec *c)
     return OK;
 }
 
+/* The loop's connections read the client through conn_sock. */
+static apr_status_t
+blog_insert_network_bucket(conn_rec *c, apr_bucket_brigade *bb,
+                           apr_socket_t *sock)
+{
+    blog_conn  *bc = ap_get_module_config(c->conn_config, &blog_module);
+
+    if (bc == NULL)
+        return AP_DECLINED;
+    bc->sock.sock = sock;
+    APR_BRIGADE_INSERT_TAIL(bb, conn_sock_create(&bc->sock, c->bucket_alloc));
+    return APR_SUCCESS;
+}
+
 void
 blog_connection_register_hooks(void)
 {
@@ -355,4 +474,6 @@ blog_connection_register_hooks(void)
 
     ap_hook_process_connection(blog_process_connection, pred, NULL,
                                APR_HOOK_MIDDLE);
+    ap_hook_insert_network_bucket(blog_insert_network_bucket, NULL, NULL,
+                                  APR_HOOK_MIDDLE);
 }
