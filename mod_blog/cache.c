@@ -1,20 +1,34 @@
 /*
- * cache.c - one hiredis context per thread, reused across requests.
+ * cache.c - one Redis connection per child, shared by its threads, which
+ * pipeline their commands on it.
  *
- * A context is used by one thread only, so it needs no lock and no pool:
- * a request runs its handler on one thread from start to end under every
- * MPM.  After any I/O error or timeout a context is dead (hiredis leaves it
- * in an undefined state): it is freed.  A failed connect or a timeout
- * starts a shared, capped backoff during which no thread connects, so that
- * a Redis outage costs one connect attempt per backoff period, not one per
- * request; a connection found closed is replaced at once.
+ * Unpipelined, each GET costs Redis a wake-up, a read and a write (some
+ * 8 us of its CPU here) and the asking thread a write, a poll and a read.
+ * Here the threads of a child queue their commands on one connection; one
+ * of them at a time, the leader, writes every queued command in one
+ * writev, reads the replies as they come and hands each to the thread that
+ * asked, in the order sent (Redis answers in order).  Once its own reply is
+ * in, the leader passes the role to the oldest thread still waiting and
+ * goes on with its request, so no thread exists only to drive the
+ * connection and nobody waits for a reply behind a request being written.
+ * Redis then reads, runs and answers a batch per wake-up.  Each request
+ * still sends its own GET (or SET): nothing is merged or kept.
+ *
+ * After any I/O error, timeout or bad reply the connection is dead
+ * (replies can no longer be matched to commands): it is closed, and every
+ * command on it or queued for it fails, which its request turns into
+ * BYPASS.  A failed connect or a timeout starts a shared, capped backoff
+ * during which nobody connects, so that a Redis outage costs one connect
+ * attempt per backoff period, not one per request; a connection that had
+ * answered and is found closed (Redis restarted) is replaced at once, and
+ * its commands are tried once more on the new one.
  *
  * hiredis formats the commands and parses the replies, but the socket is
- * driven here, non-blocking, against one deadline for the whole command:
- * hiredis 0.14 bounds each read (SO_RCVTIMEO), not the command, so a Redis
- * that trickles its answer could hold a request for ever; and it buffers a
- * bulk reply whole, whatever length it declares, so the declared length is
- * judged here before the body is read.
+ * driven here, non-blocking, against the deadline of the oldest command
+ * in flight: hiredis 0.14 bounds each read (SO_RCVTIMEO), not the command,
+ * so a Redis that trickles its answer could hold a request for ever; and
+ * it buffers a bulk reply whole, whatever length it declares, so each
+ * reply's declared length is judged here before its body is read.
  */
 #include "cache.h"
 
@@ -28,10 +42,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 APLOG_USE_MODULE(blog);
 
@@ -49,26 +66,82 @@ APLOG_USE_MODULE(blog);
 #define CACHE_BACKOFF_MAX   apr_time_from_sec(1)
 
 static const blog_settings *cache_g;
-static __thread redisContext *cache_ctx;
-/* Only for its destructor: a worker thread that exits closes its context. */
-static pthread_key_t cache_key;
 static apr_time_t cache_next_try;
 static apr_interval_time_t cache_backoff;
 
-static void
-cache_thread_exit(void *ctx)
+typedef enum cache_io
 {
-    redisFree(ctx);
+    CACHE_IO_OK,
+    CACHE_IO_TIMEOUT,           /* Redis slow: back off */
+    CACHE_IO_CLOSED,            /* connection closed: reconnect at once */
+    CACHE_IO_BAD,               /* error, garbage or an oversized reply */
+    CACHE_IO_DOWN               /* no connection (backoff, connect failed) */
+} cache_io;
+
+/*
+ * A command of one request, on the asking thread's stack until it is done.
+ * Its thread sleeps on "wake" until the leader has set the result (or made
+ * it the leader) and posted; after the post nobody else touches it.
+ */
+typedef struct cache_cmd
+{
+    struct cache_cmd *next;
+    const char *buf;
+    size_t      len;
+    apr_time_t  deadline;
+    redisReply *reply;
+    cache_io    io;
+    int         done;
+    int         lead;           /* the leader handed it the connection */
+    int         reused;         /* sent on a connection that had answered */
+    sem_t       wake;
+} cache_cmd;
+
+/*
+ * The child's connection.  The lock guards the queue of commands not yet
+ * written and the leader flag; the connection and the queue of commands
+ * sent belong to the leader alone.
+ */
+typedef struct cache_link
+{
+    pthread_mutex_t lock;
+    cache_cmd  *queued, **queued_tail;  /* not yet written */
+    int         leader;
+    /* the leader's */
+    cache_cmd  *sent, **sent_tail;      /* written, replies due in order */
+    redisContext *ctx;
+    int         answered;       /* ctx has answered a command */
+} cache_link;
+
+static cache_link cache_l = {
+    PTHREAD_MUTEX_INITIALIZER, NULL, &cache_l.queued, 0,
+    NULL, &cache_l.sent, NULL, 0
+};
+
+/* Replies are read into this, by the leader only: a batch of pages. */
+#define CACHE_READ_BUF      65536
+static char cache_rbuf[CACHE_READ_BUF];
+/* Commands written with one writev, at most. */
+#define CACHE_BATCH         64
+
+static apr_status_t
+cache_child_exit(void *data)
+{
+    (void) data;
+    if (cache_l.ctx != NULL)
+        redisFree(cache_l.ctx);
+    cache_l.ctx = NULL;
+    return APR_SUCCESS;
 }
 
 void
 blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
                       const blog_settings *g)
 {
-    (void) pchild;
     (void) s;
     cache_g = g;
-    pthread_key_create(&cache_key, cache_thread_exit);
+    apr_pool_cleanup_register(pchild, NULL, cache_child_exit,
+                              apr_pool_cleanup_null);
 }
 
 static struct timeval
@@ -101,24 +174,9 @@ cache_note_failure(void)
     blog_outage_begin(&cache_outage);
 }
 
-/* A timeout or failed connect means Redis is slow or down: back off. */
-static void
-cache_drop(request_rec *r, const char *what, const char *why, int back_off)
-{
-    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                 "blog: Redis %s failed: %s; %s", what, why,
-                 back_off ? "bypassing the cache" : "reconnecting");
-    redisFree(cache_ctx);
-    cache_ctx = NULL;
-    pthread_setspecific(cache_key, NULL);
-    if (back_off)
-        cache_note_failure();
-}
-
 /*
- * The socket goes non-blocking and hiredis is told so (REDIS_BLOCK off):
- * its buffer functions then take EAGAIN as "try again", and the waiting is
- * done here, against the command's deadline.
+ * The socket goes non-blocking: the waiting is done here, against the
+ * deadline of the oldest command in flight.
  */
 static int
 cache_make_nonblocking(redisContext *c)
@@ -131,16 +189,13 @@ cache_make_nonblocking(redisContext *c)
     return 0;
 }
 
+/* A new connection, or NULL during the backoff or when Redis refuses. */
 static redisContext *
-cache_context(request_rec *r)
+cache_connect(request_rec *r)
 {
     redisContext *c;
 
-    if (cache_ctx != NULL)
-        return cache_ctx;
-    if (!cache_g->redis_on
-        || apr_time_now() < __atomic_load_n(&cache_next_try,
-                                            __ATOMIC_RELAXED))
+    if (apr_time_now() < __atomic_load_n(&cache_next_try, __ATOMIC_RELAXED))
         return NULL;
     if (cache_g->redis_port == 0)
         c = redisConnectUnixWithTimeout(cache_g->redis_host,
@@ -151,8 +206,6 @@ cache_context(request_rec *r)
     if (c != NULL && !c->err && cache_make_nonblocking(c) == 0
         && (cache_g->redis_port == 0 || redisEnableKeepAlive(c) == REDIS_OK)) {
         __atomic_store_n(&cache_backoff, 0, __ATOMIC_RELAXED);
-        cache_ctx = c;
-        pthread_setspecific(cache_key, c);
         return c;
     }
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
@@ -172,14 +225,6 @@ cache_free_reply(void *data)
     return APR_SUCCESS;
 }
 
-typedef enum cache_io
-{
-    CACHE_IO_OK,
-    CACHE_IO_TIMEOUT,           /* Redis slow: back off */
-    CACHE_IO_CLOSED,            /* connection closed: reconnect at once */
-    CACHE_IO_BAD                /* error, garbage or an oversized reply */
-} cache_io;
-
 /*
  * Judge a reply by its first line, before its body is read: a bulk reply
  * may not declare more than CACHE_MAX_VALUE bytes, a status or error line
@@ -196,7 +241,9 @@ cache_reply_head_ok(const redisReader *rd)
     long long   len;
     char       *end;
 
-    if (n > 0 && p[0] != '$' && p[0] != '+' && p[0] != '-' && p[0] != ':')
+    if (n == 0)
+        return 0;
+    if (p[0] != '$' && p[0] != '+' && p[0] != '-' && p[0] != ':')
         return -1;
     if (eol == NULL)
         return n < max ? 0 : -1;
@@ -208,83 +255,284 @@ cache_reply_head_ok(const redisReader *rd)
     return 1;
 }
 
-static cache_io
-cache_io_error(redisContext *c)
+/* Set a command's result and wake its thread; cmd is not ours after. */
+static void
+cache_finish(cache_cmd *cmd, cache_io io, redisReply *reply)
 {
-    if (c->err == REDIS_ERR_EOF
-        || (c->err == REDIS_ERR_IO && errno != EAGAIN
-            && errno != EWOULDBLOCK))
-        return CACHE_IO_CLOSED;
-    return CACHE_IO_BAD;
+    cmd->io = io;
+    cmd->reply = reply;
+    cmd->done = 1;
+    sem_post(&cmd->wake);
 }
 
-/* Send the command formatted in c's buffer and read its one reply. */
-static cache_io
-cache_roundtrip(redisContext *c, apr_time_t deadline, redisReply **out)
+/* A whole queue of commands fails alike. */
+static void
+cache_finish_all(cache_cmd *cmd, cache_io io)
 {
-    void       *reply = NULL;
-    int         done = 0;
-    int         head = 0;
+    while (cmd != NULL) {
+        cache_cmd  *next = cmd->next;
 
-    while (!done) {
-        if (redisBufferWrite(c, &done) != REDIS_OK)
-            return cache_io_error(c);
-        if (!done && blog_wait_fd(c->fd, POLLOUT, deadline) != 0)
-            return CACHE_IO_TIMEOUT;
-    }
-    for (;;) {
-        if (blog_wait_fd(c->fd, POLLIN, deadline) != 0)
-            return CACHE_IO_TIMEOUT;
-        if (redisBufferRead(c) != REDIS_OK)
-            return cache_io_error(c);
-        if (head == 0 && (head = cache_reply_head_ok(c->reader)) < 0)
-            return CACHE_IO_BAD;
-        if (head == 0)
-            continue;
-        if (redisGetReplyFromReader(c, &reply) != REDIS_OK)
-            return CACHE_IO_BAD;
-        if (reply != NULL) {
-            *out = reply;
-            return CACHE_IO_OK;
-        }
+        cache_finish(cmd, io, NULL);
+        cmd = next;
     }
 }
 
 /*
- * One command, retried once on a new connection when a context that had
- * worked finds its connection closed (Redis restarted): every thread holds
- * such a context after a restart, and none of them means Redis is down.
+ * The connection is dead, or could not be made: every command sent on it
+ * fails, the leader's own among them.  Commands not yet sent fail too when
+ * Redis is to be left alone for a while (a timeout, a bad reply, a failed
+ * connect); when a connection that had worked is found closed they wait
+ * for the next one, made at once.
+ */
+static void
+cache_fail_all(request_rec *r, cache_io io, const char *what)
+{
+    static const char *const why[] = {
+        "", "timed out", "connection closed", "bad or oversized reply",
+        "no connection"
+    };
+    int         back_off = !(cache_l.ctx != NULL && cache_l.answered
+                             && io == CACHE_IO_CLOSED);
+    cache_cmd  *queued = NULL;
+
+    if (cache_l.ctx != NULL) {
+        blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
+                         "blog: Redis %s failed: %s; %s", what, why[io],
+                         back_off ? "bypassing the cache" : "reconnecting");
+        redisFree(cache_l.ctx);
+        cache_l.ctx = NULL;
+        if (back_off)
+            cache_note_failure();
+    }
+    cache_l.answered = 0;
+    cache_finish_all(cache_l.sent, io);
+    cache_l.sent = NULL;
+    cache_l.sent_tail = &cache_l.sent;
+    if (!back_off)
+        return;
+    pthread_mutex_lock(&cache_l.lock);
+    queued = cache_l.queued;
+    cache_l.queued = NULL;
+    cache_l.queued_tail = &cache_l.queued;
+    pthread_mutex_unlock(&cache_l.lock);
+    cache_finish_all(queued, io);
+}
+
+/*
+ * Take the queued commands (CACHE_BATCH at most) and write them in one
+ * writev as far as the socket takes them; they join the sent queue first,
+ * so that their replies are matched in order.  0 when none was queued.
+ */
+static cache_io
+cache_write_queued(int *wrote)
+{
+    struct iovec iov[CACHE_BATCH];
+    cache_cmd  *cmd;
+    apr_time_t  deadline;
+    int         n = 0, i = 0;
+
+    pthread_mutex_lock(&cache_l.lock);
+    while ((cmd = cache_l.queued) != NULL && n < CACHE_BATCH) {
+        cache_l.queued = cmd->next;
+        cmd->next = NULL;
+        cmd->reused = cache_l.answered;
+        iov[n].iov_base = (void *) cmd->buf;
+        iov[n].iov_len = cmd->len;
+        n++;
+        *cache_l.sent_tail = cmd;
+        cache_l.sent_tail = &cmd->next;
+    }
+    if (cache_l.queued == NULL)
+        cache_l.queued_tail = &cache_l.queued;
+    pthread_mutex_unlock(&cache_l.lock);
+    *wrote = n;
+    if (n == 0)
+        return CACHE_IO_OK;
+    deadline = cache_l.sent->deadline;
+    while (i < n) {
+        ssize_t     w = writev(cache_l.ctx->fd, iov + i, n - i);
+
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (blog_wait_fd(cache_l.ctx->fd, POLLOUT, deadline) != 0)
+                return CACHE_IO_TIMEOUT;
+            continue;
+        }
+        if (w < 0)
+            return CACHE_IO_CLOSED;
+        while (i < n && (size_t) w >= iov[i].iov_len)
+            w -= (ssize_t) iov[i++].iov_len;
+        if (i < n) {
+            iov[i].iov_base = (char *) iov[i].iov_base + w;
+            iov[i].iov_len -= (size_t) w;
+        }
+    }
+    return CACHE_IO_OK;
+}
+
+/*
+ * Wait for replies against the oldest command's deadline, read what has
+ * come and hand out every complete reply, in order.
+ */
+static cache_io
+cache_read_replies(void)
+{
+    redisReader *rd = cache_l.ctx->reader;
+    ssize_t     n;
+
+    if (blog_wait_fd(cache_l.ctx->fd, POLLIN, cache_l.sent->deadline) != 0)
+        return CACHE_IO_TIMEOUT;
+    do
+        n = read(cache_l.ctx->fd, cache_rbuf, sizeof(cache_rbuf));
+    while (n < 0 && errno == EINTR);
+    if (n == 0)
+        return CACHE_IO_CLOSED;
+    if (n < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK ? CACHE_IO_OK
+            : CACHE_IO_CLOSED;
+    if (redisReaderFeed(rd, cache_rbuf, (size_t) n) != REDIS_OK)
+        return CACHE_IO_BAD;
+    while (cache_l.sent != NULL) {
+        void       *reply = NULL;
+        cache_cmd  *cmd;
+
+        /* A reply not begun (the reader's stack empty) is judged first. */
+        if (rd->ridx == -1) {
+            int         head = cache_reply_head_ok(rd);
+
+            if (head < 0)
+                return CACHE_IO_BAD;
+            if (head == 0)
+                break;
+        }
+        if (redisReaderGetReply(rd, &reply) != REDIS_OK)
+            return CACHE_IO_BAD;
+        if (reply == NULL)
+            break;
+        cmd = cache_l.sent;
+        cache_l.sent = cmd->next;
+        if (cache_l.sent == NULL)
+            cache_l.sent_tail = &cache_l.sent;
+        cache_l.answered = 1;
+        cache_finish(cmd, CACHE_IO_OK, reply);
+    }
+    /* Redis never speaks unasked. */
+    if (cache_l.sent == NULL && rd->len > rd->pos)
+        return CACHE_IO_BAD;
+    return CACHE_IO_OK;
+}
+
+/*
+ * Drive the connection until this thread's command is done, then pass it
+ * on to the oldest command still waiting.
+ */
+static void
+cache_lead(request_rec *r, cache_cmd *me, const char *what)
+{
+    cache_cmd  *next;
+
+    for (;;) {
+        cache_io    io = CACHE_IO_OK;
+        int         wrote = 0;
+
+        if (cache_l.ctx == NULL) {
+            cache_l.ctx = cache_connect(r);
+            cache_l.answered = 0;
+            if (cache_l.ctx == NULL)
+                io = CACHE_IO_DOWN;
+        }
+        if (io == CACHE_IO_OK)
+            io = cache_write_queued(&wrote);
+        /* Its own reply in, the leader goes back to its request. */
+        if (io == CACHE_IO_OK && me->done)
+            break;
+        if (io == CACHE_IO_OK && cache_l.sent != NULL)
+            io = cache_read_replies();
+        if (io != CACHE_IO_OK)
+            cache_fail_all(r, io, what);
+        if (me->done)
+            break;
+    }
+    pthread_mutex_lock(&cache_l.lock);
+    next = cache_l.sent != NULL ? cache_l.sent : cache_l.queued;
+    if (next != NULL)
+        next->lead = 1;
+    else
+        cache_l.leader = 0;
+    pthread_mutex_unlock(&cache_l.lock);
+    if (next != NULL)
+        sem_post(&next->wake);
+}
+
+/* Queue one formatted command and wait for its reply. */
+static cache_io
+cache_exec(request_rec *r, const char *what, const char *buf, size_t len,
+           apr_time_t deadline, redisReply **out, int *reused)
+{
+    cache_cmd   cmd;
+    int         lead = 0;
+
+    memset(&cmd, 0, sizeof(cmd));
+    cmd.buf = buf;
+    cmd.len = len;
+    cmd.deadline = deadline;
+    sem_init(&cmd.wake, 0, 0);
+    pthread_mutex_lock(&cache_l.lock);
+    *cache_l.queued_tail = &cmd;
+    cache_l.queued_tail = &cmd.next;
+    if (!cache_l.leader)
+        cache_l.leader = lead = 1;
+    pthread_mutex_unlock(&cache_l.lock);
+    if (!lead) {
+        while (sem_wait(&cmd.wake) != 0 && errno == EINTR)
+            ;
+        lead = cmd.lead;
+    }
+    if (lead)
+        cache_lead(r, &cmd, what);
+    sem_destroy(&cmd.wake);
+    *out = cmd.reply;
+    *reused = cmd.reused;
+    return cmd.io;
+}
+
+/*
+ * One command, tried once more on a new connection when the one it went
+ * out on had worked and is found closed (Redis restarted): none of the
+ * commands on it means Redis is down.
  */
 static redisReply *
 cache_run(request_rec *r, const char *what, const char *fmt, ...)
 {
-    apr_time_t  deadline = apr_time_now() + cache_g->redis_timeout;
-    static const char *const why[] = {
-        "", "timed out", "connection closed", "bad or oversized reply"
-    };
-    int         attempt;
+    apr_time_t  deadline;
+    char       *buf = NULL;
+    int         len, attempt;
+    va_list     ap;
 
+    if (!cache_g->redis_on)
+        return NULL;
+    va_start(ap, fmt);
+    len = redisvFormatCommand(&buf, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return NULL;
+    deadline = apr_time_now() + cache_g->redis_timeout;
     for (attempt = 0; attempt < 2; attempt++) {
-        int         reused = cache_ctx != NULL;
-        redisContext *c = cache_context(r);
         redisReply *reply = NULL;
-        cache_io    io;
-        va_list     ap;
+        int         reused = 0;
+        cache_io    io = cache_exec(r, what, buf, (size_t) len, deadline,
+                                    &reply, &reused);
 
-        if (c == NULL)
-            return NULL;
-        va_start(ap, fmt);
-        io = redisvAppendCommand(c, fmt, ap) == REDIS_OK
-            ? cache_roundtrip(c, deadline, &reply) : CACHE_IO_BAD;
-        va_end(ap);
         if (io == CACHE_IO_OK) {
+            redisFreeCommand(buf);
             blog_outage_end(&cache_outage, r->server, "Redis reachable");
             return reply;
         }
-        cache_drop(r, what, why[io], !(reused && io == CACHE_IO_CLOSED));
         if (!(reused && io == CACHE_IO_CLOSED))
-            return NULL;
+            break;
     }
+    redisFreeCommand(buf);
     return NULL;
 }
 
