@@ -9,14 +9,14 @@
 #include "pg_blog.h"
 
 #include "access/detoast.h"
-#include "funcapi.h"
 #include "catalog/pg_type.h"
+#include "funcapi.h"
 #include "lib/qunique.h"
 #include "utils/array.h"
 
 PG_MODULE_MAGIC;
 
-/* The qsort(), qunique() and bsearch() order of int32 keys */
+/* The qunique() and bsearch() order of int32 keys */
 int
 blog_int32_cmp(const void *a, const void *b)
 {
@@ -35,6 +35,7 @@ blog_int32_cmp(const void *a, const void *b)
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
+/* The position of key in keys[0 .. nkeys) (sorted, distinct), or -1. */
 int
 blog_key_index(const int32 *keys, int nkeys, int32 key)
 {

@@ -21,7 +21,7 @@
 
 /*
  * Three-way comparisons of integers, as common/int.h has them from
- * PostgreSQL 17 on: every ordering of the extension (qsort(), qunique(),
+ * PostgreSQL 17 on: every ordering of the extension (the sorts, qunique(),
  * bsearch(), the B-tree walk, the tag page's order) is written with them.
  */
 #if PG_VERSION_NUM < 170000
@@ -102,13 +102,12 @@ typedef void (*BlogRowFn) (Datum *values, int key, void *arg);
 /* common.c */
 extern int	blog_int32_cmp(const void *a, const void *b);
 extern int	blog_sort_unique(int32 *ids, int n);
+extern int	blog_key_index(const int32 *keys, int nkeys, int32 key);
 extern void blog_materialize(FunctionCallInfo fcinfo);
 extern Datum blog_text_array(Datum *elems, int nelems);
 extern bool blog_page_by_slug(FunctionCallInfo fcinfo, BlogRel table,
 							  BlogRel index, const char *const *cols,
 							  int ncols, BlogRowFn fn, void *arg);
-
-extern int	blog_key_index(const int32 *keys, int nkeys, int32 key);
 
 /*
  * A copy of a text value that may point into a shared buffer, detoasted
