@@ -93,8 +93,13 @@ fetch_comments(int32 post_id, Datum *values)
 										TYPALIGN_DOUBLE));
 }
 
-/* The post's own columns, in the order keep_post() reads them. */
-static const char *const post_cols[] = {
+/* The post's own columns, read in the order of post_cols. */
+enum
+{
+	POST_ID, POST_AUTHOR_ID, POST_TITLE, POST_BODY, POST_PUBLISHED, POST_NCOLS
+};
+
+static const char *const post_cols[POST_NCOLS] = {
 	"id", "author_id", "title", "body", "published_at"
 };
 
@@ -104,35 +109,35 @@ keep_post(Datum *values, int key, void *arg)
 	Datum	   *row = (Datum *) arg;
 
 	(void) key;
-	memcpy(row, values, sizeof(Datum) * lengthof(post_cols));
+	memcpy(row, values, sizeof(Datum) * POST_NCOLS);
 	/* the texts are copied before the buffer is unpinned */
-	row[2] = blog_text_copy(values[2]);
-	row[3] = blog_text_copy(values[3]);
+	row[POST_TITLE] = blog_text_copy(values[POST_TITLE]);
+	row[POST_BODY] = blog_text_copy(values[POST_BODY]);
 }
 
 Datum
 blog_post_page(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		row[lengthof(post_cols)];
+	Datum		row[POST_NCOLS];
 	Datum		values[NUM_COLS];
 	bool		nulls[NUM_COLS] = {0};
 	BlogPost	post = {0};
 	BlogTagArrays tags;
 
 	if (!blog_page_by_slug(fcinfo, BLOG_POSTS, BLOG_POSTS_SLUG_KEY, post_cols,
-						   lengthof(post_cols), keep_post, row))
+						   POST_NCOLS, keep_post, row))
 		return (Datum) 0;
 
-	post.id = DatumGetInt32(row[0]);
-	post.author_id = DatumGetInt32(row[1]);
+	post.id = DatumGetInt32(row[POST_ID]);
+	post.author_id = DatumGetInt32(row[POST_AUTHOR_ID]);
 	blog_posts_authors(&post, 1);
 	blog_tag_arrays(&post.id, 1, &tags);
 
-	values[COL_TITLE] = row[2];
+	values[COL_TITLE] = row[POST_TITLE];
 	values[COL_AUTHOR] = post.author;
-	values[COL_PUBLISHED] = row[4];
-	values[COL_BODY] = row[3];
+	values[COL_PUBLISHED] = row[POST_PUBLISHED];
+	values[COL_BODY] = row[POST_BODY];
 	values[COL_TAG_SLUGS] = tags.slugs[0];
 	values[COL_TAG_NAMES] = tags.names[0];
 	fetch_comments(post.id, values);
