@@ -121,9 +121,10 @@ blog_page_by_slug(FunctionCallInfo fcinfo, BlogRel table, BlogRel index,
  * lays it out (4-byte element headers, int alignment, zeroed padding).
  * The cards build two of these per post, and construct_array_builtin()'s
  * generic path (ArrayGetNItems(), ArrayCheckBounds(), CopyArrayEls() with
- * a per-element cast) costs 2.6 times this one: measured with
- * bench/callgrind.sh, 6% more instructions for a tag page and 3% for a
- * detail page (see the README, "How it is fast").  Entries of elems stored
+ * a per-element cast) costs over twice this one: measured with
+ * bench/callgrind.sh, 7% more instructions for a tag page, 5% for the
+ * index and 3% for a detail page, which then comes within 0.3% of its
+ * target (the README, "How it is fast").  Entries of elems stored
  * external or compressed are replaced by their detoasted forms.
  */
 Datum
