@@ -53,9 +53,9 @@ blog_sort_unique(int32 *ids, int n)
 }
 
 /*
- * Accept only what the contract calls a slug, so that malformed input
- * never reaches a query.  The length is checked on the raw datum first:
- * an oversized argument is rejected without being detoasted.
+ * Accept only what docs/CONTRACT.md section 2 calls a slug, so that
+ * malformed input never reaches a query.  The length is checked on the raw
+ * datum first: an oversized argument is rejected without being detoasted.
  */
 static bool
 slug_is_valid(Datum slug)

@@ -38,7 +38,7 @@ pg_cmp_s64(int64 a, int64 b)
 }
 #endif
 
-/* Slugs are 1 to 64 bytes of a-z, 0-9 and '-' (the contract's routes). */
+/* A slug is 1 to 64 bytes of a-z, 0-9 and '-': docs/CONTRACT.md section 2 */
 #define BLOG_SLUG_MAX 64
 
 /*

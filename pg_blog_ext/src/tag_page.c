@@ -17,7 +17,7 @@
 
 PG_FUNCTION_INFO_V1(blog_tag_page);
 
-/* Newest first; ties by higher id first (the contract's tag page). */
+/* Newest first; ties by higher id first (docs/CONTRACT.md section 5). */
 static inline int
 page_order_cmp(const BlogPost *x, const BlogPost *y)
 {
