@@ -30,8 +30,9 @@ count_comment(const BlogEntry *entry, void *arg)
 static int32 *
 comment_counts(const int32 *ids, int n)
 {
-	Relation	comments = blog_open_table(BLOG_COMMENTS);
-	Relation	index = blog_open_int4_index(BLOG_COMMENTS_POST_IDX, comments, 1);
+	Relation	comments = blog_open_table(BLOG_REL_comments);
+	Relation	index = blog_open_int4_index(BLOG_REL_comments_post_idx,
+												 comments, 1);
 	int32	   *counts = palloc0(sizeof(int32) * n);
 
 	blog_index_lookup(comments, index, ids, n, false, count_comment, counts);

@@ -45,8 +45,8 @@ newest_first(Relation index, Relation posts)
 static int
 fetch_latest(int32 n, BlogPost **out)
 {
-	Relation	posts = blog_open_table(BLOG_POSTS);
-	Relation	index = blog_open_index(BLOG_POSTS_PUBLISHED_IDX, posts);
+	Relation	posts = blog_open_table(BLOG_REL_posts);
+	Relation	index = blog_open_index(BLOG_REL_posts_published_idx, posts);
 	ScanDirection dir = newest_first(index, posts);
 	TupleTableSlot *slot = table_slot_create(posts, NULL);
 	IndexScanDesc scan = index_beginscan(posts, index, GetActiveSnapshot(), 0, 0);

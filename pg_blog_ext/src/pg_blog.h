@@ -68,27 +68,23 @@ typedef struct BlogTagArrays
 } BlogTagArrays;
 
 /*
- * The relations the pages read, all in the schema blog, opened by these
- * numbers (scan.c names them): never through the search_path.
+ * The relations the pages read, all in the schema blog, each named once
+ * here as its extension script names it.  They are opened by the number
+ * BLOG_REL_<name> (scan.c), never through the search_path.
  */
+#define BLOG_RELATIONS(X) \
+	X(authors) X(tags) X(posts) X(post_tags) X(comments) \
+	X(authors_name_idx) X(tags_slug_key) X(tags_text_idx) \
+	X(posts_slug_key) X(posts_card_idx) X(posts_published_idx) \
+	X(post_tags_pkey) X(post_tags_tag_idx) X(comments_post_idx)
+
+#define BLOG_REL_NUMBER(name) BLOG_REL_##name,
 typedef enum BlogRel
 {
-	BLOG_AUTHORS,
-	BLOG_TAGS,
-	BLOG_POSTS,
-	BLOG_POST_TAGS,
-	BLOG_COMMENTS,
-	BLOG_AUTHORS_NAME_IDX,
-	BLOG_TAGS_SLUG_KEY,
-	BLOG_TAGS_TEXT_IDX,
-	BLOG_POSTS_SLUG_KEY,
-	BLOG_POSTS_CARD_IDX,
-	BLOG_POSTS_PUBLISHED_IDX,
-	BLOG_POST_TAGS_PKEY,
-	BLOG_POST_TAGS_TAG_IDX,
-	BLOG_COMMENTS_POST_IDX,
+	BLOG_RELATIONS(BLOG_REL_NUMBER)
 	BLOG_NUM_RELS
 } BlogRel;
+#undef BLOG_REL_NUMBER
 
 /*
  * A visible row read by key: the values of the NOT NULL columns asked for

@@ -69,9 +69,9 @@ fetch_comments(int32 post_id, Datum *values)
 	ListCell   *lc;
 	int			n = 0;
 
-	blog_fetch_by_int4(BLOG_COMMENTS, BLOG_COMMENTS_POST_IDX, &post_id, 1,
-					   comment_cols, lengthof(comment_cols), keep_comment,
-					   &comments);
+	blog_fetch_by_int4(BLOG_REL_comments, BLOG_REL_comments_post_idx,
+					   &post_id, 1, comment_cols, lengthof(comment_cols),
+					   keep_comment, &comments);
 	authors = palloc(sizeof(Datum) * list_length(comments));
 	bodies = palloc(sizeof(Datum) * list_length(comments));
 	times = palloc(sizeof(Datum) * list_length(comments));
@@ -125,8 +125,8 @@ blog_post_page(PG_FUNCTION_ARGS)
 	BlogPost	post = {0};
 	BlogTagArrays tags;
 
-	if (!blog_page_by_slug(fcinfo, BLOG_POSTS, BLOG_POSTS_SLUG_KEY, post_cols,
-						   POST_NCOLS, keep_post, row))
+	if (!blog_page_by_slug(fcinfo, BLOG_REL_posts, BLOG_REL_posts_slug_key,
+						   post_cols, POST_NCOLS, keep_post, row))
 		return (Datum) 0;
 
 	post.id = DatumGetInt32(row[POST_ID]);

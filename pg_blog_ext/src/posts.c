@@ -53,7 +53,7 @@ blog_posts_authors(BlogPost *posts, int n)
 		ids[i] = posts[i].author_id;
 	nids = blog_sort_unique(ids, n);
 	names = palloc0(sizeof(Datum) * nids);
-	blog_fetch_by_int4(BLOG_AUTHORS, BLOG_AUTHORS_NAME_IDX, ids, nids,
+	blog_fetch_by_int4(BLOG_REL_authors, BLOG_REL_authors_name_idx, ids, nids,
 					   cols, lengthof(cols), keep_name, names);
 
 	for (i = 0; i < n; i++)

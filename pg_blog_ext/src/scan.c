@@ -30,26 +30,10 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-/*
- * The names of the relations of BlogRel, as the extension script creates
- * them.
- */
-static const char *const rel_names[BLOG_NUM_RELS] = {
-	[BLOG_AUTHORS] = "authors",
-	[BLOG_TAGS] = "tags",
-	[BLOG_POSTS] = "posts",
-	[BLOG_POST_TAGS] = "post_tags",
-	[BLOG_COMMENTS] = "comments",
-	[BLOG_AUTHORS_NAME_IDX] = "authors_name_idx",
-	[BLOG_TAGS_SLUG_KEY] = "tags_slug_key",
-	[BLOG_TAGS_TEXT_IDX] = "tags_text_idx",
-	[BLOG_POSTS_SLUG_KEY] = "posts_slug_key",
-	[BLOG_POSTS_CARD_IDX] = "posts_card_idx",
-	[BLOG_POSTS_PUBLISHED_IDX] = "posts_published_idx",
-	[BLOG_POST_TAGS_PKEY] = "post_tags_pkey",
-	[BLOG_POST_TAGS_TAG_IDX] = "post_tags_tag_idx",
-	[BLOG_COMMENTS_POST_IDX] = "comments_post_idx",
-};
+/* The names of the relations of BlogRel, in its order */
+#define REL_NAME(name) #name,
+static const char *const rel_names[BLOG_NUM_RELS] = {BLOG_RELATIONS(REL_NAME)};
+#undef REL_NAME
 
 /*
  * The OIDs of the namespace "blog" and of its relations, kept per backend
@@ -608,7 +592,7 @@ collect_second_id(const BlogEntry *entry, void *arg)
 List *
 blog_linked_ids(BlogRel index_rel, int32 id)
 {
-	Relation	post_tags = blog_open_table(BLOG_POST_TAGS);
+	Relation	post_tags = blog_open_table(BLOG_REL_post_tags);
 	Relation	index = blog_open_int4_index(index_rel, post_tags, 2);
 	List	   *ids = NIL;
 

@@ -69,8 +69,8 @@ fetch_posts(const int32 *ids, int n, BlogPost *out)
 	int			found = 0;
 	int			i;
 
-	blog_fetch_by_int4(BLOG_POSTS, BLOG_POSTS_CARD_IDX, ids, n, blog_post_cols,
-					   BLOG_POST_NCOLS, keep_post, by_key);
+	blog_fetch_by_int4(BLOG_REL_posts, BLOG_REL_posts_card_idx, ids, n,
+					   blog_post_cols, BLOG_POST_NCOLS, keep_post, by_key);
 	/* newest first is mostly highest id first: the sort finds it sorted */
 	for (i = n - 1; i >= 0; i--)
 		if (by_key[i].slug != (Datum) 0)
@@ -93,12 +93,12 @@ blog_tag_page(PG_FUNCTION_ARGS)
 	BlogPost   *posts;
 	int			nposts;
 
-	if (!blog_page_by_slug(fcinfo, BLOG_TAGS, BLOG_TAGS_SLUG_KEY, tag_cols,
-						   lengthof(tag_cols), keep_tag, &tag))
+	if (!blog_page_by_slug(fcinfo, BLOG_REL_tags, BLOG_REL_tags_slug_key,
+						   tag_cols, lengthof(tag_cols), keep_tag, &tag))
 		return (Datum) 0;
 
 	/* the ids of the posts carrying the tag, in id order */
-	links = blog_linked_ids(BLOG_POST_TAGS_TAG_IDX, tag.id);
+	links = blog_linked_ids(BLOG_REL_post_tags_tag_idx, tag.id);
 	ids = palloc(sizeof(int32) * list_length(links));
 	foreach(lc, links)
 		ids[nids++] = lfirst_int(lc);

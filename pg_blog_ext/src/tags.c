@@ -44,8 +44,8 @@ void
 blog_tag_arrays(const int32 *post_ids, int nposts, BlogTagArrays *out)
 {
 	static const char *const cols[] = {"slug", "name"};
-	Relation	post_tags = blog_open_table(BLOG_POST_TAGS);
-	Relation	pkey = blog_open_int4_index(BLOG_POST_TAGS_PKEY, post_tags, 2);
+	Relation	post_tags = blog_open_table(BLOG_REL_post_tags);
+	Relation	pkey = blog_open_int4_index(BLOG_REL_post_tags_pkey, post_tags, 2);
 	List	  **links = palloc0(sizeof(List *) * nposts);
 	int32	   *ids;
 	TagText    *tags;
@@ -72,7 +72,7 @@ blog_tag_arrays(const int32 *post_ids, int nposts, BlogTagArrays *out)
 	}
 	ntags = blog_sort_unique(ids, nlinks);
 	tags = palloc0(sizeof(TagText) * ntags);
-	blog_fetch_by_int4(BLOG_TAGS, BLOG_TAGS_TEXT_IDX, ids, ntags, cols,
+	blog_fetch_by_int4(BLOG_REL_tags, BLOG_REL_tags_text_idx, ids, ntags, cols,
 					   lengthof(cols), keep_tag, tags);
 
 	out->slugs = palloc(sizeof(Datum) * nposts);
