@@ -19,9 +19,11 @@
 #include "cache.h"
 
 #include "ratelog.h"
+#include "stats.h"
 #include "wait.h"
 
 #include "http_log.h"
+#include "apr_strings.h"
 
 #include <hiredis/hiredis.h>
 #include <errno.h>
@@ -105,6 +107,7 @@ cache_note_failure(void)
 static void
 cache_drop(request_rec *r, const char *what, const char *why, int back_off)
 {
+    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  "blog: Redis %s failed: %s; %s", what, why,
                  back_off ? "bypassing the cache" : "reconnecting");
@@ -155,6 +158,7 @@ cache_context(request_rec *r)
         pthread_setspecific(cache_key, c);
         return c;
     }
+    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  "blog: cannot connect to Redis at %s%s%.0d: %s",
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
@@ -301,6 +305,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         return BLOG_CACHE_MISS;
     }
     if (reply->type != REDIS_REPLY_STRING) {
+        blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
         blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                      "blog: unexpected Redis reply to GET (type %d); "
                      "bypassing the cache", reply->type);
@@ -332,13 +337,52 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     if (ok)
         blog_outage_end(&cache_write_outage, r->server,
                         "Redis accepting writes");
-    else
+    else {
+        blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
         blog_outage_begin(&cache_write_outage);
+    }
     if (!ok)
         blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                      "blog: Redis refused SET: %.*s",
                      reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 0,
                      reply->type == REDIS_REPLY_ERROR ? reply->str : "");
+    freeReplyObject(reply);
+    return ok ? 0 : -1;
+}
+
+/*
+ * For the health check (health.c): Redis answers PING within
+ * BlogRedisTimeout.  0 (also with BlogRedis Off), or -1 with the reason.
+ */
+int
+blog_cache_ping(request_rec *r, char *why, apr_size_t why_len)
+{
+    redisReply *reply;
+    int         ok;
+
+    if (cache_g == NULL || !cache_g->redis_on)
+        return 0;
+    if (cache_ctx == NULL
+        && apr_time_now() < __atomic_load_n(&cache_next_try,
+                                            __ATOMIC_RELAXED)) {
+        apr_cpystrn(why, "Redis: unreachable (a connect or command failed "
+                    "just now; see the error log)", why_len);
+        return -1;
+    }
+    reply = cache_run(r, "PING", "PING");
+    if (reply == NULL) {
+        apr_cpystrn(why, "Redis: no answer to PING within BlogRedisTimeout "
+                    "(see the error log)", why_len);
+        return -1;
+    }
+    ok = reply->type == REDIS_REPLY_STATUS && reply->len == 4
+        && memcmp(reply->str, "PONG", 4) == 0;
+    if (!ok)
+        apr_snprintf(why, why_len, "Redis: unexpected reply to PING: %.*s",
+                     reply->type == REDIS_REPLY_ERROR
+                     || reply->type == REDIS_REPLY_STATUS
+                     ? (int) (reply->len > 200 ? 200 : reply->len) : 0,
+                     reply->str ? reply->str : "");
     freeReplyObject(reply);
     return ok ? 0 : -1;
 }

@@ -26,4 +26,7 @@ blog_cache_status blog_cache_get(request_rec *r, const char *key,
 int blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
                    const char *body, apr_size_t len);
 
+/* The health check: PING answered; 0, or -1 with a one-line reason. */
+int blog_cache_ping(request_rec *r, char *why, apr_size_t why_len);
+
 #endif
