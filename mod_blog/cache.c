@@ -89,6 +89,15 @@ static blog_outage cache_outage;
 /* Redis up but refusing SET (read-only replica, out of memory, ...). */
 static blog_outage cache_write_outage;
 
+/* This thread's last Redis failure: the health check's reason. */
+static __thread char cache_why[160];
+
+static void
+cache_note_why(const char *what, const char *why)
+{
+    apr_snprintf(cache_why, sizeof(cache_why), "%s failed: %s", what, why);
+}
+
 /* Benign races: the worst case is one extra connect attempt. */
 static void
 cache_note_failure(void)
@@ -108,6 +117,7 @@ static void
 cache_drop(request_rec *r, const char *what, const char *why, int back_off)
 {
     blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+    cache_note_why(what, why);
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  "blog: Redis %s failed: %s; %s", what, why,
                  back_off ? "bypassing the cache" : "reconnecting");
@@ -159,6 +169,7 @@ cache_context(request_rec *r)
         return c;
     }
     blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+    cache_note_why("connect", c ? c->errstr : "out of memory");
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  "blog: cannot connect to Redis at %s%s%.0d: %s",
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
@@ -350,39 +361,14 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     return ok ? 0 : -1;
 }
 
-/*
- * For the health check (health.c): Redis answers PING within
- * BlogRedisTimeout.  0 (also with BlogRedis Off), or -1 with the reason.
- */
-int
-blog_cache_ping(request_rec *r, char *why, apr_size_t why_len)
+const char *
+blog_cache_why(void)
 {
-    redisReply *reply;
-    int         ok;
+    return cache_why;
+}
 
-    if (cache_g == NULL || !cache_g->redis_on)
-        return 0;
-    if (cache_ctx == NULL
-        && apr_time_now() < __atomic_load_n(&cache_next_try,
-                                            __ATOMIC_RELAXED)) {
-        apr_cpystrn(why, "Redis: unreachable (a connect or command failed "
-                    "just now; see the error log)", why_len);
-        return -1;
-    }
-    reply = cache_run(r, "PING", "PING");
-    if (reply == NULL) {
-        apr_cpystrn(why, "Redis: no answer to PING within BlogRedisTimeout "
-                    "(see the error log)", why_len);
-        return -1;
-    }
-    ok = reply->type == REDIS_REPLY_STATUS && reply->len == 4
-        && memcmp(reply->str, "PONG", 4) == 0;
-    if (!ok)
-        apr_snprintf(why, why_len, "Redis: unexpected reply to PING: %.*s",
-                     reply->type == REDIS_REPLY_ERROR
-                     || reply->type == REDIS_REPLY_STATUS
-                     ? (int) (reply->len > 200 ? 200 : reply->len) : 0,
-                     reply->str ? reply->str : "");
-    freeReplyObject(reply);
-    return ok ? 0 : -1;
+void
+blog_cache_why_reset(void)
+{
+    cache_why[0] = '\0';
 }

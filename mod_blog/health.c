@@ -4,8 +4,9 @@
  * PING, else 503 with one line saying which failed and why, for a load
  * balancer or a monitor.
  *
- * It asks through the same pool and the same per-thread Redis context as
- * the pages, under the same deadlines (BlogQueryTimeout, BlogRedisTimeout),
+ * It asks through the same pool and the same Redis client as the pages
+ * (a GET of a key no page uses: any answer, nil included, will do), under
+ * the same deadlines (BlogQueryTimeout, BlogRedisTimeout),
  * so it never waits longer than a page would, and while a service is
  * known to be down (the backoff after a failed connect) it answers at
  * once.  With BlogRedis Off only PostgreSQL is asked.  An ordinary
@@ -16,6 +17,7 @@
 
 #include "cache.h"
 #include "db.h"
+#include "mod_blog.h"
 
 #include "http_config.h"
 #include "http_protocol.h"
@@ -25,6 +27,30 @@
 #include <string.h>
 
 #define HEALTH_WHY_MAX 600
+#define HEALTH_KEY "blog:health"
+
+static int
+health_redis(request_rec *r, char *why, apr_size_t why_len)
+{
+    blog_server_conf *c = ap_get_module_config(r->server->module_config,
+                                               &blog_module);
+    const char *body;
+    apr_size_t  len;
+    const char *last;
+
+    if (c->site == NULL || !c->site->g->redis_on)
+        return 0;
+    blog_cache_why_reset();
+    if (blog_cache_get(r, HEALTH_KEY, sizeof(HEALTH_KEY) - 1, &body, &len)
+        != BLOG_CACHE_DOWN)
+        return 0;
+    last = blog_cache_why();
+    /* nothing tried: another thread's failure started the backoff */
+    apr_snprintf(why, why_len, "Redis: %s", last[0] ? last
+                 : "unreachable (backing off after a failure; see the "
+                 "error log)");
+    return -1;
+}
 
 static int
 health_handler(request_rec *r)
@@ -43,7 +69,7 @@ health_handler(request_rec *r)
     if (rv != OK)
         return rv;
     pg_ok = blog_db_ping(r, pg_why, sizeof(pg_why)) == 0;
-    redis_ok = blog_cache_ping(r, redis_why, sizeof(redis_why)) == 0;
+    redis_ok = health_redis(r, redis_why, sizeof(redis_why)) == 0;
     if (pg_ok && redis_ok)
         body = "ok\n";
     else
