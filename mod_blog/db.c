@@ -576,9 +576,16 @@ db_is_conn_error(PGconn *pg, const PGresult *res)
         || strcmp(state, "57P03") == 0;
 }
 
+/*
+ * A lost connection is not logged here but by the caller, which knows
+ * whether the retry served the page (a connection lost, not an outage) or
+ * could not connect either (the outage, logged once, by db_connect, in its
+ * own words): *lost gets libpq's message.
+ */
 static db_outcome
 db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
-       apr_size_t param_len, apr_time_t deadline, PGresult **out)
+       apr_size_t param_len, apr_time_t deadline, PGresult **out,
+       char *lost)
 {
     PGconn     *pg = h->c->pg;
     const char *values[1];
@@ -612,14 +619,14 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
         : DB_FAILED;
     blog_stat_inc(outcome == DB_CONN_LOST ? BLOG_STAT_POOL_RECONNECTS
                   : BLOG_STAT_POOL_QUERY_ERRORS);
-    blog_log_limited(&db_log, outcome == DB_CONN_LOST ? APLOG_WARNING
-                     : APLOG_ERR, 0, r->server, "blog: %s failed%s: %s",
-                     db_stmt_names[stmt], outcome == DB_CONN_LOST
-                     ? " (connection lost)" : "",
-                     db_msg(msg, res ? PQresultErrorMessage(res)
-                            : PQerrorMessage(pg)));
-    if (outcome == DB_CONN_LOST)
+    db_msg(msg, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
+    if (outcome == DB_CONN_LOST) {
+        apr_cpystrn(lost, msg, DB_MSG_MAX);
         h->bad = 1;
+    }
+    else
+        blog_log_limited(&db_log, APLOG_ERR, 0, r->server,
+                         "blog: %s failed: %s", db_stmt_names[stmt], msg);
     PQclear(res);
     return outcome;
 }
@@ -684,6 +691,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
 {
     apr_time_t  deadline = apr_time_now() + db_g->query_timeout;
     int         attempt;
+    char        lost[DB_MSG_MAX];
 
     for (attempt = 0; attempt < 2; attempt++) {
         db_handle  *h = apr_palloc(r->pool, sizeof(*h));
@@ -695,12 +703,17 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
             return db_fail(APR_EAGAIN);
         apr_pool_cleanup_register(r->pool, h, db_release_handle,
                                   apr_pool_cleanup_null);
-        outcome = db_run(r, h, stmt, param, param_len, deadline, res);
+        outcome = db_run(r, h, stmt, param, param_len, deadline, res, lost);
         if (outcome == DB_CONN_LOST)
             apr_atomic_inc32(&db_gen);
         /* The rows outlive the connection: give it back before rendering. */
         apr_pool_cleanup_run(r->pool, h, db_release_handle);
         if (outcome == DB_OK) {
+            if (attempt > 0)
+                blog_log_limited(&db_log, APLOG_WARNING, 0, r->server,
+                                 "blog: %s: a pooled connection was lost, "
+                                 "the page retried on a new one: %s",
+                                 db_stmt_names[stmt], lost);
             blog_outage_end(&db_outage, r->server, "PostgreSQL reachable");
             apr_pool_cleanup_register(r->pool, *res, db_clear_result,
                                       apr_pool_cleanup_null);
@@ -709,6 +722,9 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
         if (outcome != DB_CONN_LOST)
             return db_fail(APR_EGENERAL);
     }
+    blog_log_limited(&db_log, APLOG_ERR, 0, r->server,
+                     "blog: %s failed: connection lost, on a new connection "
+                     "too: %s", db_stmt_names[stmt], lost);
     return db_fail(APR_ECONNRESET);
 }
 
