@@ -18,7 +18,10 @@ gauges agree with PostgreSQL's pg_stat_activity and the children with the
 Apache process list; the HTML table says the same as ?auto; without
 ExtendedStatus there is no mod_blog section.  The health check: 200 "ok",
 then 503 with a one-line reason, quickly, with Redis stopped or frozen and
-PostgreSQL stopped or frozen, and 200 again once each is back.
+PostgreSQL stopped or frozen, and 200 again once each is back; with a
+host name that does not resolve or a role the server refuses, the health
+check and the log give libpq's reason; one outage is logged in one
+phrasing, libpq's message on one line.
 Ends with `N passed, N failed`.
 """
 
@@ -65,13 +68,14 @@ def free_port():
 PORT = free_port()
 
 
-def snippet(extended):
+def snippet(extended, database=None):
     return """# written by tests/e2e/status.py for its run; removed after it
 <IfModule !status_module>
     LoadModule status_module /usr/lib/apache2/modules/mod_status.so
 </IfModule>
 ExtendedStatus %s
 BlogQueryTimeout %d
+%s
 Listen 127.0.0.1:%d
 <VirtualHost 127.0.0.1:%d>
     # the blog under a prefix here, so the other locations are reachable
@@ -83,12 +87,13 @@ Listen 127.0.0.1:%d
         SetHandler blog-health
     </Location>
 </VirtualHost>
-""" % ("On" if extended else "Off", QUERY_TIMEOUT_MS, PORT, PORT)
+""" % ("On" if extended else "Off", QUERY_TIMEOUT_MS,
+       'BlogDatabase "%s"' % database if database else "", PORT, PORT)
 
 
-def apache_with_status(extended=True):
+def apache_with_status(extended=True, database=None):
     with open(CONF, "w") as f:
-        f.write(snippet(extended))
+        f.write(snippet(extended, database))
     out = bt.stack("restart", "httpd")
     if out.returncode != 0:
         raise RuntimeError("httpd did not restart with the status snippet: %s"
@@ -398,13 +403,17 @@ def check_health():
         thaw()
     back("Redis thawed")
 
+    off = bt.error_log_size()
     bt.stack("stop", "pg")
     try:
         health_down("PostgreSQL stopped", "PostgreSQL", 1.0)
         health_down("PostgreSQL stopped, asked again", "PostgreSQL", 1.0)
+        for _ in range(20):
+            bt.get("/")
     finally:
         bt.stack("start", "pg")
     back("PostgreSQL started")
+    check_outage_log(off)
     after = auto()
     T.check(delta(after, mid, "PoolConnectFailures") >= 1,
             "PostgreSQL stopped: PoolConnectFailures moved",
@@ -418,6 +427,45 @@ def check_health():
     finally:
         thaw()
     back("PostgreSQL thawed")
+
+
+def blog_lines(off):
+    return [line for line in bt.error_log_since(off).splitlines() if "[blog:" in line]
+
+
+def check_outage_log(off):
+    """One outage, one phrasing (the connect's), libpq's message on one
+    line, and its end said once per child."""
+    lines = blog_lines(off)
+    down = [l for l in lines if "reachable again" not in l]
+    odd = [l for l in down if "blog: cannot connect to PostgreSQL: " not in l]
+    T.check(down and not odd, "PostgreSQL stopped: every warning says \"cannot connect to "
+            "PostgreSQL: <libpq's message>\"", "%d lines, others: %r" % (len(down), odd[:2]))
+    T.check(not [l for l in lines if "\t" in l or "\\n" in l or "  Is the" in l],
+            "libpq's message is one line, its line breaks one space each", "%r" % lines[:2])
+    T.note("outage log: %d lines, first: %s" % (len(lines), lines[0][-150:] if lines else ""))
+
+
+def check_bad_conninfo():
+    """The health check and the log name libpq's reason, not a guess."""
+    for what, conninfo, want in (
+            ("a host name that does not resolve",
+             "host=nonexistent.invalid dbname=blog user=blog_web",
+             "could not translate host name"),
+            ("a role the server refuses",
+             "host=%s port=%s dbname=blog user=no_such_role" % (
+                 os.path.join(bt.VAR, "run"), bt.ENV["BLOG_PG_PORT"]),
+             'role "no_such_role" does not exist')):
+        off = bt.error_log_size()
+        apache_with_status(database=conninfo)
+        r = sget("/health")
+        body = r.body.decode("utf-8", "replace")
+        T.check(r.status == 503 and want in body and body.count("\n") == 1,
+                "%s: /health is 503 and says %r" % (what, want), "%d %r" % (r.status, body))
+        lines = [l for l in blog_lines(off) if "PostgreSQL" in l]
+        T.check(lines and all(want in l and "cannot connect to PostgreSQL" in l
+                              for l in lines),
+                "%s: the log says %r" % (what, want), "%r" % lines[:2])
 
 
 def check_not_extended():
@@ -439,6 +487,7 @@ def main():
         a = check_gauges()
         check_html(a)
         check_health()
+        check_bad_conninfo()
         check_not_extended()
     except Exception as e:
         T.crash("status test", e)
