@@ -73,6 +73,7 @@ if scripts/stack.sh start; then
     export BLOG_MPM=prefork BLOG_FASTPATH=on
     if scripts/stack.sh restart httpd; then
         part "e2e (prefork, quick_handler)" python3 tests/e2e/run.py
+        part "status and health (prefork, quick_handler)" python3 tests/e2e/status.py
     else
         part "httpd start (prefork, quick_handler)" false
     fi
