@@ -33,9 +33,11 @@
 #include "cache.h"
 
 #include "ratelog.h"
+#include "stats.h"
 #include "wait.h"
 
 #include "http_log.h"
+#include "apr_strings.h"
 
 #include <hiredis/hiredis.h>
 #include <errno.h>
@@ -94,6 +96,7 @@ typedef struct cache_cmd
     int         done;
     int         lead;           /* the leader handed it the connection */
     int         reused;         /* sent on a connection that had answered */
+    char       *why;            /* CACHE_WHY_MAX bytes: what failed, and why */
     sem_t       wake;
 } cache_cmd;
 
@@ -160,6 +163,10 @@ static blog_outage cache_outage;
 /* Redis up but refusing SET (read-only replica, out of memory, ...). */
 static blog_outage cache_write_outage;
 
+/* This thread's last Redis failure: the health check's reason. */
+#define CACHE_WHY_MAX 160
+static __thread char cache_why[CACHE_WHY_MAX];
+
 /* Benign races: the worst case is one extra connect attempt. */
 static void
 cache_note_failure(void)
@@ -189,9 +196,12 @@ cache_make_nonblocking(redisContext *c)
     return 0;
 }
 
-/* A new connection, or NULL during the backoff or when Redis refuses. */
+/*
+ * A new connection, or NULL during the backoff or when Redis refuses; then
+ * why says what the attempt met ("" when none was made).
+ */
 static redisContext *
-cache_connect(request_rec *r)
+cache_connect(request_rec *r, char *why)
 {
     redisContext *c;
 
@@ -208,6 +218,8 @@ cache_connect(request_rec *r)
         __atomic_store_n(&cache_backoff, 0, __ATOMIC_RELAXED);
         return c;
     }
+    apr_snprintf(why, CACHE_WHY_MAX, "connect failed: %s",
+                 c ? c->errstr : "out of memory");
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  "blog: cannot connect to Redis at %s%s%.0d: %s",
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
@@ -265,13 +277,14 @@ cache_finish(cache_cmd *cmd, cache_io io, redisReply *reply)
     sem_post(&cmd->wake);
 }
 
-/* A whole queue of commands fails alike. */
+/* A whole queue of commands fails alike, for the same reason. */
 static void
-cache_finish_all(cache_cmd *cmd, cache_io io)
+cache_finish_all(cache_cmd *cmd, cache_io io, const char *why)
 {
     while (cmd != NULL) {
         cache_cmd  *next = cmd->next;
 
+        apr_cpystrn(cmd->why, why, CACHE_WHY_MAX);
         cache_finish(cmd, io, NULL);
         cmd = next;
     }
@@ -285,12 +298,14 @@ cache_finish_all(cache_cmd *cmd, cache_io io)
  * for the next one, made at once.
  */
 static void
-cache_fail_all(request_rec *r, cache_io io, const char *what)
+cache_fail_all(request_rec *r, cache_io io, const char *what,
+               const char *connect_why)
 {
     static const char *const why[] = {
         "", "timed out", "connection closed", "bad or oversized reply",
         "no connection"
     };
+    char        reason[CACHE_WHY_MAX];
     int         back_off = !(cache_l.ctx != NULL && cache_l.answered
                              && io == CACHE_IO_CLOSED);
     cache_cmd  *queued = NULL;
@@ -304,8 +319,12 @@ cache_fail_all(request_rec *r, cache_io io, const char *what)
         if (back_off)
             cache_note_failure();
     }
+    if (io == CACHE_IO_DOWN)
+        apr_cpystrn(reason, connect_why, sizeof(reason));
+    else
+        apr_snprintf(reason, sizeof(reason), "%s failed: %s", what, why[io]);
     cache_l.answered = 0;
-    cache_finish_all(cache_l.sent, io);
+    cache_finish_all(cache_l.sent, io, reason);
     cache_l.sent = NULL;
     cache_l.sent_tail = &cache_l.sent;
     if (!back_off)
@@ -315,7 +334,7 @@ cache_fail_all(request_rec *r, cache_io io, const char *what)
     cache_l.queued = NULL;
     cache_l.queued_tail = &cache_l.queued;
     pthread_mutex_unlock(&cache_l.lock);
-    cache_finish_all(queued, io);
+    cache_finish_all(queued, io, reason);
 }
 
 /*
@@ -431,13 +450,14 @@ static void
 cache_lead(request_rec *r, cache_cmd *me, const char *what)
 {
     cache_cmd  *next;
+    char        connect_why[CACHE_WHY_MAX] = "";
 
     for (;;) {
         cache_io    io = CACHE_IO_OK;
         int         wrote = 0;
 
         if (cache_l.ctx == NULL) {
-            cache_l.ctx = cache_connect(r);
+            cache_l.ctx = cache_connect(r, connect_why);
             cache_l.answered = 0;
             if (cache_l.ctx == NULL)
                 io = CACHE_IO_DOWN;
@@ -450,7 +470,7 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
         if (io == CACHE_IO_OK && cache_l.sent != NULL)
             io = cache_read_replies();
         if (io != CACHE_IO_OK)
-            cache_fail_all(r, io, what);
+            cache_fail_all(r, io, what, connect_why);
         if (me->done)
             break;
     }
@@ -468,12 +488,13 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
 /* Queue one formatted command and wait for its reply. */
 static cache_io
 cache_exec(request_rec *r, const char *what, const char *buf, size_t len,
-           apr_time_t deadline, redisReply **out, int *reused)
+           apr_time_t deadline, redisReply **out, int *reused, char *why)
 {
     cache_cmd   cmd;
     int         lead = 0;
 
     memset(&cmd, 0, sizeof(cmd));
+    cmd.why = why;
     cmd.buf = buf;
     cmd.len = len;
     cmd.deadline = deadline;
@@ -521,13 +542,19 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
     for (attempt = 0; attempt < 2; attempt++) {
         redisReply *reply = NULL;
         int         reused = 0;
+        char        why[CACHE_WHY_MAX] = "";
         cache_io    io = cache_exec(r, what, buf, (size_t) len, deadline,
-                                    &reply, &reused);
+                                    &reply, &reused, why);
 
         if (io == CACHE_IO_OK) {
             redisFreeCommand(buf);
             blog_outage_end(&cache_outage, r->server, "Redis reachable");
             return reply;
+        }
+        /* Nothing tried (the backoff) is no new error. */
+        if (why[0] != '\0') {
+            blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+            apr_cpystrn(cache_why, why, sizeof(cache_why));
         }
         if (!(reused && io == CACHE_IO_CLOSED))
             break;
@@ -549,6 +576,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         return BLOG_CACHE_MISS;
     }
     if (reply->type != REDIS_REPLY_STRING) {
+        blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
         blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                      "blog: unexpected Redis reply to GET (type %d); "
                      "bypassing the cache", reply->type);
@@ -580,8 +608,10 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     if (ok)
         blog_outage_end(&cache_write_outage, r->server,
                         "Redis accepting writes");
-    else
+    else {
+        blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
         blog_outage_begin(&cache_write_outage);
+    }
     if (!ok)
         blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                      "blog: Redis refused SET: %.*s",
@@ -589,4 +619,16 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
                      reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
     return ok ? 0 : -1;
+}
+
+const char *
+blog_cache_why(void)
+{
+    return cache_why;
+}
+
+void
+blog_cache_why_reset(void)
+{
+    cache_why[0] = '\0';
 }

@@ -1,5 +1,5 @@
 /*
- * cache.h - the Redis page cache of SPEC section 3, through hiredis.
+ * cache.h - the Redis page cache of docs/CONTRACT.md section 3, through hiredis.
  */
 #ifndef BLOG_CACHE_H
 #define BLOG_CACHE_H
@@ -25,5 +25,12 @@ blog_cache_status blog_cache_get(request_rec *r, const char *key,
 /* SET key body EX ttl; 0 when stored, -1 when Redis failed. */
 int blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
                    const char *body, apr_size_t len);
+
+/*
+ * The last Redis failure of the calling thread ("connect failed: ..."),
+ * "" when none since blog_cache_why_reset: why a GET just now said DOWN.
+ */
+const char *blog_cache_why(void);
+void blog_cache_why_reset(void);
 
 #endif

@@ -19,7 +19,7 @@
  *    from quick_handler; see blog_static_answer.)
  *
  * Both route the raw request path as sent (before Apache decodes or
- * normalises it), so a path is either exactly one of the SPEC's or a 404,
+ * normalises it), so a path is either exactly one of docs/CONTRACT.md section 2's or a 404,
  * whichever way it came in.
  *
  * Nothing here assumes an MPM: per-child state is created in child_init,
@@ -35,6 +35,8 @@
 #include "response.h"
 #include "router.h"
 #include "serve.h"
+#include "stats.h"
+#include "status.h"
 
 #include "http_config.h"
 #include "http_core.h"
@@ -636,6 +638,9 @@ blog_register_hooks(apr_pool_t *p)
     ap_hook_quick_handler(blog_quick_handler, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
     blog_connection_register_hooks();
+    blog_stats_register_hooks();
+    blog_status_register_hooks();
+    blog_health_register_hooks();
 }
 
 AP_DECLARE_MODULE(blog) = {

@@ -1,5 +1,5 @@
 /*
- * serve.c - the six routes of SPEC section 2 and the cache of section 3.
+ * serve.c - the six routes of docs/CONTRACT.md section 2 and the cache of section 3.
  *
  * Nothing untrusted reaches a header: X-Cache, Allow and Retry-After are
  * constants.  A malformed path never reaches PostgreSQL or Redis: the
@@ -11,6 +11,7 @@
 #include "pages.h"
 #include "response.h"
 #include "router.h"
+#include "stats.h"
 
 #include "http_protocol.h"
 
@@ -47,7 +48,7 @@ serve_page(request_rec *r, const blog_site *site, const blog_route *rt,
 }
 
 /*
- * The key is the SPEC's "blog:page:" + the uncached page's path; under a
+ * The key is the "blog:page:" of docs/CONTRACT.md section 3 + the uncached page's path; under a
  * mount other than "/" the mount goes in too, since its pages link to it.
  */
 static int
@@ -66,13 +67,17 @@ serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)
            rt->page_path_len);
 
     st = blog_cache_get(r, key, key_len, &page.body, &page.len);
-    if (st == BLOG_CACHE_HIT)
+    if (st == BLOG_CACHE_HIT) {
+        blog_stat_inc(BLOG_STAT_CACHE_HITS);
         return blog_respond(r, HTTP_OK, page.body, page.len, "HIT");
+    }
     serve_page(r, site, rt, &page);
     xcache = st == BLOG_CACHE_MISS ? "MISS" : "BYPASS";
     if (st == BLOG_CACHE_MISS && page.status == HTTP_OK
         && blog_cache_set(r, key, key_len, page.body, page.len) != 0)
         xcache = "BYPASS";
+    blog_stat_inc(xcache[0] == 'M' ? BLOG_STAT_CACHE_MISSES
+                  : BLOG_STAT_CACHE_BYPASSES);
     return blog_respond(r, page.status, page.body, page.len, xcache);
 }
 
