@@ -311,9 +311,18 @@ cache_fail_all(request_rec *r, cache_io io, const char *what,
     cache_cmd  *queued = NULL;
 
     if (cache_l.ctx != NULL) {
-        blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                         "blog: Redis %s failed: %s; %s", what, why[io],
-                         back_off ? "bypassing the cache" : "reconnecting");
+        /*
+         * A connection that had worked, found closed, is Redis restarted
+         * or its idle clients closed: its commands are tried again on a
+         * new one, and nothing has failed yet.
+         */
+        if (back_off)
+            blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
+                             "blog: Redis %s failed: %s; bypassing the cache",
+                             what, why[io]);
+        else
+            ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server,
+                         "blog: Redis closed the connection; reconnecting");
         redisFree(cache_l.ctx);
         cache_l.ctx = NULL;
         if (back_off)
