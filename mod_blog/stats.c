@@ -38,7 +38,6 @@ APLOG_USE_MODULE(blog);
 typedef struct stats_slot
 {
     pid_t       pid;            /* the child counting here, 0 when none */
-    apr_time_t  since;          /* when it took the slot */
     apr_uint64_t v[BLOG_STAT_N];
 } __attribute__((aligned(64))) stats_slot;
 
@@ -150,7 +149,6 @@ stats_take_slot(void)
     slot = &stats_seg->slots[i];
     /* A slot is only given again once its last child has exited. */
     memset(slot->v, 0, sizeof(slot->v));
-    slot->since = apr_time_now();
     stats_carry_over(slot);
     __atomic_store_n(&blog_stats_mine, slot->v, __ATOMIC_RELEASE);
     /* what threads added while the pointer moved */
@@ -201,7 +199,7 @@ blog_stats_nslots(void)
 }
 
 int
-blog_stats_read(int i, pid_t *pid, apr_time_t *since, apr_uint64_t *v)
+blog_stats_read(int i, pid_t *pid, apr_uint64_t *v)
 {
     stats_slot *slot;
     int         k;
@@ -210,7 +208,6 @@ blog_stats_read(int i, pid_t *pid, apr_time_t *since, apr_uint64_t *v)
         return -1;
     slot = &stats_seg->slots[i];
     *pid = __atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE);
-    *since = slot->since;
     for (k = 0; k < BLOG_STAT_N; k++)
         v[k] = __atomic_load_n(&slot->v[k], __ATOMIC_RELAXED);
     return 0;

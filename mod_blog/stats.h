@@ -20,11 +20,11 @@ typedef enum blog_stat
     BLOG_STAT_POOL_BUSY,        /* checked out by a request */
     /* Counters since the child started. */
     BLOG_STAT_POOL_QUERIES,     /* page statements sent */
-    BLOG_STAT_POOL_WAITS,       /* checkouts that queued for a release */
-    BLOG_STAT_POOL_ACQUIRE_TIMEOUTS,    /* ... and got none in time */
+    BLOG_STAT_POOL_WAITS,       /* times a checkout queued for a release */
+    BLOG_STAT_POOL_ACQUIRE_TIMEOUTS,    /* checkouts that got none in time */
     BLOG_STAT_POOL_CONNECTS,    /* connections opened */
     BLOG_STAT_POOL_CONNECT_FAILURES,
-    BLOG_STAT_POOL_RECONNECTS,  /* pages retried after a lost connection */
+    BLOG_STAT_POOL_RECONNECTS,  /* connections lost under a statement */
     BLOG_STAT_POOL_QUERY_TIMEOUTS,
     BLOG_STAT_POOL_QUERY_ERRORS,        /* failed otherwise, no retry */
     BLOG_STAT_CACHE_HITS,       /* X-Cache: HIT */
@@ -55,6 +55,6 @@ void blog_stats_register_hooks(void);
 
 /* For the status page: how many slots, and a copy of slot i. */
 int blog_stats_nslots(void);
-int blog_stats_read(int i, pid_t *pid, apr_time_t *since, apr_uint64_t *v);
+int blog_stats_read(int i, pid_t *pid, apr_uint64_t *v);
 
 #endif

@@ -97,9 +97,8 @@ status_rows(request_rec *r, status_row **out)
     for (i = 0; i < n; i++) {
         process_score *ps = ap_get_scoreboard_process(i);
         pid_t       pid;
-        apr_time_t  since;
 
-        if (blog_stats_read(i, &pid, &since, v) != 0 || pid == 0
+        if (blog_stats_read(i, &pid, v) != 0 || pid == 0
             || ps == NULL || ps->pid != pid)
             continue;
         rows[used].slot = i;
