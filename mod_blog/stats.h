@@ -3,8 +3,9 @@
  * in shared memory so that mod_status (/server-status, ExtendedStatus On)
  * can show every child's figures from whichever child answers.
  *
- * One slot per scoreboard process slot (ServerLimit of them), written only
- * by the child in that slot, with relaxed atomic adds: no lock on the
+ * A slot per scoreboard process slot (ServerLimit of them), and a second
+ * for a new child there while the old one finishes (worker MPM), each
+ * written only by its child, with relaxed atomic adds: no lock on the
  * request path.
  */
 #ifndef BLOG_STATS_H
@@ -53,8 +54,11 @@ blog_stat_add(blog_stat k, long n)
 /* The segment (post_config) and each child's slot (child_init). */
 void blog_stats_register_hooks(void);
 
-/* For the status page: how many slots, and a copy of slot i. */
+/*
+ * For the status page: how many slots, and a copy of slot i: its child's
+ * pid (0: none, or it died), the scoreboard slot it counts for, figures.
+ */
 int blog_stats_nslots(void);
-int blog_stats_read(int i, pid_t *pid, apr_uint64_t *v);
+int blog_stats_read(int i, pid_t *pid, int *sb_slot, apr_uint64_t *v);
 
 #endif

@@ -16,7 +16,9 @@ Checks: a known mix of requests (cached hits and misses, uncached pages,
 queries = uncached pages that reach PostgreSQL + misses + bypasses); the
 gauges agree with PostgreSQL's pg_stat_activity and the children with the
 Apache process list; the HTML table says the same as ?auto; without
-ExtendedStatus there is no mod_blog section.  The health check: 200 "ok",
+ExtendedStatus there is no mod_blog section; after a graceful restart the
+new children start from zero and an old child finishing a request keeps
+its row until it exits.  The health check: 200 "ok",
 then 503 with a one-line reason, quickly, with Redis stopped or frozen and
 PostgreSQL stopped or frozen, and 200 again once each is back; with a
 host name that does not resolve or a role the server refuses, the health
@@ -472,6 +474,55 @@ def check_bad_conninfo():
                 "%s: the log says %r" % (what, want), "%r" % lines[:2])
 
 
+def check_graceful():
+    """After a graceful restart the new children start from zero in the
+    same segment, and an old child still finishing a request keeps its
+    row, with its generation, until it exits."""
+    a = auto()
+    old = {s["PID"]: s["Generation"] for s in slots(a).values()}
+    gen = max(old.values())
+    # a request whose header is not complete yet holds its old child
+    slow = socket.create_connection((bt.HOST, bt.HTTP_PORT), timeout=10)
+    try:
+        slow.sendall(b"GET /compute HTTP/1.1\r\nHost: x\r\n")
+        time.sleep(0.3)
+        bt.stack("graceful")
+
+        def both():
+            kids = set(bt.children())
+            return len(kids - set(old)) >= 4 and kids & set(old)
+        T.check(bt.wait_for(both, 15, 0.1), "graceful restart: new children beside an old one")
+        time.sleep(0.5)
+        b = auto()
+        sl = slots(b)
+        kids = set(bt.children())
+        listed = {s["PID"]: s for s in sl.values()}
+        T.check(set(listed) == kids, "graceful restart: one row per child, old and new",
+                "rows %r, children %r" % (sorted(listed), sorted(kids)))
+        olds = [p for p in listed if p in old]
+        news = [p for p in listed if p not in old]
+        T.check(olds and all(listed[p]["Generation"] == gen for p in olds),
+                "graceful restart: the old child's row keeps its generation (%d)" % gen,
+                "%r" % {p: listed[p]["Generation"] for p in olds})
+        T.check(news and all(listed[p]["Generation"] == gen + 1 for p in news),
+                "graceful restart: the new children are generation %d" % (gen + 1),
+                "%r" % {p: listed[p]["Generation"] for p in news})
+        fresh = {p: listed[p]["PoolQueries"] + listed[p]["CacheHits"] for p in news}
+        T.check(not any(fresh.values()), "graceful restart: a new child's slot starts from zero",
+                "%r" % fresh)
+        slow.sendall(b"\r\n")
+        r = bt.Conn.__new__(bt.Conn)
+        r.sock, r.buf, r.used, r.timeout, r.port = slow, b"", 0, 10, bt.HTTP_PORT
+        T.check(r.read_response().status == 200, "graceful restart: the old child answers its request")
+    finally:
+        slow.close()
+    gone = bt.wait_for(lambda: not set(bt.children()) & set(old), 15, 0.2)
+    c = auto()
+    T.check(gone and sorted(s["PID"] for s in slots(c).values()) == bt.children(),
+            "graceful restart: the old row goes with its child",
+            "%r vs %r" % (sorted(s["PID"] for s in slots(c).values()), bt.children()))
+
+
 def check_not_extended():
     apache_with_status(extended=False)
     a = auto()
@@ -490,6 +541,7 @@ def main():
         check_counts()
         a = check_gauges()
         check_html(a)
+        check_graceful()
         check_health()
         check_bad_conninfo()
         check_not_extended()
