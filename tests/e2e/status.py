@@ -30,7 +30,6 @@ Ends with `N passed, N failed`.
 import html
 import os
 import re
-import signal
 import socket
 import sys
 import threading
@@ -41,6 +40,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import blogtest as bt  # noqa: E402
 import loadlock  # noqa: E402
+sys.path.insert(0, os.path.join(bt.ROOT, "tests", "faults"))
+import common as faults  # noqa: E402  (freeze, thaw: the fault suite's)
 from blogtest import Conn  # noqa: E402
 
 T = bt.Tally("status and health (MPM %s, fast path %s)"
@@ -50,7 +51,6 @@ CONF = os.path.join(bt.VAR, "httpd", "conf.d", "status.conf")
 # check must answer within it (plus scheduling slack).
 QUERY_TIMEOUT_MS = 1500
 REDIS_TIMEOUT_MS = 200      # BlogRedisTimeout's default
-FROZEN = set()
 
 POOL = ["PoolOpen", "PoolIdle", "PoolBusy", "PoolQueries", "PoolWaits",
         "PoolAcquireTimeouts", "PoolConnects", "PoolConnectFailures",
@@ -348,30 +348,10 @@ def back(what, seconds=15):
     T.check(ok, "%s: /health is 200 again within %d s" % (what, seconds))
 
 
-def freeze(pids):
-    for p in pids:
-        os.kill(p, signal.SIGSTOP)
-        FROZEN.add(p)
-
-
-def thaw():
-    for p in list(FROZEN):
-        try:
-            os.kill(p, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-        FROZEN.discard(p)
-
-
 def pg_pids():
-    with open(os.path.join(bt.VAR, "pg", "postmaster.pid")) as f:
-        pm = int(f.readline())
+    pm = faults.postmaster_pid()
     return [pm] + bt.children(pm)
 
-
-def redis_pid():
-    with open(os.path.join(bt.VAR, "run", "redis.pid")) as f:
-        return int(f.read().split()[0])
 
 
 def check_health():
@@ -398,12 +378,12 @@ def check_health():
     T.check(delta(mid, before, "CacheBypasses") >= 1, "Redis stopped: CacheBypasses moved",
             "moved by %d" % delta(mid, before, "CacheBypasses"))
 
-    freeze([redis_pid()])
+    faults.freeze([faults.redis_pid()])
     try:
         # per-thread contexts that were connected: each waits BlogRedisTimeout
         health_down("Redis frozen", "Redis", REDIS_TIMEOUT_MS / 1000.0 * 2 + 0.8)
     finally:
-        thaw()
+        faults.thaw(faults.STOPPED)
     back("Redis thawed")
 
     off = bt.error_log_size()
@@ -424,11 +404,11 @@ def check_health():
 
     # Every thread's pooled connection must be one the health check uses:
     # several asks, so that a connection of each child sees the freeze.
-    freeze(pg_pids())
+    faults.freeze(pg_pids())
     try:
         health_down("PostgreSQL frozen", "PostgreSQL", QUERY_TIMEOUT_MS / 1000.0 + 1.0)
     finally:
-        thaw()
+        faults.thaw(faults.STOPPED)
     back("PostgreSQL thawed")
 
 
@@ -548,7 +528,7 @@ def main():
     except Exception as e:
         T.crash("status test", e)
     finally:
-        thaw()
+        faults.thaw(faults.STOPPED)
         if os.path.exists(CONF):
             os.unlink(CONF)
         bt.stack("start")
