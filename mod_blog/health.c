@@ -1,15 +1,14 @@
 /*
  * health.c - "SetHandler blog-health" in a <Location>: 200 "ok" when a
- * pooled connection answers PostgreSQL's "SELECT 1" and Redis answers
- * PING, else 503 with one line saying which failed and why, for a load
+ * pooled connection answers PostgreSQL's "SELECT 1" and Redis answers a
+ * GET, else 503 with one line saying which failed and why, for a load
  * balancer or a monitor.
  *
  * It asks through the same pool and the same Redis client as the pages
  * (a GET of a key no page uses: any answer, nil included, will do), under
- * the same deadlines (BlogQueryTimeout, BlogRedisTimeout),
- * so it never waits longer than a page would, and while a service is
- * known to be down (the backoff after a failed connect) it answers at
- * once.  With BlogRedis Off only PostgreSQL is asked.  An ordinary
+ * the same deadlines (BlogQueryTimeout, BlogRedisTimeout), so it never
+ * waits longer than a page would, and while a service is known to be down
+ * (the backoff after a failed connect) it answers at once.  With BlogRedis Off only PostgreSQL is asked.  An ordinary
  * handler, after access control, like mod_status's server-status: a
  * Location outside BlogMount, or a virtual host of its own, reaches it.
  */
