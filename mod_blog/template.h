@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef void *(*blog_alloc_fn) (void *ctx, size_t size);
+#include "alloc.h"
 
 typedef enum blog_val_kind
 {

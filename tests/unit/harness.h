@@ -56,5 +56,10 @@ extern const t_case t_escape_cases[];
 extern const t_case t_compute_cases[];
 extern const t_case t_template_cases[];
 extern const t_case t_golden_cases[];
+extern const t_case t_build_cases[];
+extern const t_case t_directives_cases[];
+
+/* The directives block of README.md ("readme") or the man page ("man"). */
+char *t_directives_block(t_arena *a, const char *kind);
 
 #endif
