@@ -52,6 +52,7 @@ if scripts/stack.sh start; then
             export BLOG_MPM=$mpm BLOG_FASTPATH=$fast
             if scripts/stack.sh restart httpd; then
                 part "e2e ($mpm, $hook)" python3 tests/e2e/run.py
+                part "shared mount ($mpm, $hook)" python3 tests/e2e/mount_shared.py
                 [ $fast = off ] || part "faults ($mpm, $hook)" python3 tests/faults/run.py
                 # The event MPM's own promise: idle keep-alive connections
                 # do not cost the busy ones (takes the load lock).
