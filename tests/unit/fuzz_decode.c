@@ -14,6 +14,7 @@
 #include "build.h"
 #include "decode.h"
 #include "pageset.h"
+#include "rows.h"
 
 #define MAX_CELLS 64
 
@@ -58,44 +59,14 @@ fz_free_all(void)
         free(blocks[--nblocks]);
 }
 
-typedef struct fz_rows
-{
-    const char *const *names;
-    int ncols;
-    blog_cell *cells;
-    int ncells;
-} fz_rows;
-
-static int
-fz_column(const void *src, const char *name)
-{
-    const fz_rows *t = src;
-    int i;
-
-    for (i = 0; i < t->ncols; i++)
-        if (strcmp(t->names[i], name) == 0)
-            return i;
-    return -1;
-}
-
-static blog_cell
-fz_cell(const void *src, int row, int col)
-{
-    const fz_rows *t = src;
-    blog_cell none = {NULL, 0};
-    int i = row * t->ncols + col;
-
-    return i < t->ncells ? t->cells[i] : none;
-}
-
 static void
-fz_build(fz_rows *t, int nrows, void (*build) (blog_build *,
-                                               const blog_rows *,
-                                               blog_page *))
+fz_build(const t_rows *t, void (*build) (blog_build *, const blog_rows *,
+                                         blog_page *))
 {
-    blog_rows rs = {t, nrows, fz_column, fz_cell};
+    blog_rows rs = t_rows_view(t);
     blog_build b;
     blog_page pg;
+    int nrows = t->nrows;
 
     memset(&b, 0, sizeof(b));
     b.pages = pages;
@@ -144,9 +115,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         "tag_slugs", "tag_names", "summary"
     };
     blog_cell cells[MAX_CELLS];
+    blog_cell grid[MAX_CELLS];
     int n = 0;
     size_t at = 0;
-    fz_rows t;
+    t_rows t;
     int i;
 
     while (n < MAX_CELLS && size - at >= 2) {
@@ -186,14 +158,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     abort();
             }
     }
-    t.cells = cells;
-    t.ncells = n;
-    t.names = post_cols;
+    /* the cells row by row; the ones the input did not fill are NULL */
+    memset(grid, 0, sizeof(grid));
+    memcpy(grid, cells, sizeof(blog_cell) * (size_t) n);
+    t.cells = grid;
     t.ncols = 9;
-    fz_build(&t, n > 0, blog_build_post);
-    t.names = card_cols;
+    t.nrows = n > 0;
+    memcpy(t.names, post_cols, sizeof(post_cols));
+    fz_build(&t, blog_build_post);
     t.ncols = 8;
-    fz_build(&t, n / 8 < 4 ? n / 8 : 4, blog_build_index);
+    t.nrows = n / 8 < 4 ? n / 8 : 4;
+    memcpy(t.names, card_cols, sizeof(card_cols));
+    fz_build(&t, blog_build_index);
     fz_free_all();
     return 0;
 }

@@ -10,6 +10,17 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Set by the Makefile; these serve a run from tests/unit. */
+#ifndef TEMPLATES_DIR
+#define TEMPLATES_DIR "../../templates"
+#endif
+#ifndef GOLDEN_DIR
+#define GOLDEN_DIR "../golden"
+#endif
+#ifndef TREE_DIR
+#define TREE_DIR "../.."
+#endif
+
 extern int t_case_failures;
 
 #define CHECK(cond) \

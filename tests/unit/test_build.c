@@ -14,14 +14,8 @@
 #include "decode.h"
 #include "harness.h"
 #include "pageset.h"
+#include "rows.h"
 #include "seed.h"
-
-#ifndef TEMPLATES_DIR
-#define TEMPLATES_DIR "../../templates"
-#endif
-#ifndef GOLDEN_DIR
-#define GOLDEN_DIR "../golden"
-#endif
 
 /* Seconds from 1970-01-01 to 2000-01-01, PostgreSQL's epoch. */
 #define PG_EPOCH_UNIX 946684800
@@ -130,51 +124,10 @@ text_array_cell(t_arena *a, const char *const *items, uint32_t n)
 
 /* ---- a result set ---- */
 
-#define MAX_COLS 10
-
-typedef struct t_rows
-{
-    int nrows;
-    int ncols;
-    const char *names[MAX_COLS];
-    blog_cell *cells;           /* nrows x ncols */
-} t_rows;
-
-static int
-t_column(const void *src, const char *name)
-{
-    const t_rows *t = src;
-    int i;
-
-    for (i = 0; i < t->ncols; i++)
-        if (strcmp(t->names[i], name) == 0)
-            return i;
-    return -1;
-}
-
-static blog_cell
-t_cell(const void *src, int row, int col)
-{
-    const t_rows *t = src;
-    blog_cell none = {NULL, 0};
-
-    if (row < 0 || row >= t->nrows || col < 0 || col >= t->ncols)
-        return none;
-    return t->cells[row * t->ncols + col];
-}
-
 static blog_cell *
 at(t_rows *t, int row, const char *name)
 {
-    return &t->cells[row * t->ncols + t_column(t, name)];
-}
-
-static blog_rows
-rows_of(const t_rows *t)
-{
-    blog_rows rs = {t, t->nrows, t_column, t_cell};
-
-    return rs;
+    return &t->cells[row * t->ncols + t_rows_column(t, name)];
 }
 
 static void
@@ -374,79 +327,103 @@ is_unavailable(const t_site *site, const blog_page *pg)
 
 typedef void (*build_fn) (blog_build *, const blog_rows *, blog_page *);
 
+/* Build with fn from t: the page, and in *b what the builder said. */
+static blog_page
+build_from(t_arena *a, t_site *site, const t_rows *t, build_fn fn,
+           blog_build *b)
+{
+    blog_rows rs = t_rows_view(t);
+    blog_page pg;
+
+    builder(a, site, b);
+    fn(b, &rs, &pg);
+    return pg;
+}
+
+/* An arena and the site every build test starts from. */
+typedef struct t_fix
+{
+    t_arena *a;
+    t_site site;
+    blog_build b;
+    blog_page pg;
+    t_rows t;
+} t_fix;
+
+static int
+fix_init(t_fix *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->a = t_arena_new();
+    CHECK(site_load(f->a, &f->site) == 0);
+    if (f->site.pages != NULL)
+        return 0;
+    t_arena_free(f->a);
+    return -1;
+}
+
+static void
+fix_build(t_fix *f, build_fn fn)
+{
+    f->pg = build_from(f->a, &f->site, &f->t, fn, &f->b);
+}
+
 static void
 test_build_golden(void)
 {
     static const int posts[] = {1, 2, 21, 31, 1000};
     static const int tags[] = {5, 7, 21};
-    t_arena *a = t_arena_new();
-    t_site site;
-    blog_build b;
-    blog_rows rs;
-    blog_page pg;
-    t_rows t;
+    t_fix f;
     size_t i;
 
-    CHECK(site_load(a, &site) == 0);
-    if (site.pages == NULL) {
-        t_arena_free(a);
+    if (fix_init(&f) != 0)
         return;
-    }
-    index_rows(a, &t);
-    rs = rows_of(&t);
-    builder(a, &site, &b);
-    blog_build_index(&b, &rs, &pg);
-    expect_golden(a, &pg, "index.html");
-    CHECK(b.bad_column == NULL);
+    index_rows(f.a, &f.t);
+    fix_build(&f, blog_build_index);
+    expect_golden(f.a, &f.pg, "index.html");
+    CHECK(f.b.bad_column == NULL);
     for (i = 0; i < sizeof(posts) / sizeof(posts[0]); i++) {
-        post_rows(a, &t, posts[i]);
-        rs = rows_of(&t);
-        builder(a, &site, &b);
-        blog_build_post(&b, &rs, &pg);
-        expect_golden(a, &pg, t_arena_printf(a, "post-%d.html", posts[i]));
+        post_rows(f.a, &f.t, posts[i]);
+        fix_build(&f, blog_build_post);
+        expect_golden(f.a, &f.pg, t_arena_printf(f.a, "post-%d.html",
+                                                 posts[i]));
     }
     for (i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
-        tag_rows(a, &t, tags[i]);
-        rs = rows_of(&t);
-        builder(a, &site, &b);
-        blog_build_tag(&b, &rs, &pg);
-        expect_golden(a, &pg, t_arena_printf(a, "tag-%d.html", tags[i]));
+        tag_rows(f.a, &f.t, tags[i]);
+        fix_build(&f, blog_build_tag);
+        expect_golden(f.a, &f.pg, t_arena_printf(f.a, "tag-%d.html",
+                                                 tags[i]));
     }
-    t_arena_free(a);
+    t_arena_free(f.a);
 }
 
 static void
 test_build_no_rows(void)
 {
-    t_arena *a = t_arena_new();
-    t_site site;
-    blog_build b;
-    blog_rows rs;
-    blog_page pg;
-    t_rows t;
+    t_fix f;
 
-    CHECK(site_load(a, &site) == 0);
-    post_rows(a, &t, 31);
-    t.nrows = 0;
-    rs = rows_of(&t);
-    builder(a, &site, &b);
-    blog_build_post(&b, &rs, &pg);
-    CHECK(pg.status == BLOG_STATUS_NOT_FOUND && pg.body == site.not_found.body);
-    tag_rows(a, &t, 7);
-    t.nrows = 0;
-    rs = rows_of(&t);
-    blog_build_tag(&b, &rs, &pg);
-    CHECK(pg.status == BLOG_STATUS_NOT_FOUND && pg.body == site.not_found.body);
+    if (fix_init(&f) != 0)
+        return;
+    post_rows(f.a, &f.t, 31);
+    f.t.nrows = 0;
+    fix_build(&f, blog_build_post);
+    CHECK(f.pg.status == BLOG_STATUS_NOT_FOUND
+          && f.pg.body == f.site.not_found.body);
+    tag_rows(f.a, &f.t, 7);
+    f.t.nrows = 0;
+    fix_build(&f, blog_build_tag);
+    CHECK(f.pg.status == BLOG_STATUS_NOT_FOUND
+          && f.pg.body == f.site.not_found.body);
     /* a tag without posts: one row with its name and NULL cards */
-    tag_rows(a, &t, 7);
-    t.nrows = 1;
-    memset(at(&t, 0, "slug"), 0, sizeof(blog_cell) * (size_t) (t.ncols - 1));
-    rs = rows_of(&t);
-    blog_build_tag(&b, &rs, &pg);
-    CHECK(pg.status == BLOG_STATUS_OK && pg.body != NULL
-          && memmem(pg.body, pg.len, "<h1>Posts tagged Topic 7</h1>\n</main>",
-                    37) != NULL);
-    t_arena_free(a);
+    tag_rows(f.a, &f.t, 7);
+    f.t.nrows = 1;
+    memset(at(&f.t, 0, "slug"), 0, sizeof(blog_cell)
+           * (size_t) (f.t.ncols - 1));
+    fix_build(&f, blog_build_tag);
+    CHECK(f.pg.status == BLOG_STATUS_OK && f.pg.body != NULL
+          && memmem(f.pg.body, f.pg.len,
+                    "<h1>Posts tagged Topic 7</h1>\n</main>", 37) != NULL);
+    t_arena_free(f.a);
 }
 
 static int
@@ -470,9 +447,9 @@ is_array_column(const char *name)
  * where NULL is not allowed: the 503 page, with the column named.
  */
 static void
-malformed_each(t_arena *a, t_site *site, t_rows *t, int row, build_fn build,
-               const char *what)
+malformed_each(t_fix *f, int row, build_fn build, const char *what)
 {
+    t_rows *t = &f->t;
     int c;
 
     for (c = 0; c < t->ncols; c++) {
@@ -487,34 +464,25 @@ malformed_each(t_arena *a, t_site *site, t_rows *t, int row, build_fn build,
         if (strcmp(what, "tag") == 0 && strcmp(t->names[c], "slug") == 0)
             continue;
         for (cut = 0; fixed && cut < good.len; cut++) {
-            blog_rows rs = rows_of(t);
-            blog_build b;
-            blog_page pg;
-
-            /* empty arrays are 12 bytes: a shorter cut still fails */
-            *cl = cell_of(a, good.ptr, (size_t) cut);
-            builder(a, site, &b);
-            build(&b, &rs, &pg);
-            if (!is_unavailable(site, &pg) || b.bad_column == NULL
-                || strcmp(b.bad_column, t->names[c]) != 0 || b.bad_row != row)
+            *cl = cell_of(f->a, good.ptr, (size_t) cut);
+            fix_build(f, build);
+            if (!is_unavailable(&f->site, &f->pg) || f->b.bad_column == NULL
+                || strcmp(f->b.bad_column, t->names[c]) != 0
+                || f->b.bad_row != row)
                 fprintf(stderr, "  %s: %s cut to %d of %d bytes: status %d, "
                         "column %s\n", what, t->names[c], cut, good.len,
-                        pg.status, b.bad_column ? b.bad_column : "none");
-            CHECK(is_unavailable(site, &pg));
-            CHECK(b.bad_column != NULL && b.bad_row == row
-                  && strcmp(b.bad_column, t->names[c]) == 0);
+                        f->pg.status, f->b.bad_column ? f->b.bad_column
+                        : "none");
+            CHECK(is_unavailable(&f->site, &f->pg));
+            CHECK(f->b.bad_column != NULL && f->b.bad_row == row
+                  && strcmp(f->b.bad_column, t->names[c]) == 0);
         }
         /* NULL: an empty array, an error anywhere else */
         if (!is_array) {
-            blog_rows rs = rows_of(t);
-            blog_build b;
-            blog_page pg;
-
             cl->ptr = NULL;
             cl->len = 0;
-            builder(a, site, &b);
-            build(&b, &rs, &pg);
-            CHECK(is_unavailable(site, &pg));
+            fix_build(f, build);
+            CHECK(is_unavailable(&f->site, &f->pg));
         }
         *cl = good;
     }
@@ -523,49 +491,39 @@ malformed_each(t_arena *a, t_site *site, t_rows *t, int row, build_fn build,
 static void
 test_build_malformed(void)
 {
-    t_arena *a = t_arena_new();
-    t_site site;
-    t_rows t;
+    t_fix f;
 
-    CHECK(site_load(a, &site) == 0);
-    if (site.pages == NULL) {
-        t_arena_free(a);
+    if (fix_init(&f) != 0)
         return;
-    }
-    post_rows(a, &t, 31);
-    malformed_each(a, &site, &t, 0, blog_build_post, "post");
-    index_rows(a, &t);
-    malformed_each(a, &site, &t, 7, blog_build_index, "index");
-    tag_rows(a, &t, 7);
-    malformed_each(a, &site, &t, 0, blog_build_tag, "tag");
-    t_arena_free(a);
+    post_rows(f.a, &f.t, 31);
+    malformed_each(&f, 0, blog_build_post, "post");
+    index_rows(f.a, &f.t);
+    malformed_each(&f, 7, blog_build_index, "index");
+    tag_rows(f.a, &f.t, 7);
+    malformed_each(&f, 0, blog_build_tag, "tag");
+    t_arena_free(f.a);
 }
 
 static void
 test_build_missing_column(void)
 {
-    t_arena *a = t_arena_new();
-    t_site site;
-    blog_build b;
-    blog_rows rs;
-    blog_page pg;
-    t_rows t;
+    t_fix f;
     int c;
 
-    CHECK(site_load(a, &site) == 0);
-    post_rows(a, &t, 31);
-    for (c = 0; c < t.ncols; c++) {
-        const char *name = t.names[c];
+    if (fix_init(&f) != 0)
+        return;
+    post_rows(f.a, &f.t, 31);
+    for (c = 0; c < f.t.ncols; c++) {
+        const char *name = f.t.names[c];
 
-        t.names[c] = "renamed";
-        rs = rows_of(&t);
-        builder(a, &site, &b);
-        blog_build_post(&b, &rs, &pg);
-        CHECK(is_unavailable(&site, &pg));
-        CHECK(b.bad_row == -1 && b.bad_column && strcmp(b.bad_column, name) == 0);
-        t.names[c] = name;
+        f.t.names[c] = "renamed";
+        fix_build(&f, blog_build_post);
+        CHECK(is_unavailable(&f.site, &f.pg));
+        CHECK(f.b.bad_row == -1 && f.b.bad_column
+              && strcmp(f.b.bad_column, name) == 0);
+        f.t.names[c] = name;
     }
-    t_arena_free(a);
+    t_arena_free(f.a);
 }
 
 /* Arrays whose parts disagree: the 503 page. */
@@ -573,32 +531,24 @@ static void
 test_build_mismatched_arrays(void)
 {
     static const char *const one[] = {"x"};
-    t_arena *a = t_arena_new();
-    t_site site;
-    blog_build b;
-    blog_rows rs;
-    blog_page pg;
-    t_rows t;
+    t_fix f;
 
-    CHECK(site_load(a, &site) == 0);
-    post_rows(a, &t, 31);       /* 10 comments, 3 tags */
-    *at(&t, 0, "comment_authors") = text_array_cell(a, one, 1);
-    rs = rows_of(&t);
-    builder(a, &site, &b);
-    blog_build_post(&b, &rs, &pg);
-    CHECK(is_unavailable(&site, &pg));
-    post_rows(a, &t, 31);
-    *at(&t, 0, "tag_names") = text_array_cell(a, one, 1);
-    rs = rows_of(&t);
-    blog_build_post(&b, &rs, &pg);
-    CHECK(is_unavailable(&site, &pg));
+    if (fix_init(&f) != 0)
+        return;
+    post_rows(f.a, &f.t, 31);       /* 10 comments, 3 tags */
+    *at(&f.t, 0, "comment_authors") = text_array_cell(f.a, one, 1);
+    fix_build(&f, blog_build_post);
+    CHECK(is_unavailable(&f.site, &f.pg));
+    post_rows(f.a, &f.t, 31);
+    *at(&f.t, 0, "tag_names") = text_array_cell(f.a, one, 1);
+    fix_build(&f, blog_build_post);
+    CHECK(is_unavailable(&f.site, &f.pg));
     /* text where timestamps are due: another element type */
-    post_rows(a, &t, 31);
-    *at(&t, 0, "comment_times") = *at(&t, 0, "comment_bodies");
-    rs = rows_of(&t);
-    blog_build_post(&b, &rs, &pg);
-    CHECK(is_unavailable(&site, &pg));
-    t_arena_free(a);
+    post_rows(f.a, &f.t, 31);
+    *at(&f.t, 0, "comment_times") = *at(&f.t, 0, "comment_bodies");
+    fix_build(&f, blog_build_post);
+    CHECK(is_unavailable(&f.site, &f.pg));
+    t_arena_free(f.a);
 }
 
 /* ---- decode.c ---- */

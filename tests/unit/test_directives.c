@@ -12,10 +12,6 @@
 #include "directives.h"
 #include "harness.h"
 
-#ifndef TREE_DIR
-#define TREE_DIR "../.."
-#endif
-
 typedef struct t_directive
 {
     const char *name;
@@ -47,32 +43,20 @@ append(t_arena *a, char *s, const char *add)
     return t_arena_printf(a, "%s%s", s, add);
 }
 
-/* A table cell of GitHub's Markdown: "|" even inside backquotes is "\|". */
+/*
+ * s with prefix written before each ch: a table cell of GitHub's Markdown
+ * writes "|" as "\|" even inside backquotes, a quoted roff argument '"' as
+ * '""'.
+ */
 static const char *
-md(t_arena *a, const char *s)
+escaped(t_arena *a, const char *s, char ch, char prefix)
 {
     char *d = t_arena_alloc(a, strlen(s) * 2 + 1);
     char *q = d;
 
     for (; *s; s++) {
-        if (*s == '|')
-            *q++ = '\\';
-        *q++ = *s;
-    }
-    *q = '\0';
-    return d;
-}
-
-/* Inside a quoted roff argument a quote is written twice. */
-static const char *
-roff_quoted(t_arena *a, const char *s)
-{
-    char *d = t_arena_alloc(a, strlen(s) * 2 + 1);
-    char *q = d;
-
-    for (; *s; s++) {
-        if (*s == '"')
-            *q++ = '"';
+        if (*s == ch)
+            *q++ = prefix;
         *q++ = *s;
     }
     *q = '\0';
@@ -100,7 +84,7 @@ t_directives_block(t_arena *a, const char *kind)
             s = append(a, s, t_arena_printf(a, ".TP\n.B \"%s %s\"\n%c%s.\n"
                                             "Default: %s%s%s.\n"
                                             "Context: %s.\n",
-                                            d->name, roff_quoted(a, d->syntax),
+                                            d->name, escaped(a, d->syntax, '"', '"'),
                                             toupper((unsigned char) d->help[0]),
                                             d->help + 1,
                                             d->def ? "\\fB" : "",
@@ -108,11 +92,11 @@ t_directives_block(t_arena *a, const char *kind)
                                             d->def ? "\\fR" : "", where));
         else
             s = append(a, s, t_arena_printf(a, "| `%s %s` | %s%s%s | %s | %s "
-                                            "|\n", d->name, md(a, d->syntax),
+                                            "|\n", d->name, escaped(a, d->syntax, '|', '\\'),
                                             d->def ? "`" : "",
                                             d->def ? d->def : "unset",
                                             d->def ? "`" : "", where,
-                                            md(a, d->help)));
+                                            escaped(a, d->help, '|', '\\')));
     }
     return append(a, s, man ? man_end : readme_end);
 }

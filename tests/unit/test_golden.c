@@ -14,13 +14,6 @@
 #include "vals.h"
 #include "template.h"
 
-#ifndef TEMPLATES_DIR
-#define TEMPLATES_DIR "../../templates"
-#endif
-#ifndef GOLDEN_DIR
-#define GOLDEN_DIR "../golden"
-#endif
-
 /* ---- frames ---- */
 
 
