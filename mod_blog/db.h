@@ -10,7 +10,7 @@
 
 #include <libpq-fe.h>
 
-/* The pool's settings (BlogDatabase, BlogPool*, BlogQueryTimeout, BlogPrepare). */
+/* BlogDatabase, BlogPool*, BlogQueryTimeout and BlogPrepare. */
 typedef struct blog_db_settings
 {
     const char *conninfo;

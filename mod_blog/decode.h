@@ -46,8 +46,8 @@ int blog_dec_int8(blog_cell c, int64_t *out);
  * then size and lower bound per dimension), then one (length, bytes) per
  * element.  A NULL cell and a zero-dimensional array are empty; a NULL
  * element, another element type, more than one dimension, any length
- * that overruns the cell and bytes left after the last element are errors.  *out holds *n elements (undefined
- * when *n is 0).
+ * that overruns the cell and bytes left after the last element are
+ * errors.  *out holds *n elements (undefined when *n is 0).
  */
 int blog_dec_array(blog_cell c, uint32_t elemtype, blog_alloc_fn alloc,
                    void *alloc_ctx, blog_bytes **out, uint32_t *n);

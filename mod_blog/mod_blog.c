@@ -663,7 +663,8 @@ blog_handler(request_rec *r)
      * blog's 404; with a shared mount, left to the next handler (core's
      * files) as every path that is not the blog's.
      */
-    if (!blog_raw_path(r, &path, &len) || !blog_under_mount(site, &path, &len)) {
+    if (!blog_raw_path(r, &path, &len)
+        || !blog_under_mount(site, &path, &len)) {
         if (site->shared)
             return DECLINED;
         path = "";

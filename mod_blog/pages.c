@@ -97,8 +97,10 @@ blog_page_index(request_rec *r, const blog_site *site, blog_page *out)
 {
     /* int4 in binary format: four bytes, big-endian */
     static const char limit_be[4] = {
-        (char) ((INDEX_LIMIT >> 24) & 0xff), (char) ((INDEX_LIMIT >> 16) & 0xff),
-        (char) ((INDEX_LIMIT >> 8) & 0xff), (char) (INDEX_LIMIT & 0xff)
+        (char) ((INDEX_LIMIT >> 24) & 0xff),
+        (char) ((INDEX_LIMIT >> 16) & 0xff),
+        (char) ((INDEX_LIMIT >> 8) & 0xff),
+        (char) (INDEX_LIMIT & 0xff)
     };
 
     page_from_db(r, site, BLOG_STMT_INDEX, limit_be, sizeof(limit_be),

@@ -81,22 +81,20 @@ t_directives_block(t_arena *a, const char *kind)
             ? "server config, virtual host" : "server config";
 
         if (man)
-            s = append(a, s, t_arena_printf(a, ".TP\n.B \"%s %s\"\n%c%s.\n"
-                                            "Default: %s%s%s.\n"
-                                            "Context: %s.\n",
-                                            d->name, escaped(a, d->syntax, '"', '"'),
-                                            toupper((unsigned char) d->help[0]),
-                                            d->help + 1,
-                                            d->def ? "\\fB" : "",
-                                            d->def ? d->def : "unset",
-                                            d->def ? "\\fR" : "", where));
+            s = append(a, s, t_arena_printf(
+                           a, ".TP\n.B \"%s %s\"\n%c%s.\nDefault: %s%s%s.\n"
+                           "Context: %s.\n", d->name,
+                           escaped(a, d->syntax, '"', '"'),
+                           toupper((unsigned char) d->help[0]), d->help + 1,
+                           d->def ? "\\fB" : "", d->def ? d->def : "unset",
+                           d->def ? "\\fR" : "", where));
         else
-            s = append(a, s, t_arena_printf(a, "| `%s %s` | %s%s%s | %s | %s "
-                                            "|\n", d->name, escaped(a, d->syntax, '|', '\\'),
-                                            d->def ? "`" : "",
-                                            d->def ? d->def : "unset",
-                                            d->def ? "`" : "", where,
-                                            escaped(a, d->help, '|', '\\')));
+            s = append(a, s, t_arena_printf(
+                           a, "| `%s %s` | %s%s%s | %s | %s |\n", d->name,
+                           escaped(a, d->syntax, '|', '\\'),
+                           d->def ? "`" : "", d->def ? d->def : "unset",
+                           d->def ? "`" : "", where,
+                           escaped(a, d->help, '|', '\\')));
     }
     return append(a, s, man ? man_end : readme_end);
 }
