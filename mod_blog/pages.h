@@ -1,7 +1,8 @@
 /*
- * pages.h - the pages that need the database: one call of a pg_blog
- * function, its rows built into the page (build.h), and the 404 and 503
- * pages when there is no row or the call fails.
+ * pages.h - the page of each route: for the database pages one call of a
+ * pg_blog function, its rows built into the page (build.h), the 404 page
+ * when there is no row and the 503 page when the call fails; /compute's
+ * loop.
  */
 #ifndef BLOG_PAGES_H
 #define BLOG_PAGES_H
