@@ -302,6 +302,11 @@ blog_field_size(blog_dir_type type)
     case BLOG_DT_PATH:
         return sizeof(const char *);
     case BLOG_DT_REDIS:
+        /*
+         * Its field is all of c->cache, of which it sets the address; were
+         * it ever allowed in a virtual host, the address would need a
+         * struct of its own, or the merge would carry the timeouts along.
+         */
         return sizeof(blog_cache_settings);
     }
     return 0;
