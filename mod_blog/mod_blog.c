@@ -42,6 +42,8 @@
 #include "router.h"
 #include "serve.h"
 #include "site.h"
+#include "stats.h"
+#include "status.h"
 
 #include "httpd.h"
 #include "http_config.h"
@@ -699,6 +701,9 @@ blog_register_hooks(apr_pool_t *p)
                           APR_HOOK_FIRST);
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
     blog_connection_register_hooks();
+    blog_stats_register_hooks();
+    blog_status_register_hooks();
+    blog_health_register_hooks();
 }
 
 AP_DECLARE_MODULE(blog) = {

@@ -4,7 +4,7 @@
  * list are exactly what t_directives_block() makes from it (`make -C
  * tests/unit docs` rewrites them), conf/blog.conf names every directive
  * and each of its commented-out defaults is the real default, and no
- * file names a directive that does not exist.
+ * example in them sets a directive that does not exist.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -174,30 +174,40 @@ find(const char *name, size_t len)
 }
 
 /*
- * Every "Blog<Upper>..." word of the file names a directive: a renamed or
- * removed one leaves no stale mention.
+ * Every line of the file that reads as a directive, "Blog<Upper>..." first
+ * (after spaces and a '#') and then a space or nothing, names one: a
+ * renamed or removed directive leaves no stale example.  ("BlogPoolOpen:
+ * 8", mod_status's keys, is not a directive line.)
  */
 static void
 expect_known_names(const char *rel)
 {
     t_arena *a = t_arena_new();
     char *text = tree_file(a, rel);
-    const char *p = text;
+    const char *line = text;
 
     CHECK(text != NULL);
-    while (p && (p = strstr(p, "Blog")) != NULL) {
+    while (line && *line) {
+        const char *p = line;
         size_t n = 4;
 
-        if (isupper((unsigned char) p[4])
-            && (p == text || !isalnum((unsigned char) p[-1]))) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#')
+            p++;
+        if (strncmp(p, "Blog", 4) == 0 && isupper((unsigned char) p[4])) {
             while (isalnum((unsigned char) p[n]))
                 n++;
-            if (find(p, n) == NULL)
+            if ((p[n] == ' ' || p[n] == '\n' || p[n] == '\0')
+                && find(p, n) == NULL) {
                 fprintf(stderr, "  %s names %.*s, which is no directive\n",
                         rel, (int) n, p);
-            CHECK(find(p, n) != NULL);
+                CHECK(0);
+            }
         }
-        p += n;
+        line = strchr(line, '\n');
+        if (line)
+            line++;
     }
     t_arena_free(a);
 }
@@ -280,7 +290,7 @@ const t_case t_directives_cases[] = {
      test_man_page},
     {"directives: conf/blog.conf shows every default as it is",
      test_blog_conf},
-    {"directives: no file names a directive that does not exist",
+    {"directives: no example sets a directive that does not exist",
      test_no_stale_names},
     {NULL, NULL}
 };
