@@ -113,6 +113,8 @@ static const blog_directive blog_directives[BLOG_NDIRECTIVES] = {
 };
 
 #define BLOG_SET(i) ((apr_uint32_t) 1 << (i))
+/* blog_config.set has a bit per directive */
+typedef char blog_set_holds_every_directive[BLOG_NDIRECTIVES <= 32 ? 1 : -1];
 
 /* The process-wide settings: the main server's configuration. */
 static const blog_config *blog_g;
