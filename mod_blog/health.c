@@ -16,7 +16,6 @@
 
 #include "cache.h"
 #include "db.h"
-#include "mod_blog.h"
 
 #include "http_config.h"
 #include "http_protocol.h"
@@ -31,13 +30,11 @@
 static int
 health_redis(request_rec *r, char *why, apr_size_t why_len)
 {
-    blog_server_conf *c = ap_get_module_config(r->server->module_config,
-                                               &blog_module);
     const char *body;
     apr_size_t  len;
     const char *last;
 
-    if (c->site == NULL || !c->site->g->redis_on)
+    if (!blog_cache_enabled())
         return 0;
     blog_cache_why_reset();
     if (blog_cache_get(r, HEALTH_KEY, sizeof(HEALTH_KEY) - 1, &body, &len)
