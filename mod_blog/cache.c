@@ -67,7 +67,7 @@ APLOG_USE_MODULE(blog);
 #define CACHE_BACKOFF_FIRST apr_time_from_msec(50)
 #define CACHE_BACKOFF_MAX   apr_time_from_sec(1)
 
-static const blog_settings *cache_g;
+static const blog_cache_settings *cache_g;
 static apr_time_t cache_next_try;
 static apr_interval_time_t cache_backoff;
 
@@ -137,9 +137,15 @@ cache_child_exit(void *data)
     return APR_SUCCESS;
 }
 
+int
+blog_cache_enabled(void)
+{
+    return cache_g != NULL && cache_g->redis_on;
+}
+
 void
 blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
-                      const blog_settings *g)
+                      const blog_cache_settings *g)
 {
     (void) s;
     cache_g = g;
