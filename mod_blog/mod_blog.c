@@ -31,6 +31,7 @@
 #include "connection.h"
 #include "db.h"
 #include "dbscale.h"
+#include "invalidate.h"
 #include "pages.h"
 #include "response.h"
 #include "router.h"
@@ -92,6 +93,7 @@ blog_create_server_config(apr_pool_t *p, server_rec *s)
     c->redis_connect_timeout = -1;
     c->redis_timeout = -1;
     c->cache_ttl = -1;
+    c->invalidate = -1;
     c->compute_limit = -1;
     c->conn_hold = -1;
     return c;
@@ -169,6 +171,18 @@ blog_set_database(cmd_parms *cmd, void *dummy, const char *arg)
     }
     PQconninfoFree(opts);
     blog_cmd_conf(cmd)->conninfo = arg;
+    return NULL;
+}
+
+static const char *
+blog_set_invalidate(cmd_parms *cmd, void *dummy, int flag)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+
+    (void) dummy;
+    if (err != NULL)
+        return err;
+    blog_cmd_conf(cmd)->invalidate = flag;
     return NULL;
 }
 
@@ -341,6 +355,10 @@ static const command_rec blog_cmds[] = {
                   RSRC_CONF, "Redis command timeout (ms)"),
     AP_INIT_TAKE1("BlogCacheTTL", blog_set_int, BLOG_OFF(cache_ttl),
                   RSRC_CONF, "seconds a cached page lives in Redis"),
+    AP_INIT_FLAG("BlogInvalidate", blog_set_invalidate, NULL, RSRC_CONF,
+                 "On (default): one listener per Apache deletes the cached "
+                 "pages pg_blog names on each write; Off: they live for "
+                 "BlogCacheTTL"),
     AP_INIT_TAKE1("BlogTemplates", blog_set_templates, NULL, RSRC_CONF,
                   "folder of the page templates"),
     AP_INIT_TAKE1("BlogComputeLimit", blog_set_int, BLOG_OFF(compute_limit),
@@ -408,6 +426,7 @@ blog_resolve(apr_pool_t *p, const blog_server_conf *c, server_rec *s)
                                     DEF_REDIS_CONNECT);
     g->redis_timeout = PICK(c->redis_timeout, DEF_REDIS_TIMEOUT);
     g->cache_ttl = PICK(c->cache_ttl, DEF_CACHE_TTL);
+    g->invalidate = c->invalidate != 0;
     g->compute_limit = (uint32_t) PICK(c->compute_limit, DEF_COMPUTE_LIMIT);
     g->templates_dir = c->templates_dir ? c->templates_dir
         : BLOG_TEMPLATES_DIR;
@@ -636,6 +655,7 @@ blog_register_hooks(apr_pool_t *p)
     ap_hook_quick_handler(blog_quick_handler, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
     blog_connection_register_hooks();
+    blog_invalidate_register_hooks();
 }
 
 AP_DECLARE_MODULE(blog) = {

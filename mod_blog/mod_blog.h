@@ -35,6 +35,7 @@ typedef struct blog_settings
     apr_interval_time_t redis_connect_timeout;
     apr_interval_time_t redis_timeout;
     int         cache_ttl;      /* seconds */
+    int         invalidate;     /* BlogInvalidate: listen for writes */
 
     const char *templates_dir;
     uint32_t    compute_limit;
@@ -73,6 +74,7 @@ typedef struct blog_server_conf
     apr_interval_time_t redis_connect_timeout;
     apr_interval_time_t redis_timeout;
     int         cache_ttl;
+    int         invalidate;
     const char *templates_dir;
     int         compute_limit;
     apr_interval_time_t conn_hold;
