@@ -16,7 +16,9 @@
  * listening (at start-up, after PostgreSQL restarted or the connection was
  * lost, after another child's listener ended) and whenever Redis failed
  * while a delete was due, it drops every page key (SCAN + DEL by the key
- * prefix) once Redis answers, so that nothing stale outlives the gap.
+ * prefix) once Redis answers, so that nothing stale outlives the gap.  Not
+ * before: while PostgreSQL is down nothing commits, and the cached pages
+ * are all a reader can get.
  *
  * A page miss that read PostgreSQL just before a commit can store the old
  * page just after the listener deleted it; each delete is repeated
@@ -170,56 +172,83 @@ inv_redis(void)
     return NULL;
 }
 
+/* One attempt: 0 with *out set, 1 when the connection was closed, -1. */
+static int
+inv_redis_try(redisContext *c, int argc, const char **argv,
+              const size_t *lens, apr_time_t deadline, void **out,
+              const char **why)
+{
+    int         done = 0;
+
+    *why = "connection closed";
+    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
+        *why = "out of memory";
+        return -1;
+    }
+    while (!done) {
+        if (redisBufferWrite(c, &done) != REDIS_OK)
+            return 1;
+        if (!done && blog_wait_fd(c->fd, POLLOUT, deadline) != 0) {
+            *why = "timed out";
+            return -1;
+        }
+    }
+    while (*out == NULL) {
+        if (blog_wait_fd(c->fd, POLLIN, deadline) != 0) {
+            *why = "timed out";
+            return -1;
+        }
+        if (redisBufferRead(c) != REDIS_OK)
+            return 1;
+        if (c->reader->len > INV_MAX_REPLY) {
+            *why = "oversized reply";
+            return -1;
+        }
+        if (redisGetReplyFromReader(c, out) != REDIS_OK) {
+            *why = "bad reply";
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /*
  * One command (argv), sent and its reply read against one deadline.  NULL
  * after any failure, which drops the context; an error reply is returned.
+ * A context that had worked and finds its connection closed (Redis
+ * restarted) is replaced and the command sent once more.
  */
 static redisReply *
 inv_redis_run(const char *what, int argc, const char **argv,
               const size_t *lens)
 {
     apr_time_t  deadline = apr_time_now() + inv.g->redis_timeout;
-    redisContext *c = inv_redis();
-    void       *reply = NULL;
-    int         done = 0;
+    int         attempt;
 
-    if (c == NULL)
+    for (attempt = 0; attempt < 2; attempt++) {
+        int         reused = inv.redis != NULL;
+        redisContext *c = inv_redis();
+        void       *reply = NULL;
+        const char *why;
+        int         rc;
+
+        if (c == NULL)
+            return NULL;
+        rc = inv_redis_try(c, argc, argv, lens, deadline, &reply, &why);
+        if (rc == 0) {
+            blog_outage_end(&inv_redis_outage, inv.s,
+                            "invalidation: Redis reachable");
+            return reply;
+        }
+        if (rc > 0 && reused && attempt == 0) {
+            redisFree(inv.redis);
+            inv.redis = NULL;
+            continue;
+        }
+        inv_redis_drop(what, why);
         return NULL;
-    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
-        inv_redis_drop(what, "out of memory");
-        return NULL;
     }
-    while (!done) {
-        if (redisBufferWrite(c, &done) != REDIS_OK) {
-            inv_redis_drop(what, "connection closed");
-            return NULL;
-        }
-        if (!done && blog_wait_fd(c->fd, POLLOUT, deadline) != 0) {
-            inv_redis_drop(what, "timed out");
-            return NULL;
-        }
-    }
-    while (reply == NULL) {
-        if (blog_wait_fd(c->fd, POLLIN, deadline) != 0) {
-            inv_redis_drop(what, "timed out");
-            return NULL;
-        }
-        if (redisBufferRead(c) != REDIS_OK) {
-            inv_redis_drop(what, "connection closed");
-            return NULL;
-        }
-        if (c->reader->len > INV_MAX_REPLY) {
-            inv_redis_drop(what, "oversized reply");
-            return NULL;
-        }
-        if (redisGetReplyFromReader(c, &reply) != REDIS_OK) {
-            inv_redis_drop(what, "bad reply");
-            return NULL;
-        }
-    }
-    blog_outage_end(&inv_redis_outage, inv.s,
-                    "invalidation: Redis reachable");
-    return reply;
+    return NULL;
 }
 
 /* DEL of n keys: 0 when Redis answered with a count. */
@@ -545,7 +574,6 @@ inv_pg_read(void)
 
     if (!PQconsumeInput(inv.pg)) {
         inv_pg_drop("connection lost");
-        inv.flush_due = 1;
         return;
     }
     while ((n = PQnotifies(inv.pg)) != NULL) {
@@ -561,10 +589,8 @@ inv_pg_read(void)
         while ((res = PQgetResult(inv.pg)) != NULL)
             PQclear(res);
     }
-    if (PQstatus(inv.pg) == CONNECTION_BAD) {
+    if (PQstatus(inv.pg) == CONNECTION_BAD)
         inv_pg_drop("connection lost");
-        inv.flush_due = 1;
-    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -581,7 +607,6 @@ static void *APR_THREAD_FUNC
 inv_main(apr_thread_t *thread, void *data)
 {
     (void) data;
-    inv.flush_due = 1;
     while (!inv.stop) {
         struct pollfd pfd[2];
         apr_time_t  now, wake_at;
