@@ -53,6 +53,7 @@ if scripts/stack.sh start; then
             if scripts/stack.sh restart httpd; then
                 part "e2e ($mpm, $hook)" python3 tests/e2e/run.py
                 [ $fast = off ] || part "faults ($mpm, $hook)" python3 tests/faults/run.py
+                [ $fast = off ] || part "invalidation ($mpm, $hook)" python3 tests/e2e/invalidation.py
                 # The event MPM's own promise: idle keep-alive connections
                 # do not cost the busy ones (takes the load lock).
                 # On a fresh Apache: the fault suite before it kills a
