@@ -190,6 +190,19 @@ start_httpd() {
     apachectl_ -k start || die "Apache did not start; see $BLOG_VAR/log/httpd-error.log"
     wait_until 20 curl -s -o /dev/null "http://127.0.0.1:$BLOG_HTTP_PORT/compute" ||
         die "Apache does not answer on port $BLOG_HTTP_PORT; see $BLOG_VAR/log/httpd-error.log"
+    # The invalidation listener drops every cached page when it starts
+    # listening: let that happen before anyone relies on a cached page.
+    # (PostgreSQL may be down on purpose: then there is nothing to wait for.)
+    case "$BLOG_INVALIDATE" in
+        on|On|ON)
+            pg_running 2>/dev/null && wait_until 5 listening || true
+            sleep 0.1 ;;
+    esac
+}
+
+listening() {
+    [ "$(psql -XAtq -d blog -c "SELECT count(*) FROM pg_stat_activity
+        WHERE application_name = 'mod_blog listener' AND query = 'LISTEN blog_cache'" 2>/dev/null)" -ge 1 ]
 }
 
 stop_httpd() {
