@@ -101,6 +101,12 @@ pg_seed() {
             psql -Xq -d postgres -c "DROP DATABASE blog"
             die "seeding failed (is the extension installed? make install-ext)"
         fi
+    else
+        # a database made by an older checkout: to the installed version
+        # (the write functions and cache triggers came with 1.2)
+        psql -Xq -d blog -c "SET client_min_messages = warning" \
+            -c "ALTER EXTENSION pg_blog UPDATE" ||
+            echo "stack: ALTER EXTENSION pg_blog UPDATE failed" >&2
     fi
 }
 
