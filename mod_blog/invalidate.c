@@ -21,9 +21,11 @@
  * are all a reader can get.
  *
  * A page miss that read PostgreSQL just before a commit can store the old
- * page just after the listener deleted it; each delete is repeated
- * BLOG_INV_REDELETE later, after any such miss has stored its page (a page
- * call and its SET take a few milliseconds; BlogQueryTimeout bounds them).
+ * page just after the listener deleted it.  Each delete is repeated twice:
+ * INV_REDELETE later, after such a miss has stored its page (a page call
+ * and its SET take a few milliseconds), and once more when the slowest
+ * possible one must be done (BlogQueryTimeout bounds a page call, then
+ * BlogRedisTimeout its SET).
  *
  * Redis is driven as in cache.c: non-blocking, one deadline
  * (BlogRedisTimeout) for a whole command, a context dropped after any
@@ -65,9 +67,11 @@ APLOG_USE_MODULE(blog);
 #define INV_MAX_REPLY       (1024 * 1024)
 #define INV_BACKOFF_FIRST   apr_time_from_msec(50)
 #define INV_BACKOFF_MAX     apr_time_from_sec(1)
-#define BLOG_INV_REDELETE   apr_time_from_msec(50)
+#define INV_REDELETE        apr_time_from_msec(50)
 /* At most this many deletes wait to be repeated; past it, drop every key. */
 #define INV_MAX_PENDING     4096
+/* The repeats: after INV_REDELETE, and after the slowest page call. */
+#define INV_QUEUES          2
 
 /* A delete to repeat: its keys, as sent (one string, space-separated). */
 typedef struct inv_pending
@@ -97,7 +101,8 @@ typedef struct inv_state
     apr_time_t  redis_next_try;
     apr_interval_time_t redis_backoff;
     int         flush_due;      /* a gap: every page key must go */
-    inv_pending *head, *tail;
+    /* one queue per delay, so each is in due order */
+    inv_pending *head[INV_QUEUES], *tail[INV_QUEUES];
     int         npending;
 } inv_state;
 
@@ -393,19 +398,23 @@ inv_delete_payload(const char *payload)
 }
 
 /* ------------------------------------------------------------------ */
-/* The deletes repeated after BLOG_INV_REDELETE                        */
+/* The deletes repeated (see the comment at the top)                  */
 /* ------------------------------------------------------------------ */
 
 static void
 inv_pending_clear(void)
 {
-    while (inv.head != NULL) {
-        inv_pending *next = inv.head->next;
+    int         q;
 
-        free(inv.head);
-        inv.head = next;
+    for (q = 0; q < INV_QUEUES; q++) {
+        while (inv.head[q] != NULL) {
+            inv_pending *next = inv.head[q]->next;
+
+            free(inv.head[q]);
+            inv.head[q] = next;
+        }
+        inv.tail[q] = NULL;
     }
-    inv.tail = NULL;
     inv.npending = 0;
 }
 
@@ -413,41 +422,63 @@ static void
 inv_pending_add(const char *payload)
 {
     size_t      len = strlen(payload);
-    inv_pending *e;
+    apr_time_t  now = apr_time_now();
+    int         q;
 
-    if (inv.npending >= INV_MAX_PENDING
-        || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
-        inv.flush_due = 1;
-        return;
+    for (q = 0; q < INV_QUEUES; q++) {
+        inv_pending *e;
+
+        if (inv.npending >= INV_MAX_PENDING
+            || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
+            inv.flush_due = 1;
+            return;
+        }
+        e->next = NULL;
+        e->due = now + (q == 0 ? INV_REDELETE
+                        : inv.g->query_timeout + inv.g->redis_timeout);
+        memcpy(e->keys, payload, len + 1);
+        if (inv.tail[q])
+            inv.tail[q]->next = e;
+        else
+            inv.head[q] = e;
+        inv.tail[q] = e;
+        inv.npending++;
     }
-    e->next = NULL;
-    e->due = apr_time_now() + BLOG_INV_REDELETE;
-    memcpy(e->keys, payload, len + 1);
-    if (inv.tail)
-        inv.tail->next = e;
-    else
-        inv.head = e;
-    inv.tail = e;
-    inv.npending++;
 }
 
-/* Repeat the deletes that are due; entries are in due order. */
+/* Repeat the deletes that are due. */
 static void
 inv_pending_run(void)
 {
     apr_time_t  now = apr_time_now();
+    int         q;
 
-    while (inv.head != NULL && inv.head->due <= now && !inv.flush_due) {
-        inv_pending *e = inv.head;
+    for (q = 0; q < INV_QUEUES; q++)
+        while (inv.head[q] != NULL && inv.head[q]->due <= now
+               && !inv.flush_due) {
+            inv_pending *e = inv.head[q];
 
-        if (inv_delete_payload(e->keys) != 0)
-            return;             /* flush_due is set: the flush covers it */
-        inv.head = e->next;
-        if (inv.head == NULL)
-            inv.tail = NULL;
-        inv.npending--;
-        free(e);
-    }
+            if (inv_delete_payload(e->keys) != 0)
+                return;         /* flush_due is set: the flush covers it */
+            inv.head[q] = e->next;
+            if (inv.head[q] == NULL)
+                inv.tail[q] = NULL;
+            inv.npending--;
+            free(e);
+        }
+}
+
+/* When the next repeat is due (now + 1 s when none is). */
+static apr_time_t
+inv_pending_next(apr_time_t now)
+{
+    apr_time_t  t = now + apr_time_from_sec(1);
+    int         q;
+
+    for (q = 0; q < INV_QUEUES; q++)
+        if (inv.head[q] != NULL && inv.head[q]->due < t)
+            t = inv.head[q]->due;
+    return t;
 }
 
 /* ------------------------------------------------------------------ */
@@ -624,13 +655,11 @@ inv_main(apr_thread_t *thread, void *data)
             inv_pending_run();
 
         now = apr_time_now();
-        wake_at = now + apr_time_from_sec(1);
+        wake_at = inv_pending_next(now);
         if (inv.pg == NULL)
             wake_at = inv_min(wake_at, inv.pg_next_try);
         if (inv.flush_due)
             wake_at = inv_min(wake_at, inv.redis_next_try);
-        if (inv.head != NULL)
-            wake_at = inv_min(wake_at, inv.head->due);
         pfd[0].fd = inv.wake[0];
         pfd[0].events = POLLIN;
         if (inv.pg != NULL) {
