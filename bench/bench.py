@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make bench`: SPEC section 6's fair run of the blog under Apache's event
+"""`make bench`: docs/CONTRACT.md section 6's fair run of the blog under Apache's event
 MPM (the reference) and worker MPM, each beside its ceilings and floor.
 Run through bench/run.sh, which starts the stack and builds what is needed.
 

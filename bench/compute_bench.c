@@ -1,5 +1,5 @@
 /*
- * compute_bench.c - the ceiling of /compute: SPEC section 4's loop alone, in
+ * compute_bench.c - the ceiling of /compute: docs/CONTRACT.md section 4's loop alone, in
  * one process on one core, with no HTTP around it.  It calls mod_blog's own
  * blog_sum_primes_below() for a given number of seconds and prints one line:
  *
@@ -19,8 +19,8 @@
 
 #include "compute.h"
 
-#define SPEC_LIMIT 20000u
-#define SPEC_SUM 21171191u
+#define CONTRACT_LIMIT 20000u
+#define CONTRACT_SUM 21171191u
 
 static double now_s(void)
 {
@@ -44,14 +44,14 @@ int main(int argc, char **argv)
     double seconds = argc > 1 ? atof(argv[1]) : 5.0;
     /* volatile: the limit must come from outside, as it does in mod_blog */
     volatile unsigned limit = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10)
-                                       : SPEC_LIMIT;
+                                       : CONTRACT_LIMIT;
     unsigned long long calls = 0;
     uint64_t first = blog_sum_primes_below(limit);
     double t0, t1, c0, cpu, elapsed;
 
-    if (limit == SPEC_LIMIT && first != SPEC_SUM) {
-        fprintf(stderr, "compute_bench: sum %llu, SPEC says %u\n",
-                (unsigned long long)first, SPEC_SUM);
+    if (limit == CONTRACT_LIMIT && first != CONTRACT_SUM) {
+        fprintf(stderr, "compute_bench: sum %llu, the contract says %u\n",
+                (unsigned long long)first, CONTRACT_SUM);
         return 1;
     }
     c0 = cpu_s();

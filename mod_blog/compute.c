@@ -1,5 +1,5 @@
 /*
- * compute.c - SPEC section 4, literally: trial division, one divisor at a
+ * compute.c - docs/CONTRACT.md section 4, literally: trial division, one divisor at a
  * time, each test a hardware remainder, stopping at the first divisor.
  *
  * Kept in its own translation unit so that no caller's constant limit can

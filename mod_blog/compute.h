@@ -1,5 +1,5 @@
 /*
- * compute.h - the /compute loop of SPEC section 4: the sum of the primes
+ * compute.h - the /compute loop of docs/CONTRACT.md section 4: the sum of the primes
  * below limit by scalar trial division, computed afresh on every call.
  */
 #ifndef BLOG_COMPUTE_H

@@ -1,5 +1,5 @@
 /*
- * escape.c - the SPEC's HTML escaping (section 5).
+ * escape.c - the HTML escaping of docs/CONTRACT.md section 5.
  *
  * Safe bytes are copied in runs with memcpy, so a value with nothing to
  * escape costs one scan and one copy.

@@ -1,5 +1,5 @@
 /*
- * escape.h - the SPEC's HTML escaping: exactly five bytes change,
+ * escape.h - the HTML escaping of docs/CONTRACT.md section 5: exactly five bytes change,
  * & < > " ' become &amp; &lt; &gt; &#34; &#39;.  Pure C, no allocation.
  */
 #ifndef BLOG_ESCAPE_H

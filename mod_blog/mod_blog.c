@@ -19,7 +19,7 @@
  *    from quick_handler; see blog_static_answer.)
  *
  * Both route the raw request path as sent (before Apache decodes or
- * normalises it), so a path is either exactly one of the SPEC's or a 404,
+ * normalises it), so a path is either exactly one of docs/CONTRACT.md section 2's or a 404,
  * whichever way it came in.
  *
  * Nothing here assumes an MPM: per-child state is created in child_init,

@@ -1,5 +1,5 @@
 /*
- * router.c - exact matching of the six routes of SPEC section 2.
+ * router.c - exact matching of the six routes of docs/CONTRACT.md section 2.
  *
  * The path is compared byte for byte as the client sent it: "%2f", "//",
  * "/./", a trailing slash or a NUL byte inside len simply fail to match, so

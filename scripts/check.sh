@@ -39,6 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+part tree tests/tree/refs.sh
 part unit make -s -C tests/unit check
 part valgrind make -s -C tests/unit valgrind
 

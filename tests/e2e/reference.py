@@ -1,8 +1,8 @@
-"""An independent renderer of the blog, built from SPEC sections 1 and 5.
+"""An independent renderer of the blog, built from docs/CONTRACT.md sections 1 and 5.
 
 It knows nothing of the server or the database: every page is computed
 from the seed formulas, so a server that agrees with it for every slug is
-reading the seeded data and rendering it as the SPEC says.  `check_golden()`
+reading the seeded data and rendering it as docs/CONTRACT.md says.  `check_golden()`
 proves the renderer itself against tests/golden before anyone trusts it.
 """
 
@@ -82,7 +82,7 @@ def posts_with_tag(t):
 
 
 def totals():
-    """Counts the seed must produce (SPEC section 1)."""
+    """Counts the seed must produce (docs/CONTRACT.md section 1)."""
     return {
         "authors": len(AUTHORS),
         "tags": NTAGS,
@@ -198,7 +198,7 @@ _COMPUTE_CACHE = []
 
 
 def render_path(path):
-    """(status, body) the SPEC gives for a GET of an uncached route."""
+    """(status, body) docs/CONTRACT.md gives for a GET of an uncached route."""
     if path == "/":
         return 200, render_index()
     if path == "/compute":

@@ -3,7 +3,7 @@
 
     . scripts/env.sh && python3 tests/e2e/run.py
 
-Checks SPEC sections 2-5 over real HTTP: every golden page, every page the
+Checks docs/CONTRACT.md sections 2-5 over real HTTP: every golden page, every page the
 seed implies (against an independent renderer, reference.py, first proven
 against tests/golden), consistency with the database, the Redis cache,
 methods, HEAD, bad paths and malformed requests, keep-alive and pipelining.

@@ -1,6 +1,6 @@
 /*
  * test_golden.c - the real templates in templates/, rendered by the engine
- * from values computed with the formulas of SPEC section 1, against the
+ * from values computed with the formulas of docs/CONTRACT.md section 1, against the
  * reference pages in tests/golden/, byte for byte.
  */
 #define _GNU_SOURCE
@@ -20,7 +20,7 @@
 #define GOLDEN_DIR "../golden"
 #endif
 
-/* ---- the seed of SPEC section 1 ---- */
+/* ---- the seed of docs/CONTRACT.md section 1 ---- */
 
 static const char *const author_names[10] = {
     "Ada Lovelace", "Alan Turing", "Zo\xc3\xab O'Brien", "Grace Hopper",
@@ -370,7 +370,7 @@ test_golden_not_found(void)
 static void
 test_unavailable(void)
 {
-    /* no reference page: SPEC section 5's layout around its one line */
+    /* no reference page: docs/CONTRACT.md section 5's layout around its one line */
     t_arena *a = t_arena_new();
     size_t len = 0;
     char *got = render(a, "unavailable",

@@ -1,0 +1,43 @@
+#!/bin/bash
+# The repository explains itself (docs/CONTRACT.md): no file of the tree
+# points at a document outside it, and every citation of the contract names
+# a section the contract has.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+npass=0
+nfail=0
+check() {
+    local what=$1 out=$2
+    if [ -z "$out" ]; then
+        npass=$((npass + 1))
+        echo "ok: $what"
+    else
+        nfail=$((nfail + 1))
+        echo "FAIL: $what"
+        echo "$out" | head -n 20 | sed 's/^/    /'
+    fi
+}
+
+files=$(git ls-files | grep -v '^tests/tree/refs.sh$')
+
+# The shared benchmark documents do not exist in a clone.
+outside=$(echo "$files" | xargs grep -nIE '\.\./shared|SPEC\.md|RESEARCH\.md|DESIGN\.md|SPEC section' 2>/dev/null)
+check "nothing cites a document outside the tree" "$outside"
+
+# "docs/CONTRACT.md section N" or "sections N and M": each N a heading.
+sections=$(grep -oE '^## [0-9]+' docs/CONTRACT.md | awk '{print $2}' | sort -u)
+bad=""
+while IFS=: read -r file line cited; do
+    for n in $(echo "$cited" | grep -oE '[0-9]+(\.[0-9]+)?' | cut -d. -f1); do
+        echo "$sections" | grep -qx "$n" || bad+="$file:$line: section $n"$'\n'
+    done
+done < <(echo "$files" | xargs grep -noIE 'CONTRACT\.md sections? [0-9]+(\.[0-9]+)?((, | and | to |-)[0-9]+(\.[0-9]+)?)*' 2>/dev/null)
+check "every cited section of docs/CONTRACT.md exists" "${bad%$'\n'}"
+
+ncite=$(echo "$files" | xargs grep -lI 'CONTRACT\.md' 2>/dev/null | wc -l)
+[ "$ncite" -ge 10 ] && out="" || out="only $ncite files cite docs/CONTRACT.md"
+check "code and tests cite the contract ($ncite files)" "$out"
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
