@@ -4,13 +4,16 @@
  * pg_blog's triggers NOTIFY blog_cache, at commit, with the Redis keys of
  * the pages a change made stale; this listener deletes exactly those keys.
  * The keys are shared by every child, so one listener per Apache instance
- * is enough: it runs in mod_watchdog's singleton watchdog, whose process
- * mutex lets one child at a time run its callbacks (a second, across a
- * graceful restart, takes over when the first one's child exits).  The
- * callback starts a thread of its own on STARTING and joins it on
- * STOPPING: the watchdog calls a callback at most every 100 ms, too late
- * for an invalidation, while the thread waits on the PostgreSQL socket and
- * acts on a notification as soon as it arrives.
+ * is enough: every child starts a thread, and the one whose thread holds a
+ * process mutex (Mutex blog-invalidate) listens while the others try the
+ * mutex every 100 ms.  mod_watchdog's singleton does the same election,
+ * but after winning a mutex that another child held it sleeps 10 x 1 s
+ * (wd_worker: "probed"), so the death of the listening child, or the MPM
+ * reaping it as idle, left the pages unwatched for 10 s; here the next
+ * child takes over within 100 ms (the default mutex is a robust pthread
+ * mutex: its owner's death releases it).  A graceful restart makes a new
+ * mutex for the new generation, whose listener starts at once while the
+ * old one runs until its child stops: both delete the same keys.
  *
  * What the listener cannot see, it assumes changed: whenever it starts
  * listening (at start-up, after PostgreSQL restarted or the connection was
@@ -41,8 +44,10 @@
 #include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
-#include "mod_watchdog.h"
+#include "mpm_common.h"
+#include "util_mutex.h"
 #include "apr_strings.h"
+#include "apr_proc_mutex.h"
 #include "apr_thread_proc.h"
 
 #include <hiredis/hiredis.h>
@@ -72,6 +77,9 @@ APLOG_USE_MODULE(blog);
 #define INV_MAX_PENDING     4096
 /* The repeats: after INV_REDELETE, and after the slowest page call. */
 #define INV_QUEUES          2
+/* How often a child that does not listen tries to take over. */
+#define INV_ELECT_POLL      apr_time_from_msec(100)
+#define INV_MUTEX_TYPE      "blog-invalidate"
 
 /* A delete to repeat: its keys, as sent (one string, space-separated). */
 typedef struct inv_pending
@@ -89,9 +97,11 @@ typedef struct inv_state
     const char **bases;
     int         nbases;
 
+    apr_proc_mutex_t *mutex;    /* held by the child that listens */
+    int         holding;
     apr_pool_t *pchild;
     apr_thread_t *thread;
-    int         wake[2];        /* the STOPPING callback writes to wake[1] */
+    int         wake[2];        /* inv_stop writes to wake[1] */
     volatile int stop;
 
     PGconn     *pg;
@@ -112,8 +122,6 @@ static blog_ratelog inv_redis_log;
 static blog_outage inv_pg_outage;
 static blog_outage inv_redis_outage;
 
-static APR_OPTIONAL_FN_TYPE(ap_watchdog_get_instance) *inv_get_instance;
-static APR_OPTIONAL_FN_TYPE(ap_watchdog_register_callback) *inv_register;
 
 /* ------------------------------------------------------------------ */
 /* Redis                                                               */
@@ -162,7 +170,6 @@ inv_redis(void)
         && fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) == 0) {
         c->flags &= ~REDIS_BLOCK;
         inv.redis = c;
-        inv.redis_backoff = 0;
         return c;
     }
     blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
@@ -281,8 +288,13 @@ inv_del(int n, const char **keys, const size_t *lens)
                          reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 0,
                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
-    if (!ok)
+    if (ok)
+        inv.redis_backoff = 0;  /* a Redis that answers, not just accepts */
+    if (!ok) {
+        /* a Redis that refuses writes is asked again after a backoff */
         inv.flush_due = 1;
+        inv_backoff(&inv.redis_next_try, &inv.redis_backoff);
+    }
     return ok ? 0 : -1;
 }
 
@@ -497,6 +509,17 @@ inv_pg_drop(const char *why)
     inv_backoff(&inv.pg_next_try, &inv.pg_backoff);
 }
 
+/*
+ * libpq prints notices to stderr (the error log), among them the FATAL a
+ * terminated session gets; losing the connection is logged as such.
+ */
+static void
+inv_pg_notice(void *arg, const char *message)
+{
+    (void) arg;
+    (void) message;
+}
+
 static int
 inv_pg_wait(PGconn *pg, int writing, apr_time_t deadline)
 {
@@ -540,6 +563,7 @@ inv_pg_open(void)
         inv_pg_drop("out of memory");
         return -1;
     }
+    PQsetNoticeProcessor(pg, inv_pg_notice, NULL);
     while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
            && st != PGRES_POLLING_FAILED) {
         if (inv_pg_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
@@ -643,10 +667,23 @@ inv_main(apr_thread_t *thread, void *data)
         apr_time_t  now, wake_at;
         int         n = 1;
 
+        if (!inv.holding) {
+            if (apr_proc_mutex_trylock(inv.mutex) == APR_SUCCESS)
+                inv.holding = 1;
+            else {
+                pfd[0].fd = inv.wake[0];
+                pfd[0].events = POLLIN;
+                pfd[0].revents = 0;
+                poll(pfd, 1, (int) apr_time_as_msec(INV_ELECT_POLL));
+                continue;
+            }
+        }
         if (inv.pg == NULL && apr_time_now() >= inv.pg_next_try)
             inv_pg_open();
-        if (inv.flush_due && inv_redis() != NULL && inv_flush() == 0) {
+        if (inv.flush_due && apr_time_now() >= inv.redis_next_try
+            && inv_redis() != NULL && inv_flush() == 0) {
             inv.flush_due = 0;
+            inv.redis_backoff = 0;
             inv_pending_clear();
         }
         if (inv.flush_due)
@@ -682,68 +719,11 @@ inv_main(apr_thread_t *thread, void *data)
         redisFree(inv.redis);
     inv.redis = NULL;
     inv_pending_clear();
+    if (inv.holding)
+        apr_proc_mutex_unlock(inv.mutex);
+    inv.holding = 0;
     apr_thread_exit(thread, APR_SUCCESS);
     return NULL;
-}
-
-static void
-inv_stop(void)
-{
-    apr_status_t rv;
-
-    if (inv.thread == NULL)
-        return;
-    inv.stop = 1;
-    if (write(inv.wake[1], "x", 1) < 0) {
-        /* the poll's 1 s timeout ends the wait anyway */
-    }
-    apr_thread_join(&rv, inv.thread);
-    inv.thread = NULL;
-    close(inv.wake[0]);
-    close(inv.wake[1]);
-}
-
-static apr_status_t
-inv_child_exit(void *data)
-{
-    (void) data;
-    inv_stop();
-    return APR_SUCCESS;
-}
-
-/*
- * The singleton watchdog's callback: STARTING once this child holds the
- * watchdog's mutex, STOPPING when the child stops, before the mutex is
- * released, so two listeners never run at once.
- */
-static apr_status_t
-inv_callback(int state, void *data, apr_pool_t *pool)
-{
-    apr_status_t rv;
-
-    (void) data;
-    (void) pool;
-    if (state == AP_WATCHDOG_STATE_STARTING && inv.thread == NULL) {
-        if (pipe(inv.wake) != 0) {
-            rv = APR_FROM_OS_ERROR(errno);
-            ap_log_error(APLOG_MARK, APLOG_ERR, rv, inv.s,
-                         "blog: invalidation: cannot start the listener");
-            return rv;
-        }
-        inv.stop = 0;
-        rv = apr_thread_create(&inv.thread, NULL, inv_main, NULL, inv.pchild);
-        if (rv != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_ERR, rv, inv.s,
-                         "blog: invalidation: cannot start the listener");
-            inv.thread = NULL;
-            close(inv.wake[0]);
-            close(inv.wake[1]);
-            return rv;
-        }
-    }
-    else if (state == AP_WATCHDOG_STATE_STOPPING)
-        inv_stop();
-    return APR_SUCCESS;
 }
 
 /* ------------------------------------------------------------------ */
@@ -751,10 +731,17 @@ inv_callback(int state, void *data, apr_pool_t *pool)
 /* ------------------------------------------------------------------ */
 
 static int
+inv_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
+{
+    (void) plog;
+    (void) ptemp;
+    return ap_mutex_register(pconf, INV_MUTEX_TYPE, NULL, APR_LOCK_DEFAULT, 0);
+}
+
+static int
 inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                 server_rec *s)
 {
-    ap_watchdog_t *wd;
     server_rec *vs;
     apr_status_t rv;
 
@@ -779,43 +766,92 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
         if (b == inv.nbases && inv.nbases < 64)
             inv.bases[inv.nbases++] = c->site->base;
     }
-    if (inv.g == NULL || !inv.g->redis_on || !inv.g->invalidate)
-        return OK;
-    inv_get_instance = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_get_instance);
-    inv_register = APR_RETRIEVE_OPTIONAL_FN(ap_watchdog_register_callback);
-    if (inv_get_instance == NULL || inv_register == NULL) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                     "blog: mod_watchdog is not loaded: cached pages are "
-                     "not invalidated on writes and live for BlogCacheTTL");
+    if (inv.g == NULL || !inv.g->redis_on || !inv.g->invalidate) {
+        inv.g = NULL;
         return OK;
     }
-    rv = inv_get_instance(&wd, "blog-invalidate", 0, 1, pconf);
-    if (rv == APR_SUCCESS)
-        rv = inv_register(wd, apr_time_from_sec(1), &inv, inv_callback);
+    rv = ap_proc_mutex_create(&inv.mutex, NULL, INV_MUTEX_TYPE, NULL, s,
+                              pconf, 0);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
-                     "blog: cannot register the invalidation listener with "
-                     "mod_watchdog");
+                     "blog: cannot create the invalidation listener's mutex");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     return OK;
 }
 
 static void
+inv_stop(void)
+{
+    apr_status_t rv;
+
+    if (inv.thread == NULL)
+        return;
+    inv.stop = 1;
+    if (write(inv.wake[1], "x", 1) < 0) {
+        /* the thread's polls end within a second anyway */
+    }
+    apr_thread_join(&rv, inv.thread);
+    inv.thread = NULL;
+    close(inv.wake[0]);
+    close(inv.wake[1]);
+}
+
+static apr_status_t
+inv_child_exit(void *data)
+{
+    (void) data;
+    inv_stop();
+    return APR_SUCCESS;
+}
+
+static void
 inv_child_init(apr_pool_t *pchild, server_rec *s)
 {
-    (void) s;
-    inv.pchild = pchild;
+    apr_status_t rv;
+
+    if (inv.g == NULL)
+        return;
+    rv = apr_proc_mutex_child_init(&inv.mutex,
+                                   apr_proc_mutex_lockfile(inv.mutex), pchild);
+    if (rv == APR_SUCCESS && pipe(inv.wake) != 0)
+        rv = APR_FROM_OS_ERROR(errno);
+    if (rv == APR_SUCCESS) {
+        inv.pchild = pchild;
+        rv = apr_thread_create(&inv.thread, NULL, inv_main, NULL, pchild);
+        if (rv != APR_SUCCESS) {
+            inv.thread = NULL;
+            close(inv.wake[0]);
+            close(inv.wake[1]);
+        }
+    }
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
+                     "blog: cannot start the invalidation listener in this "
+                     "child");
+        return;
+    }
+    /* before the pool's other cleanups: the thread uses inv's settings */
     apr_pool_pre_cleanup_register(pchild, NULL, inv_child_exit);
+}
+
+/*
+ * A child that stops (graceful or not) hands the listening over now, not
+ * when its last connection ends.
+ */
+static void
+inv_child_stopping(apr_pool_t *pchild, int graceful)
+{
+    (void) pchild;
+    (void) graceful;
+    inv_stop();
 }
 
 void
 blog_invalidate_register_hooks(void)
 {
-    /* before mod_watchdog's: it registers its callbacks in post_config */
-    static const char *const wd_hooks[] = { "mod_watchdog.c", NULL };
-
-    ap_hook_post_config(inv_post_config, NULL, wd_hooks, APR_HOOK_MIDDLE);
-    /* before mod_watchdog's child_init, which may call STARTING at once */
-    ap_hook_child_init(inv_child_init, NULL, wd_hooks, APR_HOOK_MIDDLE);
+    ap_hook_pre_config(inv_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(inv_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(inv_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_stopping(inv_child_stopping, NULL, NULL, APR_HOOK_MIDDLE);
 }

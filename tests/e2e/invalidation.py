@@ -14,6 +14,8 @@ tests/golden.  Ends with `N passed, N failed`.
 """
 
 import os
+import re
+import subprocess
 import sys
 import time
 
@@ -37,6 +39,25 @@ def listeners():
         "SELECT pid FROM pg_stat_activity WHERE datname = 'blog'"
         " AND application_name = 'mod_blog listener'"
         " AND query = 'LISTEN blog_cache'")]
+
+
+def listener_child():
+    """The Apache child that listens: the process at the other end of the
+    listener backend's unix socket (ss -xpn: local and peer inodes)."""
+    pids = listeners()
+    if not pids:
+        return None
+    out = subprocess.run(["ss", "-xpn"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL).stdout.decode()
+    rows = [line.split(None, 8) for line in out.splitlines()[1:]]
+    rows = [f for f in rows if len(f) == 9]
+    peer = [f[7] for f in rows if "pid=%d," % pids[0] in f[8]]
+    for f in rows:
+        if peer and f[5] == peer[0]:
+            m = re.search(r'"apache2",pid=(\d+)', f[8])
+            if m:
+                return int(m.group(1))
+    return None
 
 
 def as_writer(sql):
@@ -170,6 +191,22 @@ def main():
             "after the listener's session was lost every page key is dropped")
     bt.redis_cmd("DEL", "blog:inv-test:other")
 
+    # The listening child killed: another child takes over.
+    old = listeners()
+    pid = listener_child()
+    if T.check(pid is not None, "the listening Apache child is found"):
+        bt.redis_cmd("SET", "blog:page:/post/post-8", "stale", "EX", "60")
+        os.kill(pid, 9)
+        t0 = time.monotonic()
+        T.check(bt.wait_for(lambda: listeners() and listeners() != old, 3, 0.05),
+                "another child listens within 3 s after the listening child was "
+                "killed", "listeners %s" % listeners())
+        T.check(bt.wait_for(lambda: bt.redis_cmd("EXISTS", "blog:page:/post/post-8") == 0, 3),
+                "the new listener dropped every page key")
+        T.note("listener moved to another child in %.2f s" % (time.monotonic() - t0))
+        T.check(bt.wait_for(lambda: len(bt.children()) >= 4, 10),
+                "Apache replaced the killed child")
+
     # Back to the seed; the pages are the reference ones again.
     restore_seed()
     T.check(until("/cached", lambda b: b == golden("index.html")) is not None,
@@ -190,6 +227,7 @@ if __name__ == "__main__":
     finally:
         try:
             restore_seed()
+            bt.settle_invalidation()
         except Exception as e:
             T.crash("restoring the seed", e)
     T.finish()
