@@ -142,7 +142,11 @@ def start_wrk(paths, seconds):
     return subprocess.Popen(
         ["wrk", "-t%d" % THREADS, "-c%d" % CONNECTIONS, "-d%ds" % seconds,
          "-s", WRK_LUA, "http://127.0.0.1:%d" % bt.HTTP_PORT],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        # a session of its own, so a scheduling group of its own (autogroup):
+        # wrk's two busy threads would otherwise share this process's group
+        # with the probe and hold the probe's clock readings back
+        start_new_session=True)
 
 
 def wrk_result(p):
