@@ -19,9 +19,11 @@
 #include "cache.h"
 
 #include "ratelog.h"
+#include "stats.h"
 #include "wait.h"
 
 #include "http_log.h"
+#include "apr_strings.h"
 
 #include <hiredis/hiredis.h>
 #include <errno.h>
@@ -87,6 +89,15 @@ static blog_outage cache_outage;
 /* Redis up but refusing SET (read-only replica, out of memory, ...). */
 static blog_outage cache_write_outage;
 
+/* This thread's last Redis failure: the health check's reason. */
+static __thread char cache_why[160];
+
+static void
+cache_note_why(const char *what, const char *why)
+{
+    apr_snprintf(cache_why, sizeof(cache_why), "%s failed: %s", what, why);
+}
+
 /* Benign races: the worst case is one extra connect attempt. */
 static void
 cache_note_failure(void)
@@ -105,6 +116,8 @@ cache_note_failure(void)
 static void
 cache_drop(request_rec *r, const char *what, const char *why, int back_off)
 {
+    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+    cache_note_why(what, why);
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  "blog: Redis %s failed: %s; %s", what, why,
                  back_off ? "bypassing the cache" : "reconnecting");
@@ -155,6 +168,8 @@ cache_context(request_rec *r)
         pthread_setspecific(cache_key, c);
         return c;
     }
+    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+    cache_note_why("connect", c ? c->errstr : "out of memory");
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  "blog: cannot connect to Redis at %s%s%.0d: %s",
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
@@ -301,6 +316,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         return BLOG_CACHE_MISS;
     }
     if (reply->type != REDIS_REPLY_STRING) {
+        blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
         blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                      "blog: unexpected Redis reply to GET (type %d); "
                      "bypassing the cache", reply->type);
@@ -332,8 +348,10 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     if (ok)
         blog_outage_end(&cache_write_outage, r->server,
                         "Redis accepting writes");
-    else
+    else {
+        blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
         blog_outage_begin(&cache_write_outage);
+    }
     if (!ok)
         blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                      "blog: Redis refused SET: %.*s",
@@ -341,4 +359,16 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
                      reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
     return ok ? 0 : -1;
+}
+
+const char *
+blog_cache_why(void)
+{
+    return cache_why;
+}
+
+void
+blog_cache_why_reset(void)
+{
+    cache_why[0] = '\0';
 }

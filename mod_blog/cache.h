@@ -26,4 +26,11 @@ blog_cache_status blog_cache_get(request_rec *r, const char *key,
 int blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
                    const char *body, apr_size_t len);
 
+/*
+ * The last Redis failure of the calling thread ("connect failed: ..."),
+ * "" when none since blog_cache_why_reset: why a GET just now said DOWN.
+ */
+const char *blog_cache_why(void);
+void blog_cache_why_reset(void);
+
 #endif

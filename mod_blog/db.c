@@ -31,6 +31,7 @@
 #include "dbscale.h"
 
 #include "ratelog.h"
+#include "stats.h"
 #include "wait.h"
 
 #include "http_log.h"
@@ -118,15 +119,35 @@ db_msg(char *buf, const char *msg)
 {
     apr_size_t  n;
     char       *q;
+    const char *p;
 
     apr_cpystrn(buf, msg ? msg : "unknown error", DB_MSG_MAX);
     n = strlen(buf);
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
         buf[--n] = '\0';
-    for (q = buf; *q; q++)
-        if (*q == '\n' || *q == '\r' || *q == '\t')
-            *q = ' ';
+    /* "...\n\tDETAIL..." becomes "... DETAIL...": one space per break */
+    for (q = buf, p = buf; *p; p++) {
+        int         brk = *p == '\n' || *p == '\r' || *p == '\t';
+
+        if (!brk)
+            *q++ = *p;
+        else if (q == buf || q[-1] != ' ')
+            *q++ = ' ';
+    }
+    *q = '\0';
     return buf;
+}
+
+/* Why the last connect failed, for the health check; "" after a success. */
+static pthread_mutex_t db_err_lock = PTHREAD_MUTEX_INITIALIZER;
+static char db_err[DB_MSG_MAX];
+
+static void
+db_note_error(const char *msg)
+{
+    pthread_mutex_lock(&db_err_lock);
+    apr_cpystrn(db_err, msg ? msg : "", sizeof(db_err));
+    pthread_mutex_unlock(&db_err_lock);
 }
 
 /* Under db_lock. */
@@ -220,6 +241,7 @@ db_connect(apr_time_t deadline)
             blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP,
                              db_server, "blog: cannot connect to "
                              "PostgreSQL: no answer in time");
+            db_note_error("no answer in time");
             PQfinish(pg);
             return NULL;
         }
@@ -229,6 +251,7 @@ db_connect(apr_time_t deadline)
         blog_log_limited(&db_log, APLOG_ERR, 0, db_server,
                          "blog: cannot connect to PostgreSQL: %s",
                          db_msg(msg, PQerrorMessage(pg)));
+        db_note_error(msg);
         PQfinish(pg);
         return NULL;
     }
@@ -327,8 +350,11 @@ db_open_slot(apr_time_t deadline)
     if (c == NULL)
         db_slot_freed();
     pthread_mutex_unlock(&db_lock);
+    blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS : BLOG_STAT_POOL_CONNECT_FAILURES);
     if (c == NULL)
         return NULL;
+    blog_stat_inc(BLOG_STAT_POOL_OPEN);
+    db_note_error(NULL);
     c->pg = pg;
     c->gen = apr_atomic_read32(&db_gen);
     c->next = NULL;
@@ -338,6 +364,7 @@ db_open_slot(apr_time_t deadline)
 static void
 db_close(db_conn *c)
 {
+    blog_stat_add(BLOG_STAT_POOL_OPEN, -1);
     PQfinish(c->pg);
     free(c);
 }
@@ -405,6 +432,7 @@ db_release_handle(void *data)
 
     if (h->c == NULL)
         return APR_SUCCESS;
+    blog_stat_add(BLOG_STAT_POOL_BUSY, -1);
     db_release(h->c, !h->bad && PQstatus(h->c->pg) == CONNECTION_OK
                && PQtransactionStatus(h->c->pg) == PQTRANS_IDLE
                && !blog_dbscale_retire(h->c->pg));
@@ -503,6 +531,8 @@ db_checkout(request_rec *r, apr_time_t deadline)
         if (db_nopen == 0)
             break;
         timed_out = now >= wait_until;
+        if (!timed_out)
+            blog_stat_inc(BLOG_STAT_POOL_WAITS);
         if (!timed_out && (c = db_wait_turn(wait_until)) != NULL
             && c->gen != apr_atomic_read32(&db_gen)) {
             c->next = stale;
@@ -512,6 +542,8 @@ db_checkout(request_rec *r, apr_time_t deadline)
         }
     }
     pthread_mutex_unlock(&db_lock);
+    if (c == NULL && timed_out)
+        blog_stat_inc(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS);
     if (c == NULL && timed_out)
         blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP, r->server,
                          "blog: no free PostgreSQL connection within "
@@ -523,6 +555,8 @@ db_checkout(request_rec *r, apr_time_t deadline)
         db_close(stale);
         stale = next;
     }
+    if (c != NULL)
+        blog_stat_inc(BLOG_STAT_POOL_BUSY);
     return c;
 }
 
@@ -542,9 +576,16 @@ db_is_conn_error(PGconn *pg, const PGresult *res)
         || strcmp(state, "57P03") == 0;
 }
 
+/*
+ * A lost connection is not logged here but by the caller, which knows
+ * whether the retry served the page (a connection lost, not an outage) or
+ * could not connect either (the outage, logged once, by db_connect, in its
+ * own words): *lost gets libpq's message.
+ */
 static db_outcome
 db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
-       apr_size_t param_len, apr_time_t deadline, PGresult **out)
+       apr_size_t param_len, apr_time_t deadline, PGresult **out,
+       char *lost)
 {
     PGconn     *pg = h->c->pg;
     const char *values[1];
@@ -557,6 +598,7 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
 
     values[0] = param;
     lengths[0] = (int) param_len;
+    blog_stat_inc(BLOG_STAT_POOL_QUERIES);
     if (blog_dbscale_send(pg, stmt, db_stmt_names[stmt], values, lengths,
                           formats))
         res = db_results(pg, deadline, &timed_out);
@@ -566,6 +608,7 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
     }
     /* Dropped, not cancelled: see the top of this file. */
     if (timed_out) {
+        blog_stat_inc(BLOG_STAT_POOL_QUERY_TIMEOUTS);
         blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP, r->server,
                          "blog: %s timed out after BlogQueryTimeout; "
                          "dropping its connection", db_stmt_names[stmt]);
@@ -574,14 +617,16 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
     }
     outcome = res == NULL || db_is_conn_error(pg, res) ? DB_CONN_LOST
         : DB_FAILED;
-    blog_log_limited(&db_log, outcome == DB_CONN_LOST ? APLOG_WARNING
-                     : APLOG_ERR, 0, r->server, "blog: %s failed%s: %s",
-                     db_stmt_names[stmt], outcome == DB_CONN_LOST
-                     ? " (connection lost)" : "",
-                     db_msg(msg, res ? PQresultErrorMessage(res)
-                            : PQerrorMessage(pg)));
-    if (outcome == DB_CONN_LOST)
+    blog_stat_inc(outcome == DB_CONN_LOST ? BLOG_STAT_POOL_RECONNECTS
+                  : BLOG_STAT_POOL_QUERY_ERRORS);
+    db_msg(msg, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
+    if (outcome == DB_CONN_LOST) {
+        apr_cpystrn(lost, msg, DB_MSG_MAX);
         h->bad = 1;
+    }
+    else
+        blog_log_limited(&db_log, APLOG_ERR, 0, r->server,
+                         "blog: %s failed: %s", db_stmt_names[stmt], msg);
     PQclear(res);
     return outcome;
 }
@@ -646,6 +691,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
 {
     apr_time_t  deadline = apr_time_now() + db_g->query_timeout;
     int         attempt;
+    char        lost[DB_MSG_MAX];
 
     for (attempt = 0; attempt < 2; attempt++) {
         db_handle  *h = apr_palloc(r->pool, sizeof(*h));
@@ -657,12 +703,17 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
             return db_fail(APR_EAGAIN);
         apr_pool_cleanup_register(r->pool, h, db_release_handle,
                                   apr_pool_cleanup_null);
-        outcome = db_run(r, h, stmt, param, param_len, deadline, res);
+        outcome = db_run(r, h, stmt, param, param_len, deadline, res, lost);
         if (outcome == DB_CONN_LOST)
             apr_atomic_inc32(&db_gen);
         /* The rows outlive the connection: give it back before rendering. */
         apr_pool_cleanup_run(r->pool, h, db_release_handle);
         if (outcome == DB_OK) {
+            if (attempt > 0)
+                blog_log_limited(&db_log, APLOG_WARNING, 0, r->server,
+                                 "blog: %s: a pooled connection was lost, "
+                                 "the page retried on a new one: %s",
+                                 db_stmt_names[stmt], lost);
             blog_outage_end(&db_outage, r->server, "PostgreSQL reachable");
             apr_pool_cleanup_register(r->pool, *res, db_clear_result,
                                       apr_pool_cleanup_null);
@@ -671,5 +722,68 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
         if (outcome != DB_CONN_LOST)
             return db_fail(APR_EGENERAL);
     }
+    blog_log_limited(&db_log, APLOG_ERR, 0, r->server,
+                     "blog: %s failed: connection lost, on a new connection "
+                     "too: %s", db_stmt_names[stmt], lost);
     return db_fail(APR_ECONNRESET);
+}
+
+/*
+ * For the health check (health.c): a pooled connection answers a trivial
+ * statement within the page deadline, retried once on a fresh connection
+ * after a lost one, as a page is.  0, or -1 with the reason in why.
+ */
+int
+blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
+{
+    apr_time_t  deadline;
+    int         attempt;
+    char        msg[DB_MSG_MAX];
+
+    if (db_g == NULL) {
+        apr_cpystrn(why, "PostgreSQL: the pool is not set up", why_len);
+        return -1;
+    }
+    deadline = apr_time_now() + db_g->query_timeout;
+    for (attempt = 0; attempt < 2; attempt++) {
+        db_handle  *h = apr_palloc(r->pool, sizeof(*h));
+        PGresult   *res = NULL;
+        int         timed_out = 0;
+        int         lost;
+
+        h->bad = 0;
+        h->c = db_checkout(r, deadline);
+        if (h->c == NULL) {
+            pthread_mutex_lock(&db_err_lock);
+            apr_snprintf(why, why_len, "PostgreSQL: %s%s", db_err[0]
+                         ? "cannot connect: " : "no free connection within "
+                         "BlogPoolAcquireTimeout", db_err);
+            pthread_mutex_unlock(&db_err_lock);
+            return -1;
+        }
+        apr_pool_cleanup_register(r->pool, h, db_release_handle,
+                                  apr_pool_cleanup_null);
+        if (PQsendQuery(h->c->pg, "SELECT 1"))
+            res = db_results(h->c->pg, deadline, &timed_out);
+        if (PQresultStatus(res) == PGRES_TUPLES_OK) {
+            PQclear(res);
+            apr_pool_cleanup_run(r->pool, h, db_release_handle);
+            return 0;
+        }
+        lost = !timed_out && (res == NULL || db_is_conn_error(h->c->pg, res));
+        if (timed_out)
+            apr_cpystrn(why, "PostgreSQL: no answer within BlogQueryTimeout",
+                        why_len);
+        else
+            apr_snprintf(why, why_len, "PostgreSQL: %s",
+                         db_msg(msg, res ? PQresultErrorMessage(res)
+                                : PQerrorMessage(h->c->pg)));
+        PQclear(res);
+        h->bad = 1;
+        apr_pool_cleanup_run(r->pool, h, db_release_handle);
+        if (!lost)
+            return -1;
+        apr_atomic_inc32(&db_gen);
+    }
+    return -1;
 }

@@ -34,4 +34,10 @@ apr_status_t blog_db_page(request_rec *r, blog_stmt stmt,
                           const char *param, apr_size_t param_len,
                           PGresult **res);
 
+/*
+ * The health check: a pooled connection answers "SELECT 1" by the page
+ * deadline.  0, or -1 with a one-line reason in why.
+ */
+int blog_db_ping(request_rec *r, char *why, apr_size_t why_len);
+
 #endif

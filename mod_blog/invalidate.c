@@ -497,16 +497,45 @@ inv_pending_next(apr_time_t now)
 /* PostgreSQL                                                          */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Not listening any more.  A lost connection is not logged: the reconnect
+ * that follows says whether PostgreSQL is down, in the pool's phrasing
+ * ("cannot connect to PostgreSQL: <libpq's message>"), so an outage reads
+ * the same whoever meets it.  why == NULL: the connection was lost.
+ */
 static void
-inv_pg_drop(const char *why)
+inv_pg_drop(const char *why, int connecting)
 {
-    blog_log_limited(&inv_pg_log, APLOG_WARNING, 0, inv.s,
-                     "blog: invalidation: not listening: %s", why);
+    if (why != NULL)
+        blog_log_limited(&inv_pg_log, APLOG_WARNING, 0, inv.s,
+                         connecting
+                         ? "blog: cannot connect to PostgreSQL: %s "
+                         "(invalidation listener)"
+                         : "blog: invalidation: not listening: %s", why);
     if (inv.pg != NULL)
         PQfinish(inv.pg);
     inv.pg = NULL;
     blog_outage_begin(&inv_pg_outage);
     inv_backoff(&inv.pg_next_try, &inv.pg_backoff);
+}
+
+/* libpq's message on one line: its line breaks and tabs one space each. */
+static const char *
+inv_pg_msg(char *buf, apr_size_t size, const char *msg)
+{
+    char       *q = buf;
+    const char *p;
+
+    for (p = msg ? msg : "unknown error"; *p && q < buf + size - 1; p++) {
+        if (*p != '\n' && *p != '\r' && *p != '\t')
+            *q++ = *p;
+        else if (q > buf && q[-1] != ' ')
+            *q++ = ' ';
+    }
+    while (q > buf && q[-1] == ' ')
+        q--;
+    *q = '\0';
+    return buf;
 }
 
 /*
@@ -546,7 +575,8 @@ inv_pg_open(void)
     PostgresPollingStatusType st = PGRES_POLLING_WRITING;
     PGresult   *res;
     PGconn     *pg;
-    char        why[256];
+    char        why[512];
+    char        msg[400];
     int         ok;
 
     vals[0] = "UTF8";
@@ -560,40 +590,37 @@ inv_pg_open(void)
     vals[8] = NULL;
     inv.pg = pg = PQconnectStartParams(keys, vals, 1);
     if (pg == NULL) {
-        inv_pg_drop("out of memory");
+        inv_pg_drop("out of memory", 1);
         return -1;
     }
     PQsetNoticeProcessor(pg, inv_pg_notice, NULL);
     while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
            && st != PGRES_POLLING_FAILED) {
         if (inv_pg_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
-            inv_pg_drop("no answer to the connect in time");
+            inv_pg_drop("no answer in time", 1);
             return -1;
         }
         st = PQconnectPoll(pg);
     }
     if (st != PGRES_POLLING_OK || PQsetnonblocking(pg, 1) != 0
         || !PQsendQuery(pg, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
-        apr_snprintf(why, sizeof(why), "%.*s",
-                     (int) strcspn(PQerrorMessage(pg), "\n"),
-                     PQerrorMessage(pg));
-        inv_pg_drop(why);
+        inv_pg_drop(inv_pg_msg(why, sizeof(why), PQerrorMessage(pg)), 1);
         return -1;
     }
     while (PQflush(pg) > 0)
         if (inv_pg_wait(pg, 1, deadline) != 0) {
-            inv_pg_drop("no answer to LISTEN in time");
+            inv_pg_drop("no answer to LISTEN in time", 0);
             return -1;
         }
     ok = 0;
     for (;;) {
         while (PQisBusy(pg)) {
             if (inv_pg_wait(pg, 0, deadline) != 0) {
-                inv_pg_drop("no answer to LISTEN in time");
+                inv_pg_drop("no answer to LISTEN in time", 0);
                 return -1;
             }
             if (!PQconsumeInput(pg)) {
-                inv_pg_drop("connection lost during LISTEN");
+                inv_pg_drop(NULL, 0);
                 return -1;
             }
         }
@@ -602,19 +629,19 @@ inv_pg_open(void)
             break;
         ok = PQresultStatus(res) == PGRES_COMMAND_OK;
         if (!ok)
-            apr_snprintf(why, sizeof(why), "LISTEN failed: %.*s",
-                         (int) strcspn(PQresultErrorMessage(res), "\n"),
-                         PQresultErrorMessage(res));
+            apr_snprintf(why, sizeof(why), "LISTEN failed: %s",
+                         inv_pg_msg(msg, sizeof(msg), PQresultErrorMessage(res)));
         PQclear(res);
     }
     if (!ok) {
-        inv_pg_drop(why);
+        inv_pg_drop(why, 0);
         return -1;
     }
     inv.pg_backoff = 0;
     /* Whatever committed before now was not heard: it all goes. */
     inv.flush_due = 1;
-    blog_outage_end(&inv_pg_outage, inv.s, "invalidation: listening");
+    blog_outage_end(&inv_pg_outage, inv.s,
+                    "invalidation listener: PostgreSQL reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  "blog: invalidation: listening on " BLOG_INVALIDATE_CHANNEL
                  " (pid %d)", PQbackendPID(pg));
@@ -628,7 +655,7 @@ inv_pg_read(void)
     PGnotify   *n;
 
     if (!PQconsumeInput(inv.pg)) {
-        inv_pg_drop("connection lost");
+        inv_pg_drop(NULL, 0);
         return;
     }
     while ((n = PQnotifies(inv.pg)) != NULL) {
@@ -645,7 +672,7 @@ inv_pg_read(void)
             PQclear(res);
     }
     if (PQstatus(inv.pg) == CONNECTION_BAD)
-        inv_pg_drop("connection lost");
+        inv_pg_drop(NULL, 0);
 }
 
 /* ------------------------------------------------------------------ */

@@ -36,6 +36,8 @@
 #include "response.h"
 #include "router.h"
 #include "serve.h"
+#include "stats.h"
+#include "status.h"
 
 #include "http_config.h"
 #include "http_core.h"
@@ -655,6 +657,9 @@ blog_register_hooks(apr_pool_t *p)
     ap_hook_quick_handler(blog_quick_handler, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
     blog_connection_register_hooks();
+    blog_stats_register_hooks();
+    blog_status_register_hooks();
+    blog_health_register_hooks();
     blog_invalidate_register_hooks();
 }
 

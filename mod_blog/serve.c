@@ -11,6 +11,7 @@
 #include "pages.h"
 #include "response.h"
 #include "router.h"
+#include "stats.h"
 
 #include "http_protocol.h"
 
@@ -66,13 +67,17 @@ serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)
            rt->page_path_len);
 
     st = blog_cache_get(r, key, key_len, &page.body, &page.len);
-    if (st == BLOG_CACHE_HIT)
+    if (st == BLOG_CACHE_HIT) {
+        blog_stat_inc(BLOG_STAT_CACHE_HITS);
         return blog_respond(r, HTTP_OK, page.body, page.len, "HIT");
+    }
     serve_page(r, site, rt, &page);
     xcache = st == BLOG_CACHE_MISS ? "MISS" : "BYPASS";
     if (st == BLOG_CACHE_MISS && page.status == HTTP_OK
         && blog_cache_set(r, key, key_len, page.body, page.len) != 0)
         xcache = "BYPASS";
+    blog_stat_inc(xcache[0] == 'M' ? BLOG_STAT_CACHE_MISSES
+                  : BLOG_STAT_CACHE_BYPASSES);
     return blog_respond(r, page.status, page.body, page.len, xcache);
 }
 

@@ -54,6 +54,9 @@ if scripts/stack.sh start; then
             if scripts/stack.sh restart httpd; then
                 part "e2e ($mpm, $hook)" python3 tests/e2e/run.py
                 [ $fast = off ] || part "faults ($mpm, $hook)" python3 tests/faults/run.py
+                # mod_status figures under a known load, the health check
+                # with Redis and PostgreSQL stopped and frozen.
+                [ $fast = off ] || part "status and health ($mpm, $hook)" python3 tests/e2e/status.py
                 [ $fast = off ] || part "invalidation ($mpm, $hook)" python3 tests/e2e/invalidation.py
                 # The event MPM's own promise: idle keep-alive connections
                 # do not cost the busy ones (takes the load lock).
@@ -72,6 +75,7 @@ if scripts/stack.sh start; then
     export BLOG_MPM=prefork BLOG_FASTPATH=on
     if scripts/stack.sh restart httpd; then
         part "e2e (prefork, quick_handler)" python3 tests/e2e/run.py
+        part "status and health (prefork, quick_handler)" python3 tests/e2e/status.py
     else
         part "httpd start (prefork, quick_handler)" false
     fi

@@ -28,11 +28,12 @@ count_comment(const BlogEntry *entry, void *arg)
  * visible entries in comments (post_id, created_at, id), index-only.
  */
 static int32 *
-comment_counts(Oid nsp, const int32 *ids, int n)
+comment_counts(const int32 *ids, int n)
 {
-	Relation	comments = blog_open_table(nsp, "comments");
-	Relation	index = blog_open_int4_index(nsp, "comments_post_idx", comments, 1);
-	int32	   *counts = palloc0(sizeof(int32) * (n + 1));
+	Relation	comments = blog_open_table(BLOG_REL_comments);
+	Relation	index = blog_open_int4_index(BLOG_REL_comments_post_idx,
+												 comments, 1);
+	int32	   *counts = palloc0(sizeof(int32) * n);
 
 	blog_index_lookup(comments, index, ids, n, false, count_comment, counts);
 	index_close(index, NoLock);
@@ -49,8 +50,7 @@ blog_cards_emit(FunctionCallInfo fcinfo, BlogPost *posts, int nposts,
 				Datum *prefix, int npre)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			nsp = blog_nsp();
-	int32	   *ids = palloc(sizeof(int32) * (nposts + 1));
+	int32	   *ids = palloc(sizeof(int32) * nposts);
 	int32	   *counts;
 	BlogTagArrays tags;
 	int			nids;
@@ -61,8 +61,8 @@ blog_cards_emit(FunctionCallInfo fcinfo, BlogPost *posts, int nposts,
 	for (i = 0; i < nposts; i++)
 		ids[i] = posts[i].id;
 	nids = blog_sort_unique(ids, nposts);
-	counts = comment_counts(nsp, ids, nids);
-	blog_tag_arrays(nsp, ids, nids, &tags);
+	counts = comment_counts(ids, nids);
+	blog_tag_arrays(ids, nids, &tags);
 
 	for (i = 0; i < nposts; i++)
 	{

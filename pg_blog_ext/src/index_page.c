@@ -37,18 +37,16 @@ newest_first(Relation index, Relation posts)
 		TupleDescAttr(desc, 1)->atttypid == INT4OID &&
 		(options[0] & INDOPTION_DESC) == (options[1] & INDOPTION_DESC);
 	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("index \"blog.posts_published_idx\" does not have the layout pg_blog needs")));
+		blog_refuse_layout(index);
 	return (options[0] & INDOPTION_DESC) ? ForwardScanDirection : BackwardScanDirection;
 }
 
 /* The n newest posts, newest first. */
 static int
-fetch_latest(Oid nsp, int32 n, BlogPost **out)
+fetch_latest(int32 n, BlogPost **out)
 {
-	Relation	posts = blog_open_table(nsp, "posts");
-	Relation	index = blog_open_index(nsp, "posts_published_idx", posts);
+	Relation	posts = blog_open_table(BLOG_REL_posts);
+	Relation	index = blog_open_index(BLOG_REL_posts_published_idx, posts);
 	ScanDirection dir = newest_first(index, posts);
 	TupleTableSlot *slot = table_slot_create(posts, NULL);
 	IndexScanDesc scan = index_beginscan(posts, index, GetActiveSnapshot(), 0, 0);
@@ -75,7 +73,7 @@ fetch_latest(Oid nsp, int32 n, BlogPost **out)
 	index_close(index, NoLock);
 	table_close(posts, NoLock);
 
-	array = palloc(sizeof(BlogPost) * (list_length(list) + 1));
+	array = palloc(sizeof(BlogPost) * list_length(list));
 	foreach(lc, list)
 		array[i++] = *(BlogPost *) lfirst(lc);
 	*out = array;
@@ -88,15 +86,13 @@ blog_index_page(PG_FUNCTION_ARGS)
 	int32		n = PG_GETARG_INT32(0);
 	BlogPost   *posts;
 	int			nposts;
-	Oid			nsp;
 
 	blog_materialize(fcinfo);
 	if (n <= 0)
 		return (Datum) 0;
 
-	nsp = blog_nsp();
-	nposts = fetch_latest(nsp, n, &posts);
-	blog_posts_authors(nsp, posts, nposts);
+	nposts = fetch_latest(n, &posts);
+	blog_posts_authors(posts, nposts);
 	blog_cards_emit(fcinfo, posts, nposts, NULL, 0);
 
 	return (Datum) 0;

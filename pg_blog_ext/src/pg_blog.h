@@ -12,13 +12,33 @@
 
 #include "access/genam.h"
 #include "access/itup.h"
+#include "common/int.h"
 #include "datatype/timestamp.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 #include "utils/relcache.h"
 
-/* Slugs are 1 to 64 bytes of a-z, 0-9 and '-' (the contract's routes). */
+/*
+ * Three-way comparisons of integers, as common/int.h has them from
+ * PostgreSQL 17 on: every ordering of the extension (the sorts, qunique(),
+ * bsearch(), the B-tree walk, the tag page's order) is written with them.
+ */
+#if PG_VERSION_NUM < 170000
+static inline int
+pg_cmp_s32(int32 a, int32 b)
+{
+	return (a > b) - (a < b);
+}
+
+static inline int
+pg_cmp_s64(int64 a, int64 b)
+{
+	return (a > b) - (a < b);
+}
+#endif
+
+/* A slug is 1 to 64 bytes of a-z, 0-9 and '-': docs/CONTRACT.md section 2 */
 #define BLOG_SLUG_MAX 64
 
 /*
@@ -47,25 +67,62 @@ typedef struct BlogTagArrays
 	Datum	   *names;			/* text[] per post */
 } BlogTagArrays;
 
+/*
+ * The relations the pages read, all in the schema blog, each named once
+ * here as its extension script names it.  They are opened by the number
+ * BLOG_REL_<name> (scan.c), never through the search_path.
+ */
+#define BLOG_RELATIONS(X) \
+	X(authors) X(tags) X(posts) X(post_tags) X(comments) \
+	X(authors_name_idx) X(tags_slug_key) X(tags_text_idx) \
+	X(posts_slug_key) X(posts_card_idx) X(posts_published_idx) \
+	X(post_tags_pkey) X(post_tags_tag_idx) X(comments_post_idx)
+
+#define BLOG_REL_NUMBER(name) BLOG_REL_##name,
+typedef enum BlogRel
+{
+	BLOG_RELATIONS(BLOG_REL_NUMBER)
+	BLOG_NUM_RELS
+} BlogRel;
+#undef BLOG_REL_NUMBER
+
+/*
+ * A visible row read by key: the values of the NOT NULL columns asked for
+ * (pointing into a shared buffer of the heap or of the index: copy what is
+ * kept) and the number of its key.  The column list of a read must be a
+ * constant array: its address keys the per-backend cache of its column
+ * numbers.
+ */
+typedef void (*BlogRowFn) (Datum *values, int key, void *arg);
+
 /* common.c */
 extern int	blog_int32_cmp(const void *a, const void *b);
-extern int	blog_key_index(const int32 *keys, int nkeys, int32 key);
 extern int	blog_sort_unique(int32 *ids, int n);
-extern bool blog_slug_arg_is_valid(Datum slug);
+extern int	blog_key_index(const int32 *keys, int nkeys, int32 key);
 extern void blog_materialize(FunctionCallInfo fcinfo);
-extern Datum blog_text_copy(Datum value);
 extern Datum blog_text_array(Datum *elems, int nelems);
+extern bool blog_page_by_slug(FunctionCallInfo fcinfo, BlogRel table,
+							  BlogRel index, const char *const *cols,
+							  int ncols, BlogRowFn fn, void *arg);
+
+/*
+ * A copy of a text value that may point into a shared buffer, detoasted
+ * (with a 4-byte header, which the arrays' elements have anyway).
+ */
+static inline Datum
+blog_text_copy(Datum value)
+{
+	return PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+}
 
 /* scan.c: the blog's relations, and reads of them by key */
-extern Oid	blog_nsp(void);
-extern Relation blog_open_table(Oid nsp, const char *name);
-extern Relation blog_open_index(Oid nsp, const char *name, Relation heap);
-extern Relation blog_open_int4_index(Oid nsp, const char *name, Relation heap,
-									 int natts);
+extern Relation blog_open_table(BlogRel table);
+extern Relation blog_open_index(BlogRel index, Relation heap);
+extern Relation blog_open_int4_index(BlogRel index, Relation heap, int natts);
+extern void blog_refuse_layout(Relation index) pg_attribute_noreturn();
 extern AttrNumber blog_attnum(Relation rel, const char *name);
 extern void blog_attnums(Relation rel, const char *const *names, int n,
 						 AttrNumber *out);
-extern void blog_unexpected_null(const char *column) pg_attribute_noreturn();
 extern void blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
 							 const char *const *names, int n, Datum *values);
 
@@ -89,25 +146,16 @@ extern void blog_index_lookup(Relation heap, Relation index,
 							  const int32 *keys, int nkeys, bool want_rows,
 							  BlogEntryFn fn, void *arg);
 extern int32 blog_entry_int4(const BlogEntry *entry, AttrNumber attnum);
-extern List *blog_linked_ids(Oid nsp, const char *index_name, int32 id);
+extern List *blog_linked_ids(BlogRel index, int32 id);
 
-/*
- * A visible row read by key: the values of the NOT NULL columns asked for
- * (pointing into a shared buffer of the heap or of the index: copy what is
- * kept) and the number of its key.  The column list of a read must be a
- * constant array: its address keys the per-backend cache of its column
- * numbers.
- */
-typedef void (*BlogRowFn) (Datum *values, int key, void *arg);
-
+/* The most columns one read asks for (a card's post asks for 6). */
 #define BLOG_MAX_COLS 8
 
-extern int	blog_fetch_by_int4(Oid nsp, const char *table, const char *index_name,
+extern int	blog_fetch_by_int4(BlogRel table, BlogRel index,
 							   const int32 *keys, int nkeys,
 							   const char *const *cols, int ncols,
 							   BlogRowFn fn, void *arg);
-extern bool blog_fetch_by_text(Oid nsp, const char *table,
-							   const char *index_name, Datum value,
+extern bool blog_fetch_by_text(BlogRel table, BlogRel index, Datum value,
 							   const char *const *cols, int ncols,
 							   BlogRowFn fn, void *arg);
 
@@ -115,10 +163,10 @@ extern bool blog_fetch_by_text(Oid nsp, const char *table,
 #define BLOG_POST_NCOLS 6
 extern const char *const blog_post_cols[BLOG_POST_NCOLS];
 extern void blog_post_set(BlogPost *post, const Datum *values);
-extern void blog_posts_authors(Oid nsp, BlogPost *posts, int n);
+extern void blog_posts_authors(BlogPost *posts, int n);
 
 /* tags.c: the tag arrays of posts, from their post_tags links */
-extern void blog_tag_arrays(Oid nsp, const int32 *post_ids, int nposts,
+extern void blog_tag_arrays(const int32 *post_ids, int nposts,
 							BlogTagArrays *out);
 
 /* cards.c */

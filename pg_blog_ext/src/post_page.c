@@ -60,7 +60,7 @@ keep_comment(Datum *values, int key, void *arg)
 
 /* The post's comments, oldest first: the order of (post_id, created_at, id). */
 static void
-fetch_comments(Oid nsp, int32 post_id, Datum *values)
+fetch_comments(int32 post_id, Datum *values)
 {
 	List	   *comments = NIL;
 	Datum	   *authors;
@@ -69,12 +69,12 @@ fetch_comments(Oid nsp, int32 post_id, Datum *values)
 	ListCell   *lc;
 	int			n = 0;
 
-	blog_fetch_by_int4(nsp, "comments", "comments_post_idx", &post_id, 1,
-					   comment_cols, lengthof(comment_cols), keep_comment,
-					   &comments);
-	authors = palloc(sizeof(Datum) * (list_length(comments) + 1));
-	bodies = palloc(sizeof(Datum) * (list_length(comments) + 1));
-	times = palloc(sizeof(Datum) * (list_length(comments) + 1));
+	blog_fetch_by_int4(BLOG_REL_comments, BLOG_REL_comments_post_idx,
+					   &post_id, 1, comment_cols, lengthof(comment_cols),
+					   keep_comment, &comments);
+	authors = palloc(sizeof(Datum) * list_length(comments));
+	bodies = palloc(sizeof(Datum) * list_length(comments));
+	times = palloc(sizeof(Datum) * list_length(comments));
 	foreach(lc, comments)
 	{
 		Comment    *c = (Comment *) lfirst(lc);
@@ -84,68 +84,63 @@ fetch_comments(Oid nsp, int32 post_id, Datum *values)
 		times[n] = c->created_at;
 		n++;
 	}
+	/* no comments: '{}', as construct_array() makes an empty array */
 	values[COL_COMMENT_AUTHORS] = blog_text_array(authors, n);
 	values[COL_COMMENT_BODIES] = blog_text_array(bodies, n);
-	if (n == 0)
-		values[COL_COMMENT_TIMES] =
-			PointerGetDatum(construct_empty_array(TIMESTAMPTZOID));
-	else
-		values[COL_COMMENT_TIMES] =
-			PointerGetDatum(construct_array(times, n, TIMESTAMPTZOID,
-											sizeof(TimestampTz),
-											FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[COL_COMMENT_TIMES] =
+		PointerGetDatum(construct_array(times, n, TIMESTAMPTZOID,
+										sizeof(TimestampTz), FLOAT8PASSBYVAL,
+										TYPALIGN_DOUBLE));
 }
+
+/* The post's own columns, read in the order of post_cols. */
+enum
+{
+	POST_ID, POST_AUTHOR_ID, POST_TITLE, POST_BODY, POST_PUBLISHED, POST_NCOLS
+};
+
+static const char *const post_cols[POST_NCOLS] = {
+	"id", "author_id", "title", "body", "published_at"
+};
 
 static void
 keep_post(Datum *values, int key, void *arg)
 {
 	Datum	   *row = (Datum *) arg;
-	int			i;
 
 	(void) key;
-	for (i = 0; i < 5; i++)
-		row[i] = values[i];
+	memcpy(row, values, sizeof(Datum) * POST_NCOLS);
 	/* the texts are copied before the buffer is unpinned */
-	row[2] = blog_text_copy(values[2]);
-	row[3] = blog_text_copy(values[3]);
+	row[POST_TITLE] = blog_text_copy(values[POST_TITLE]);
+	row[POST_BODY] = blog_text_copy(values[POST_BODY]);
 }
 
 Datum
 blog_post_page(PG_FUNCTION_ARGS)
 {
-	static const char *const post_cols[] = {
-		"id", "author_id", "title", "body", "published_at"
-	};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		slug = PG_GETARG_DATUM(0);
-	Datum		row[lengthof(post_cols)];
+	Datum		row[POST_NCOLS];
 	Datum		values[NUM_COLS];
 	bool		nulls[NUM_COLS] = {0};
 	BlogPost	post = {0};
 	BlogTagArrays tags;
-	Oid			nsp;
 
-	blog_materialize(fcinfo);
-	if (!blog_slug_arg_is_valid(slug))
+	if (!blog_page_by_slug(fcinfo, BLOG_REL_posts, BLOG_REL_posts_slug_key,
+						   post_cols, POST_NCOLS, keep_post, row))
 		return (Datum) 0;
 
-	nsp = blog_nsp();
-	if (!blog_fetch_by_text(nsp, "posts", "posts_slug_key", slug, post_cols,
-							lengthof(post_cols), keep_post, row))
-		return (Datum) 0;
+	post.id = DatumGetInt32(row[POST_ID]);
+	post.author_id = DatumGetInt32(row[POST_AUTHOR_ID]);
+	blog_posts_authors(&post, 1);
+	blog_tag_arrays(&post.id, 1, &tags);
 
-	post.id = DatumGetInt32(row[0]);
-	post.author_id = DatumGetInt32(row[1]);
-	blog_posts_authors(nsp, &post, 1);
-	blog_tag_arrays(nsp, &post.id, 1, &tags);
-
-	values[COL_TITLE] = row[2];
+	values[COL_TITLE] = row[POST_TITLE];
 	values[COL_AUTHOR] = post.author;
-	values[COL_PUBLISHED] = row[4];
-	values[COL_BODY] = row[3];
+	values[COL_PUBLISHED] = row[POST_PUBLISHED];
+	values[COL_BODY] = row[POST_BODY];
 	values[COL_TAG_SLUGS] = tags.slugs[0];
 	values[COL_TAG_NAMES] = tags.names[0];
-	fetch_comments(nsp, post.id, values);
+	fetch_comments(post.id, values);
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;

@@ -41,10 +41,10 @@ keep_name(Datum *values, int key, void *arg)
  * by key.
  */
 void
-blog_posts_authors(Oid nsp, BlogPost *posts, int n)
+blog_posts_authors(BlogPost *posts, int n)
 {
 	static const char *const cols[] = {"name"};
-	int32	   *ids = palloc(sizeof(int32) * (n + 1));
+	int32	   *ids = palloc(sizeof(int32) * n);
 	Datum	   *names;
 	int			nids;
 	int			i;
@@ -52,8 +52,8 @@ blog_posts_authors(Oid nsp, BlogPost *posts, int n)
 	for (i = 0; i < n; i++)
 		ids[i] = posts[i].author_id;
 	nids = blog_sort_unique(ids, n);
-	names = palloc0(sizeof(Datum) * (nids + 1));
-	blog_fetch_by_int4(nsp, "authors", "authors_name_idx", ids, nids,
+	names = palloc0(sizeof(Datum) * nids);
+	blog_fetch_by_int4(BLOG_REL_authors, BLOG_REL_authors_name_idx, ids, nids,
 					   cols, lengthof(cols), keep_name, names);
 
 	for (i = 0; i < n; i++)

@@ -30,24 +30,20 @@
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
+/* The names of the relations of BlogRel, in its order */
+#define REL_NAME(name) #name,
+static const char *const rel_names[BLOG_NUM_RELS] = {BLOG_RELATIONS(REL_NAME)};
+#undef REL_NAME
+
 /*
- * The OIDs of the namespace "blog" and of the relations looked up in it,
- * kept per backend: a catalog lookup per relation per call costs about a
+ * The OIDs of the namespace "blog" and of its relations, kept per backend
+ * once looked up: a catalog lookup per relation per call costs about a
  * tenth of a detail page.  Any invalidation of a relation or namespace
  * name forgets them all, so a lookup after DDL (DROP and CREATE EXTENSION)
  * sees what get_relname_relid() would see.  Only names are kept, never
  * rows.
  */
-typedef struct RelidCacheEntry
-{
-	const char *name;
-	Oid			relid;
-} RelidCacheEntry;
-
-#define RELID_CACHE_SIZE 16
-
-static RelidCacheEntry relid_cache[RELID_CACHE_SIZE];
-static int	relid_cache_n = 0;
+static Oid	relid_cache[BLOG_NUM_RELS];
 static Oid	nsp_cache = InvalidOid;
 static bool relid_cache_registered = false;
 
@@ -57,13 +53,12 @@ relid_cache_reset(Datum arg, int cacheid, uint32 hashvalue)
 	(void) arg;
 	(void) cacheid;
 	(void) hashvalue;
-	relid_cache_n = 0;
+	memset(relid_cache, 0, sizeof(relid_cache));
 	nsp_cache = InvalidOid;
 }
 
-/* The namespace "blog", never found through the search_path. */
-Oid
-blog_nsp(void)
+static Oid
+blog_relid(BlogRel rel)
 {
 	if (!relid_cache_registered)
 	{
@@ -71,58 +66,29 @@ blog_nsp(void)
 		CacheRegisterSyscacheCallback(NAMESPACENAME, relid_cache_reset, (Datum) 0);
 		relid_cache_registered = true;
 	}
+	if (OidIsValid(relid_cache[rel]))
+		return relid_cache[rel];
+
 	if (!OidIsValid(nsp_cache))
-	{
-		Oid			nsp = get_namespace_oid("blog", false);
-
-		relid_cache_n = 0;
-		nsp_cache = nsp;
-	}
-	return nsp_cache;
-}
-
-static Oid
-blog_relid(Oid nsp, const char *name)
-{
-	Oid			relid;
-	int			i;
-
-	if (nsp == nsp_cache)
-	{
-		/* the callers' names are string constants, merged by the linker */
-		for (i = 0; i < relid_cache_n; i++)
-			if (relid_cache[i].name == name)
-				return relid_cache[i].relid;
-		for (i = 0; i < relid_cache_n; i++)
-			if (strcmp(relid_cache[i].name, name) == 0)
-				return relid_cache[i].relid;
-	}
-
-	relid = get_relname_relid(name, nsp);
-	if (!OidIsValid(relid))
+		nsp_cache = get_namespace_oid("blog", false);
+	relid_cache[rel] = get_relname_relid(rel_names[rel], nsp_cache);
+	if (!OidIsValid(relid_cache[rel]))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("relation \"blog.%s\" does not exist", name),
+				 errmsg("relation \"blog.%s\" does not exist", rel_names[rel]),
 				 errdetail("pg_blog's functions read the relations its extension script creates."),
-				 errhint("Compare the schema blog with pg_blog's script for the installed version.")));
-	/* names are the callers' string constants, so the pointer is kept */
-	if (nsp == nsp_cache && relid_cache_n < RELID_CACHE_SIZE)
-	{
-		relid_cache[relid_cache_n].name = name;
-		relid_cache[relid_cache_n].relid = relid;
-		relid_cache_n++;
-	}
-	return relid;
+				 errhint("If the extension is older than its library, ALTER EXTENSION pg_blog UPDATE adds what is missing and keeps every row.")));
+	return relid_cache[rel];
 }
 
 Relation
-blog_open_table(Oid nsp, const char *name)
+blog_open_table(BlogRel table)
 {
-	return table_open(blog_relid(nsp, name), AccessShareLock);
+	return table_open(blog_relid(table), AccessShareLock);
 }
 
-static void
-refuse_layout(Relation index)
+void
+blog_refuse_layout(Relation index)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -132,14 +98,14 @@ refuse_layout(Relation index)
 
 /* A B-tree of heap; anything else is refused rather than misread. */
 Relation
-blog_open_index(Oid nsp, const char *name, Relation heap)
+blog_open_index(BlogRel index, Relation heap)
 {
-	Relation	index = index_open(blog_relid(nsp, name), AccessShareLock);
+	Relation	rel = index_open(blog_relid(index), AccessShareLock);
 
-	if (index->rd_index->indrelid != RelationGetRelid(heap) ||
-		index->rd_rel->relam != BTREE_AM_OID)
-		refuse_layout(index);
-	return index;
+	if (rel->rd_index->indrelid != RelationGetRelid(heap) ||
+		rel->rd_rel->relam != BTREE_AM_OID)
+		blog_refuse_layout(rel);
+	return rel;
 }
 
 /*
@@ -148,21 +114,21 @@ blog_open_index(Oid nsp, const char *name, Relation heap)
  * reads it.
  */
 Relation
-blog_open_int4_index(Oid nsp, const char *name, Relation heap, int natts)
+blog_open_int4_index(BlogRel index, Relation heap, int natts)
 {
-	Relation	index = blog_open_index(nsp, name, heap);
-	TupleDesc	desc = RelationGetDescr(index);
+	Relation	rel = blog_open_index(index, heap);
+	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
 
-	if (index->rd_index->indnkeyatts < natts ||
-		index->rd_opfamily[0] != INTEGER_BTREE_FAM_OID ||
-		index->rd_opcintype[0] != INT4OID ||
-		index->rd_indoption[0] != 0)
-		refuse_layout(index);
+	if (rel->rd_index->indnkeyatts < natts ||
+		rel->rd_opfamily[0] != INTEGER_BTREE_FAM_OID ||
+		rel->rd_opcintype[0] != INT4OID ||
+		rel->rd_indoption[0] != 0)
+		blog_refuse_layout(rel);
 	for (i = 0; i < natts; i++)
 		if (TupleDescAttr(desc, i)->atttypid != INT4OID)
-			refuse_layout(index);
-	return index;
+			blog_refuse_layout(rel);
+	return rel;
 }
 
 AttrNumber
@@ -196,12 +162,30 @@ blog_attnums(Relation rel, const char *const *names, int n, AttrNumber *out)
 }
 
 /* Every column the pages read is NOT NULL: a null is a broken table. */
-void
-blog_unexpected_null(const char *column)
+static void
+unexpected_null(const char *column)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_NOT_NULL_VIOLATION),
 			 errmsg("unexpected null in column \"%s\" of a table of blog", column)));
+}
+
+/*
+ * values[i] = the column atts[i] (named names[i]) of a deformed row, whose
+ * attribute k is all[k - 1] (null if isnull[k - 1]).
+ */
+static void
+pick_values(const Datum *all, const bool *isnull, const AttrNumber *atts,
+			const char *const *names, int n, Datum *values)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		if (isnull[atts[i] - 1])
+			unexpected_null(names[i]);
+		values[i] = all[atts[i] - 1];
+	}
 }
 
 /*
@@ -218,12 +202,7 @@ blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
 	for (i = 0; i < n; i++)
 		max = Max(max, atts[i]);
 	slot_getsomeattrs(slot, max);
-	for (i = 0; i < n; i++)
-	{
-		if (slot->tts_isnull[atts[i] - 1])
-			blog_unexpected_null(names[i]);
-		values[i] = slot->tts_values[atts[i] - 1];
-	}
+	pick_values(slot->tts_values, slot->tts_isnull, atts, names, n, values);
 }
 
 /*
@@ -307,7 +286,7 @@ key_cmp(LookupState *st, bool int4, int32 key, OffsetNumber off)
 		if (isnull)
 			return -1;
 	}
-	return (key > k) - (key < k);
+	return pg_cmp_s32(key, k);
 }
 
 /* The comparison of key i with the current page's high key; < 0 at the end. */
@@ -514,6 +493,12 @@ lookup_run(LookupState *st, bool int4, int nkeys)
 		}
 		stepped = false;
 
+		/*
+		 * The entries of key on this page.  No CHECK_FOR_INTERRUPTS() in this
+		 * loop: the page's content lock holds interrupts off until it is
+		 * released, at the step to the next page or the next descent, which
+		 * check (a page holds at most MaxTIDsPerBTreePage entries).
+		 */
 		for (st->off = lower_bound(st, int4, key); st->off <= st->maxoff; st->off++)
 		{
 			if (key_cmp(st, int4, key, st->off) != 0)
@@ -586,7 +571,7 @@ blog_entry_int4(const BlogEntry *entry, AttrNumber attnum)
 	Datum		d = index_getattr(entry->itup, attnum, entry->itupdesc, &isnull);
 
 	if (isnull)
-		blog_unexpected_null(NameStr(TupleDescAttr(entry->itupdesc, attnum - 1)->attname));
+		unexpected_null(NameStr(TupleDescAttr(entry->itupdesc, attnum - 1)->attname));
 	return DatumGetInt32(d);
 }
 
@@ -605,10 +590,10 @@ collect_second_id(const BlogEntry *entry, void *arg)
  * post ids from post_tags_tag_idx.
  */
 List *
-blog_linked_ids(Oid nsp, const char *index_name, int32 id)
+blog_linked_ids(BlogRel index_rel, int32 id)
 {
-	Relation	post_tags = blog_open_table(nsp, "post_tags");
-	Relation	index = blog_open_int4_index(nsp, index_name, post_tags, 2);
+	Relation	post_tags = blog_open_table(BLOG_REL_post_tags);
+	Relation	index = blog_open_int4_index(index_rel, post_tags, 2);
 	List	   *ids = NIL;
 
 	blog_index_lookup(post_tags, index, &id, 1, false, collect_second_id, &ids);
@@ -645,6 +630,11 @@ typedef struct ColumnCacheEntry
 	AttrNumber	atts[BLOG_MAX_COLS];
 } ColumnCacheEntry;
 
+/*
+ * The pages make six distinct reads (a post and a tag by slug; authors,
+ * tags, comments and card posts by id); a read beyond the cache's size
+ * still works, looking its columns up on every call.
+ */
 #define COLUMN_CACHE_SIZE 8
 
 static ColumnCacheEntry column_cache[COLUMN_CACHE_SIZE];
@@ -667,6 +657,7 @@ static void
 find_columns(ColumnCacheEntry *e, Relation rel, Relation index,
 			 const char *const *cols, int ncols)
 {
+	AttrNumber	in_index[BLOG_MAX_COLS];
 	int			i;
 
 	e->cols = cols;
@@ -675,22 +666,16 @@ find_columns(ColumnCacheEntry *e, Relation rel, Relation index,
 	e->index_only = true;
 	for (i = 0; i < ncols && e->index_only; i++)
 	{
-		int			j;
-
-		for (j = 0; j < index->rd_index->indnatts; j++)
-			if (index->rd_index->indkey.values[j] == e->atts[i])
-				break;
-		if (j == index->rd_index->indnatts)
-			e->index_only = false;
-	}
-	for (i = 0; i < ncols && e->index_only; i++)
-	{
 		int			j = 0;
 
-		while (index->rd_index->indkey.values[j] != e->atts[i])
+		while (j < index->rd_index->indnatts &&
+			   index->rd_index->indkey.values[j] != e->atts[i])
 			j++;
-		e->atts[i] = j + 1;
+		e->index_only = j < index->rd_index->indnatts;
+		in_index[i] = j + 1;
 	}
+	if (e->index_only)
+		memcpy(e->atts, in_index, sizeof(AttrNumber) * ncols);
 }
 
 static void
@@ -747,15 +732,9 @@ fetch_row(const BlogEntry *entry, void *arg)
 	{
 		Datum		ivalues[INDEX_MAX_KEYS];
 		bool		inulls[INDEX_MAX_KEYS];
-		int			i;
 
 		index_deform_tuple(entry->itup, entry->itupdesc, ivalues, inulls);
-		for (i = 0; i < st->ncols; i++)
-		{
-			if (inulls[st->atts[i] - 1])
-				blog_unexpected_null(st->cols[i]);
-			values[i] = ivalues[st->atts[i] - 1];
-		}
+		pick_values(ivalues, inulls, st->atts, st->cols, st->ncols, values);
 	}
 	else
 		blog_slot_values(entry->row, st->atts, st->cols, st->ncols, values);
@@ -764,19 +743,19 @@ fetch_row(const BlogEntry *entry, void *arg)
 
 /*
  * Call fn with the columns cols of each visible row of table whose key,
- * the int4 first column of the index index_name, is one of keys[0 ..
+ * the int4 first column of the index index_rel, is one of keys[0 ..
  * nkeys) (sorted, distinct), in index order; returns how many keys have a
  * row.  A unique index is checked to give at most one row per key.  The
  * rows are read in place, from the index alone when it holds the columns:
  * only what fn keeps is copied.
  */
 int
-blog_fetch_by_int4(Oid nsp, const char *table, const char *index_name,
-				   const int32 *keys, int nkeys, const char *const *cols,
-				   int ncols, BlogRowFn fn, void *arg)
+blog_fetch_by_int4(BlogRel table, BlogRel index_rel, const int32 *keys,
+				   int nkeys, const char *const *cols, int ncols,
+				   BlogRowFn fn, void *arg)
 {
-	Relation	rel = blog_open_table(nsp, table);
-	Relation	index = blog_open_int4_index(nsp, index_name, rel, 1);
+	Relation	rel = blog_open_table(table);
+	Relation	index = blog_open_int4_index(index_rel, rel, 1);
 	bool		one_found;
 	bool	   *found = nkeys == 1 ? &one_found : palloc(sizeof(bool) * nkeys);
 	FetchState	st;
@@ -795,21 +774,20 @@ blog_fetch_by_int4(Oid nsp, const char *table, const char *index_name,
 
 /*
  * Call fn (with key 0) with the columns cols of the visible row of table
- * whose unique text index index_name holds value; false if there is none.
+ * whose unique text index index_rel holds value; false if there is none.
  */
 bool
-blog_fetch_by_text(Oid nsp, const char *table, const char *index_name,
-				   Datum value, const char *const *cols, int ncols,
-				   BlogRowFn fn, void *arg)
+blog_fetch_by_text(BlogRel table, BlogRel index_rel, Datum value,
+				   const char *const *cols, int ncols, BlogRowFn fn, void *arg)
 {
-	Relation	rel = blog_open_table(nsp, table);
-	Relation	index = blog_open_index(nsp, index_name, rel);
+	Relation	rel = blog_open_table(table);
+	Relation	index = blog_open_index(index_rel, rel);
 	bool		found = false;
 	FetchState	st;
 
 	if (TupleDescAttr(RelationGetDescr(index), 0)->atttypid != TEXTOID ||
 		!index->rd_index->indisunique)
-		refuse_layout(index);
+		blog_refuse_layout(index);
 	fetch_prepare(&st, rel, index, cols, ncols, &found, fn, arg);
 	index_lookup_datum(rel, index, value, !st.index_only, fetch_row, &st);
 	index_close(index, NoLock);

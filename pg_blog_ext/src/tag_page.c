@@ -17,17 +17,22 @@
 
 PG_FUNCTION_INFO_V1(blog_tag_page);
 
-/* Newest first; ties by higher id first (the contract's tag page). */
-static int
-post_order_cmp(const void *a, const void *b)
+/* Newest first; ties by higher id first (docs/CONTRACT.md section 5). */
+static inline int
+page_order_cmp(const BlogPost *x, const BlogPost *y)
 {
-	const BlogPost *x = (const BlogPost *) a;
-	const BlogPost *y = (const BlogPost *) b;
+	int			c = pg_cmp_s64(y->published_at, x->published_at);
 
-	if (x->published_at != y->published_at)
-		return x->published_at > y->published_at ? -1 : 1;
-	return (x->id < y->id) - (x->id > y->id);
+	return c != 0 ? c : pg_cmp_s32(y->id, x->id);
 }
+
+/* sort_posts(): PostgreSQL's sort with that order compiled in */
+#define ST_SORT sort_posts
+#define ST_ELEMENT_TYPE BlogPost
+#define ST_COMPARE(a, b) page_order_cmp(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 typedef struct Tag
 {
@@ -58,20 +63,20 @@ keep_post(Datum *values, int key, void *arg)
  * authors' names, into out (room for n); returns how many there are.
  */
 static int
-fetch_posts(Oid nsp, const int32 *ids, int n, BlogPost *out)
+fetch_posts(const int32 *ids, int n, BlogPost *out)
 {
-	BlogPost   *by_key = palloc0(sizeof(BlogPost) * (n + 1));
+	BlogPost   *by_key = palloc0(sizeof(BlogPost) * n);
 	int			found = 0;
 	int			i;
 
-	blog_fetch_by_int4(nsp, "posts", "posts_card_idx", ids, n, blog_post_cols,
-					   BLOG_POST_NCOLS, keep_post, by_key);
-	/* newest first is mostly highest id first: qsort() finds it sorted */
+	blog_fetch_by_int4(BLOG_REL_posts, BLOG_REL_posts_card_idx, ids, n,
+					   blog_post_cols, BLOG_POST_NCOLS, keep_post, by_key);
+	/* newest first is mostly highest id first: the sort finds it sorted */
 	for (i = n - 1; i >= 0; i--)
 		if (by_key[i].slug != (Datum) 0)
 			out[found++] = by_key[i];
-	blog_posts_authors(nsp, out, found);
-	qsort(out, found, sizeof(BlogPost), post_order_cmp);
+	blog_posts_authors(out, found);
+	sort_posts(out, found);
 	return found;
 }
 
@@ -80,7 +85,6 @@ blog_tag_page(PG_FUNCTION_ARGS)
 {
 	static const char *const tag_cols[] = {"id", "name"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		slug = PG_GETARG_DATUM(0);
 	Tag			tag = {0};
 	List	   *links;
 	ListCell   *lc;
@@ -88,24 +92,18 @@ blog_tag_page(PG_FUNCTION_ARGS)
 	int			nids = 0;
 	BlogPost   *posts;
 	int			nposts;
-	Oid			nsp;
 
-	blog_materialize(fcinfo);
-	if (!blog_slug_arg_is_valid(slug))
-		return (Datum) 0;
-
-	nsp = blog_nsp();
-	if (!blog_fetch_by_text(nsp, "tags", "tags_slug_key", slug, tag_cols,
-							lengthof(tag_cols), keep_tag, &tag))
+	if (!blog_page_by_slug(fcinfo, BLOG_REL_tags, BLOG_REL_tags_slug_key,
+						   tag_cols, lengthof(tag_cols), keep_tag, &tag))
 		return (Datum) 0;
 
 	/* the ids of the posts carrying the tag, in id order */
-	links = blog_linked_ids(nsp, "post_tags_tag_idx", tag.id);
-	ids = palloc(sizeof(int32) * (list_length(links) + 1));
+	links = blog_linked_ids(BLOG_REL_post_tags_tag_idx, tag.id);
+	ids = palloc(sizeof(int32) * list_length(links));
 	foreach(lc, links)
 		ids[nids++] = lfirst_int(lc);
-	posts = palloc(sizeof(BlogPost) * (nids + 1));
-	nposts = fetch_posts(nsp, ids, nids, posts);
+	posts = palloc(sizeof(BlogPost) * nids);
+	nposts = fetch_posts(ids, nids, posts);
 
 	if (nposts == 0)
 	{

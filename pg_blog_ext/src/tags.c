@@ -41,12 +41,12 @@ keep_tag(Datum *values, int key, void *arg)
  * tag this snapshot cannot see is left out.
  */
 void
-blog_tag_arrays(Oid nsp, const int32 *post_ids, int nposts, BlogTagArrays *out)
+blog_tag_arrays(const int32 *post_ids, int nposts, BlogTagArrays *out)
 {
 	static const char *const cols[] = {"slug", "name"};
-	Relation	post_tags = blog_open_table(nsp, "post_tags");
-	Relation	pkey = blog_open_int4_index(nsp, "post_tags_pkey", post_tags, 2);
-	List	  **links = palloc0(sizeof(List *) * (nposts + 1));
+	Relation	post_tags = blog_open_table(BLOG_REL_post_tags);
+	Relation	pkey = blog_open_int4_index(BLOG_REL_post_tags_pkey, post_tags, 2);
+	List	  **links = palloc0(sizeof(List *) * nposts);
 	int32	   *ids;
 	TagText    *tags;
 	Datum	   *slugs;
@@ -61,7 +61,7 @@ blog_tag_arrays(Oid nsp, const int32 *post_ids, int nposts, BlogTagArrays *out)
 
 	for (i = 0; i < nposts; i++)
 		nlinks += list_length(links[i]);
-	ids = palloc(sizeof(int32) * (nlinks + 1));
+	ids = palloc(sizeof(int32) * nlinks);
 	nlinks = 0;
 	for (i = 0; i < nposts; i++)
 	{
@@ -71,14 +71,14 @@ blog_tag_arrays(Oid nsp, const int32 *post_ids, int nposts, BlogTagArrays *out)
 			ids[nlinks++] = lfirst_int(lc);
 	}
 	ntags = blog_sort_unique(ids, nlinks);
-	tags = palloc0(sizeof(TagText) * (ntags + 1));
-	blog_fetch_by_int4(nsp, "tags", "tags_text_idx", ids, ntags, cols,
+	tags = palloc0(sizeof(TagText) * ntags);
+	blog_fetch_by_int4(BLOG_REL_tags, BLOG_REL_tags_text_idx, ids, ntags, cols,
 					   lengthof(cols), keep_tag, tags);
 
-	out->slugs = palloc(sizeof(Datum) * (nposts + 1));
-	out->names = palloc(sizeof(Datum) * (nposts + 1));
-	slugs = palloc(sizeof(Datum) * (nlinks + 1));
-	names = palloc(sizeof(Datum) * (nlinks + 1));
+	out->slugs = palloc(sizeof(Datum) * nposts);
+	out->names = palloc(sizeof(Datum) * nposts);
+	slugs = palloc(sizeof(Datum) * nlinks);
+	names = palloc(sizeof(Datum) * nlinks);
 	for (i = 0; i < nposts; i++)
 	{
 		ListCell   *lc;

@@ -23,21 +23,35 @@ SELECT title FROM blog.post_page('post-31');
 SELECT count(*) FROM blog.tag_page('tag-7');
 SELECT count(*) FROM blog.posts;
 SELECT * FROM blog.comments LIMIT 1;
+COPY blog.authors TO STDOUT;
 INSERT INTO blog.tags VALUES (99, 'tag-99', 'x');
 UPDATE blog.posts SET title = 'x' WHERE id = 1;
 DELETE FROM blog.comments;
 CREATE TABLE blog.evil (i int);
 RESET ROLE;
 
--- A role outside pgblog_web cannot call the functions: given USAGE on the
--- schema, so that what stops it is the REVOKE of EXECUTE from PUBLIC.
+-- A role outside pgblog_web cannot call the functions.  It is given USAGE
+-- on the schema, so that the one right it lacks is EXECUTE, which the
+-- extension revokes from PUBLIC.
 GRANT USAGE ON SCHEMA blog TO regress_blog_nobody;
+SELECT has_schema_privilege('regress_blog_nobody', 'blog', 'USAGE') AS usage,
+	   has_function_privilege('regress_blog_nobody', 'blog.post_page(text)', 'EXECUTE') AS execute;
 SET ROLE regress_blog_nobody;
 SELECT count(*) FROM blog.index_page(20);
 SELECT * FROM blog.post_page('post-31');
 SELECT * FROM blog.tag_page('tag-7');
 SELECT count(*) FROM blog.posts;
 RESET ROLE;
+
+-- EXECUTE is what refused it: granted EXECUTE on one function, the same
+-- role reads that page, and still neither the other pages nor a table.
+GRANT EXECUTE ON FUNCTION blog.post_page(text) TO regress_blog_nobody;
+SET ROLE regress_blog_nobody;
+SELECT title FROM blog.post_page('post-31');
+SELECT count(*) FROM blog.index_page(20);
+SELECT title FROM blog.posts WHERE id = 31;
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION blog.post_page(text) FROM regress_blog_nobody;
 REVOKE USAGE ON SCHEMA blog FROM regress_blog_nobody;
 
 -- The functions run as their caller (no SECURITY DEFINER): what the web

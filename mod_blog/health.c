@@ -1,0 +1,93 @@
+/*
+ * health.c - "SetHandler blog-health" in a <Location>: 200 "ok" when a
+ * pooled connection answers PostgreSQL's "SELECT 1" and Redis answers
+ * PING, else 503 with one line saying which failed and why, for a load
+ * balancer or a monitor.
+ *
+ * It asks through the same pool and the same Redis client as the pages
+ * (a GET of a key no page uses: any answer, nil included, will do), under
+ * the same deadlines (BlogQueryTimeout, BlogRedisTimeout),
+ * so it never waits longer than a page would, and while a service is
+ * known to be down (the backoff after a failed connect) it answers at
+ * once.  With BlogRedis Off only PostgreSQL is asked.  An ordinary
+ * handler, after access control, like mod_status's server-status: a
+ * Location outside BlogMount, or a virtual host of its own, reaches it.
+ */
+#include "status.h"
+
+#include "cache.h"
+#include "db.h"
+#include "mod_blog.h"
+
+#include "http_config.h"
+#include "http_protocol.h"
+#include "http_request.h"
+#include "apr_strings.h"
+
+#include <string.h>
+
+#define HEALTH_WHY_MAX 600
+#define HEALTH_KEY "blog:health"
+
+static int
+health_redis(request_rec *r, char *why, apr_size_t why_len)
+{
+    blog_server_conf *c = ap_get_module_config(r->server->module_config,
+                                               &blog_module);
+    const char *body;
+    apr_size_t  len;
+    const char *last;
+
+    if (c->site == NULL || !c->site->g->redis_on)
+        return 0;
+    blog_cache_why_reset();
+    if (blog_cache_get(r, HEALTH_KEY, sizeof(HEALTH_KEY) - 1, &body, &len)
+        != BLOG_CACHE_DOWN)
+        return 0;
+    last = blog_cache_why();
+    /* nothing tried: another thread's failure started the backoff */
+    apr_snprintf(why, why_len, "Redis: %s", last[0] ? last
+                 : "unreachable (backing off after a failure; see the "
+                 "error log)");
+    return -1;
+}
+
+static int
+health_handler(request_rec *r)
+{
+    char        pg_why[HEALTH_WHY_MAX];
+    char        redis_why[HEALTH_WHY_MAX];
+    int         pg_ok, redis_ok, rv;
+    const char *body;
+
+    if (r->handler == NULL || strcmp(r->handler, "blog-health") != 0)
+        return DECLINED;
+    r->allowed = AP_METHOD_BIT << M_GET;
+    if (r->method_number != M_GET)
+        return HTTP_METHOD_NOT_ALLOWED;
+    rv = ap_discard_request_body(r);
+    if (rv != OK)
+        return rv;
+    pg_ok = blog_db_ping(r, pg_why, sizeof(pg_why)) == 0;
+    redis_ok = health_redis(r, redis_why, sizeof(redis_why)) == 0;
+    if (pg_ok && redis_ok)
+        body = "ok\n";
+    else
+        body = apr_pstrcat(r->pool, pg_ok ? "" : pg_why,
+                           !pg_ok && !redis_ok ? "; " : "",
+                           redis_ok ? "" : redis_why, "\n", NULL);
+    r->status = pg_ok && redis_ok ? HTTP_OK : HTTP_SERVICE_UNAVAILABLE;
+    ap_set_content_type(r, "text/plain; charset=utf-8");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    if (r->status != HTTP_OK)
+        apr_table_setn(r->headers_out, "Retry-After", "1");
+    ap_set_content_length(r, (apr_off_t) strlen(body));
+    ap_rwrite(body, (int) strlen(body), r);
+    return OK;
+}
+
+void
+blog_health_register_hooks(void)
+{
+    ap_hook_handler(health_handler, NULL, NULL, APR_HOOK_MIDDLE);
+}

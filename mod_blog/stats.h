@@ -1,0 +1,60 @@
+/*
+ * stats.h - per-child counters of the PostgreSQL pool and the Redis cache,
+ * in shared memory so that mod_status (/server-status, ExtendedStatus On)
+ * can show every child's figures from whichever child answers.
+ *
+ * One slot per scoreboard process slot (ServerLimit of them), written only
+ * by the child in that slot, with relaxed atomic adds: no lock on the
+ * request path.
+ */
+#ifndef BLOG_STATS_H
+#define BLOG_STATS_H
+
+#include "httpd.h"
+#include "apr_time.h"
+
+typedef enum blog_stat
+{
+    /* Gauges: go up and down.  Idle is open - busy. */
+    BLOG_STAT_POOL_OPEN = 0,    /* connections established, not closed */
+    BLOG_STAT_POOL_BUSY,        /* checked out by a request */
+    /* Counters since the child started. */
+    BLOG_STAT_POOL_QUERIES,     /* page statements sent */
+    BLOG_STAT_POOL_WAITS,       /* checkouts that queued for a release */
+    BLOG_STAT_POOL_ACQUIRE_TIMEOUTS,    /* ... and got none in time */
+    BLOG_STAT_POOL_CONNECTS,    /* connections opened */
+    BLOG_STAT_POOL_CONNECT_FAILURES,
+    BLOG_STAT_POOL_RECONNECTS,  /* pages retried after a lost connection */
+    BLOG_STAT_POOL_QUERY_TIMEOUTS,
+    BLOG_STAT_POOL_QUERY_ERRORS,        /* failed otherwise, no retry */
+    BLOG_STAT_CACHE_HITS,       /* X-Cache: HIT */
+    BLOG_STAT_CACHE_MISSES,     /* X-Cache: MISS */
+    BLOG_STAT_CACHE_BYPASSES,   /* X-Cache: BYPASS */
+    BLOG_STAT_CACHE_ERRORS,     /* Redis failures (timeouts, refusals, ...) */
+    BLOG_STAT_N
+} blog_stat;
+
+/*
+ * This child's counters: its slot once known, else a private array (a
+ * child's first steps may run before the parent has written its pid into
+ * the scoreboard; they are carried over when the slot is found).
+ */
+extern apr_uint64_t *blog_stats_mine;
+
+static inline void
+blog_stat_add(blog_stat k, long n)
+{
+    __atomic_fetch_add(&blog_stats_mine[k], (apr_uint64_t) n,
+                       __ATOMIC_RELAXED);
+}
+
+#define blog_stat_inc(k) blog_stat_add((k), 1)
+
+/* The segment (post_config) and each child's slot (child_init). */
+void blog_stats_register_hooks(void);
+
+/* For the status page: how many slots, and a copy of slot i. */
+int blog_stats_nslots(void);
+int blog_stats_read(int i, pid_t *pid, apr_time_t *since, apr_uint64_t *v);
+
+#endif
