@@ -641,7 +641,7 @@ inv_pg_open(void)
     /* Whatever committed before now was not heard: it all goes. */
     inv.flush_due = 1;
     blog_outage_end(&inv_pg_outage, inv.s,
-                    "invalidation listener: PostgreSQL reachable");
+                    "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  "blog: invalidation: listening on " BLOG_INVALIDATE_CHANNEL
                  " (pid %d)", PQbackendPID(pg));
