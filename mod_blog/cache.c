@@ -50,7 +50,7 @@ APLOG_USE_MODULE(blog);
 #define CACHE_BACKOFF_FIRST apr_time_from_msec(50)
 #define CACHE_BACKOFF_MAX   apr_time_from_sec(1)
 
-static const blog_settings *cache_g;
+static const blog_cache_settings *cache_g;
 static __thread redisContext *cache_ctx;
 /* Only for its destructor: a worker thread that exits closes its context. */
 static pthread_key_t cache_key;
@@ -63,9 +63,15 @@ cache_thread_exit(void *ctx)
     redisFree(ctx);
 }
 
+int
+blog_cache_enabled(void)
+{
+    return cache_g != NULL && cache_g->redis_on;
+}
+
 void
 blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
-                      const blog_settings *g)
+                      const blog_cache_settings *g)
 {
     (void) pchild;
     (void) s;

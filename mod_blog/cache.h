@@ -5,7 +5,18 @@
 #define BLOG_CACHE_H
 
 #include "httpd.h"
-#include "mod_blog.h"
+#include "apr_time.h"
+
+/* BlogRedis (parsed once, at start-up), its timeouts and BlogCacheTTL. */
+typedef struct blog_cache_settings
+{
+    int         redis_on;
+    const char *redis_host;     /* host name, or a unix socket path */
+    int         redis_port;     /* 0 with a unix socket */
+    apr_interval_time_t redis_connect_timeout;
+    apr_interval_time_t redis_timeout;
+    int         cache_ttl;      /* seconds */
+} blog_cache_settings;
 
 typedef enum blog_cache_status
 {
@@ -15,7 +26,7 @@ typedef enum blog_cache_status
 } blog_cache_status;
 
 void blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
-                           const blog_settings *g);
+                           const blog_cache_settings *g);
 
 /* On a hit, *body points into the reply, which r->pool frees. */
 blog_cache_status blog_cache_get(request_rec *r, const char *key,
@@ -31,6 +42,8 @@ int blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
  * "" when none since blog_cache_why_reset: why a GET just now said DOWN.
  */
 const char *blog_cache_why(void);
+/* Whether there is a cache at all (BlogRedis is not Off). */
+int blog_cache_enabled(void);
 void blog_cache_why_reset(void);
 
 #endif

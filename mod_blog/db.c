@@ -75,7 +75,7 @@ static const char *const db_stmt_names[] = {
     "blog_index", "blog_post", "blog_tag"
 };
 
-static const blog_settings *db_g;
+static const blog_db_settings *db_g;
 static server_rec *db_server;
 
 /*
@@ -652,7 +652,7 @@ db_child_exit(void *data)
 }
 
 void
-blog_db_child_init(apr_pool_t *pchild, server_rec *s, const blog_settings *g,
+blog_db_child_init(apr_pool_t *pchild, server_rec *s, const blog_db_settings *g,
                    int eager)
 {
     apr_time_t  deadline;

@@ -6,9 +6,22 @@
 #define BLOG_DB_H
 
 #include "httpd.h"
-#include "mod_blog.h"
+#include "apr_time.h"
 
 #include <libpq-fe.h>
+
+/* BlogDatabase, BlogPool*, BlogQueryTimeout and BlogPrepare. */
+typedef struct blog_db_settings
+{
+    const char *conninfo;
+    int         pool_min;
+    int         pool_keep;
+    int         pool_max;
+    apr_interval_time_t pool_exptime;
+    apr_interval_time_t acquire_timeout;
+    apr_interval_time_t query_timeout;
+    int         prepare;        /* 0 behind a transaction pooler */
+} blog_db_settings;
 
 typedef enum blog_stmt
 {
@@ -22,7 +35,7 @@ typedef enum blog_stmt
  * the first request); a database that is down now is retried later.
  */
 void blog_db_child_init(apr_pool_t *pchild, server_rec *s,
-                        const blog_settings *g, int eager);
+                        const blog_db_settings *g, int eager);
 
 /*
  * Run one prepared page statement with one parameter in binary format

@@ -108,7 +108,7 @@ dbs_split(apr_pool_t *p, const char *val, char ***out)
 
 void
 blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
-                        const blog_settings *g)
+                        const blog_db_settings *g)
 {
     PQconninfoOption *o;
     char      **entries[DBS_NLISTS] = {NULL};

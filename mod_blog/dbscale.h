@@ -8,14 +8,13 @@
 #define BLOG_DBSCALE_H
 
 #include "httpd.h"
-#include "mod_blog.h"
 #include "db.h"
 
 #include <libpq-fe.h>
 
 /* Parse BlogDatabase once per child; a single host leaves it as it is. */
 void blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
-                             const blog_settings *g);
+                             const blog_db_settings *g);
 
 /*
  * The conninfo for the next connection this child opens: with several

@@ -1,7 +1,7 @@
 /*
  * fields.h - the names templates may use (templates/README.md) and their
  * ids.  A card, a tag and a comment each cover one contiguous range of
- * ids, as template.h's blog_frame requires.  Shared by pages.c and the
+ * ids, as template.h's blog_frame requires.  Shared by build.c and the
  * unit tests, so that the tests render with the module's own table.
  */
 #ifndef BLOG_FIELDS_H

@@ -1,15 +1,14 @@
 /*
  * health.c - "SetHandler blog-health" in a <Location>: 200 "ok" when a
- * pooled connection answers PostgreSQL's "SELECT 1" and Redis answers
- * PING, else 503 with one line saying which failed and why, for a load
+ * pooled connection answers PostgreSQL's "SELECT 1" and Redis answers a
+ * GET, else 503 with one line saying which failed and why, for a load
  * balancer or a monitor.
  *
  * It asks through the same pool and the same Redis client as the pages
  * (a GET of a key no page uses: any answer, nil included, will do), under
- * the same deadlines (BlogQueryTimeout, BlogRedisTimeout),
- * so it never waits longer than a page would, and while a service is
- * known to be down (the backoff after a failed connect) it answers at
- * once.  With BlogRedis Off only PostgreSQL is asked.  An ordinary
+ * the same deadlines (BlogQueryTimeout, BlogRedisTimeout), so it never
+ * waits longer than a page would, and while a service is known to be down
+ * (the backoff after a failed connect) it answers at once.  With BlogRedis Off only PostgreSQL is asked.  An ordinary
  * handler, after access control, like mod_status's server-status: a
  * Location outside BlogMount, or a virtual host of its own, reaches it.
  */
@@ -17,7 +16,6 @@
 
 #include "cache.h"
 #include "db.h"
-#include "mod_blog.h"
 
 #include "http_config.h"
 #include "http_protocol.h"
@@ -32,13 +30,11 @@
 static int
 health_redis(request_rec *r, char *why, apr_size_t why_len)
 {
-    blog_server_conf *c = ap_get_module_config(r->server->module_config,
-                                               &blog_module);
     const char *body;
     apr_size_t  len;
     const char *last;
 
-    if (c->site == NULL || !c->site->g->redis_on)
+    if (!blog_cache_enabled())
         return 0;
     blog_cache_why_reset();
     if (blog_cache_get(r, HEALTH_KEY, sizeof(HEALTH_KEY) - 1, &body, &len)

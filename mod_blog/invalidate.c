@@ -37,7 +37,6 @@
  */
 #include "invalidate.h"
 
-#include "mod_blog.h"
 #include "ratelog.h"
 #include "wait.h"
 
@@ -92,7 +91,9 @@ typedef struct inv_pending
 typedef struct inv_state
 {
     server_rec *s;
-    const blog_settings *g;
+    int         on;             /* a listener runs in this generation */
+    const blog_db_settings *db;
+    const blog_cache_settings *cache;
     /* the mounts of the sites that serve the blog ("" for "/") */
     const char **bases;
     int         nbases;
@@ -153,7 +154,7 @@ inv_redis_drop(const char *what, const char *why)
 static redisContext *
 inv_redis(void)
 {
-    const blog_settings *g = inv.g;
+    const blog_cache_settings *g = inv.cache;
     struct timeval tv;
     redisContext *c;
     int         fl;
@@ -234,7 +235,7 @@ static redisReply *
 inv_redis_run(const char *what, int argc, const char **argv,
               const size_t *lens)
 {
-    apr_time_t  deadline = apr_time_now() + inv.g->redis_timeout;
+    apr_time_t  deadline = apr_time_now() + inv.cache->redis_timeout;
     int         attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
@@ -285,7 +286,8 @@ inv_del(int n, const char **keys, const size_t *lens)
     if (!ok)
         blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
                          "blog: invalidation: Redis refused DEL: %.*s",
-                         reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 0,
+                         reply->type == REDIS_REPLY_ERROR
+                         ? (int) reply->len : 0,
                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
     if (ok)
@@ -447,7 +449,7 @@ inv_pending_add(const char *payload)
         }
         e->next = NULL;
         e->due = now + (q == 0 ? INV_REDELETE
-                        : inv.g->query_timeout + inv.g->redis_timeout);
+                        : inv.db->query_timeout + inv.cache->redis_timeout);
         memcpy(e->keys, payload, len + 1);
         if (inv.tail[q])
             inv.tail[q]->next = e;
@@ -571,7 +573,7 @@ inv_pg_open(void)
         "keepalives_interval", "keepalives_count", NULL
     };
     const char *vals[9];
-    apr_time_t  deadline = apr_time_now() + inv.g->query_timeout;
+    apr_time_t  deadline = apr_time_now() + inv.db->query_timeout;
     PostgresPollingStatusType st = PGRES_POLLING_WRITING;
     PGresult   *res;
     PGconn     *pg;
@@ -580,7 +582,7 @@ inv_pg_open(void)
     int         ok;
 
     vals[0] = "UTF8";
-    vals[1] = inv.g->conninfo;
+    vals[1] = inv.db->conninfo;
     vals[2] = "mod_blog listener";
     vals[3] = "read-write";
     vals[4] = "1";
@@ -630,7 +632,8 @@ inv_pg_open(void)
         ok = PQresultStatus(res) == PGRES_COMMAND_OK;
         if (!ok)
             apr_snprintf(why, sizeof(why), "LISTEN failed: %s",
-                         inv_pg_msg(msg, sizeof(msg), PQresultErrorMessage(res)));
+                         inv_pg_msg(msg, sizeof(msg),
+                                    PQresultErrorMessage(res)));
         PQclear(res);
     }
     if (!ok) {
@@ -765,38 +768,41 @@ inv_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
     return ap_mutex_register(pconf, INV_MUTEX_TYPE, NULL, APR_LOCK_DEFAULT, 0);
 }
 
+void
+blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
+                          const blog_db_settings *db,
+                          const blog_cache_settings *cache,
+                          const char *const *bases, int nbases)
+{
+    int         i, b;
+
+    memset(&inv, 0, sizeof(inv));
+    inv.s = s;
+    inv.db = db;
+    inv.cache = cache;
+    inv.on = on && cache->redis_on && nbases > 0;
+    inv.bases = apr_palloc(pconf, sizeof(*inv.bases)
+                           * (apr_size_t) (nbases > 0 ? nbases : 1));
+    for (i = 0; i < nbases; i++) {
+        for (b = 0; b < inv.nbases; b++)
+            if (strcmp(inv.bases[b], bases[i]) == 0)
+                break;
+        if (b == inv.nbases)
+            inv.bases[inv.nbases++] = bases[i];
+    }
+}
+
 static int
 inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                 server_rec *s)
 {
-    server_rec *vs;
     apr_status_t rv;
 
     (void) plog;
     (void) ptemp;
-    memset(&inv, 0, sizeof(inv));
-    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG
+        || !inv.on)
         return OK;
-    inv.s = s;
-    inv.bases = apr_palloc(pconf, sizeof(*inv.bases) * 64);
-    for (vs = s; vs != NULL; vs = vs->next) {
-        blog_server_conf *c = ap_get_module_config(vs->module_config,
-                                                   &blog_module);
-        int         b;
-
-        if (c->site == NULL || !c->site->mounted)
-            continue;
-        inv.g = c->site->g;
-        for (b = 0; b < inv.nbases; b++)
-            if (strcmp(inv.bases[b], c->site->base) == 0)
-                break;
-        if (b == inv.nbases && inv.nbases < 64)
-            inv.bases[inv.nbases++] = c->site->base;
-    }
-    if (inv.g == NULL || !inv.g->redis_on || !inv.g->invalidate) {
-        inv.g = NULL;
-        return OK;
-    }
     rv = ap_proc_mutex_create(&inv.mutex, NULL, INV_MUTEX_TYPE, NULL, s,
                               pconf, 0);
     if (rv != APR_SUCCESS) {
@@ -837,7 +843,7 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_status_t rv;
 
-    if (inv.g == NULL)
+    if (!inv.on || inv.mutex == NULL)
         return;
     rv = apr_proc_mutex_child_init(&inv.mutex,
                                    apr_proc_mutex_lockfile(inv.mutex), pchild);

@@ -1,5 +1,5 @@
 /*
- * mod_blog.c - module record, directives and hooks.
+ * mod_blog.c - the module record, its configuration and its hooks.
  *
  * Two ways in, serving byte-identical responses:
  *
@@ -19,26 +19,34 @@
  *    from quick_handler; see blog_static_answer.)
  *
  * Both route the raw request path as sent (before Apache decodes or
- * normalises it), so a path is either exactly one of docs/CONTRACT.md section 2's or a 404,
- * whichever way it came in.
+ * normalises it), so a path is either exactly one of the contract's
+ * (docs/CONTRACT.md section 2) or a 404, whichever way it came in.  Under
+ * "BlogMount /path" the blog owns every path below it; under
+ * "BlogMount /path shared" only its own (router.h, blog_route_owned), and
+ * declines the rest, so that /server-status, /.well-known/ and the files
+ * of the DocumentRoot still work beside a blog at "/".
+ *
+ * The directives are declared in directives.h, once; this file turns that
+ * list into the command table, the defaults, the merge and the checks.
  *
  * Nothing here assumes an MPM: per-child state is created in child_init,
  * shared state is locked or atomic, per-thread state is thread-local.
  */
-#include "mod_blog.h"
-
 #include "cache.h"
 #include "connection.h"
 #include "db.h"
 #include "dbscale.h"
+#include "directives.h"
 #include "invalidate.h"
 #include "pages.h"
 #include "response.h"
 #include "router.h"
 #include "serve.h"
+#include "site.h"
 #include "stats.h"
 #include "status.h"
 
+#include "httpd.h"
 #include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
@@ -49,326 +57,370 @@
 
 #include <libpq-fe.h>
 #include <malloc.h>
+#include <stdlib.h>
 #include <string.h>
 
-#ifndef BLOG_TEMPLATES_DIR
-#define BLOG_TEMPLATES_DIR "/usr/share/mod_blog/templates"
-#endif
-
-#define DEF_POOL_MIN            1
-#define DEF_POOL_KEEP           2
-#define DEF_POOL_MAX            4
-#define DEF_POOL_EXPTIME        apr_time_from_sec(60)
-#define DEF_ACQUIRE_TIMEOUT     apr_time_from_sec(1)
-#define DEF_QUERY_TIMEOUT       apr_time_from_sec(5)
-#define DEF_REDIS_HOST          "127.0.0.1"
-#define DEF_REDIS_PORT          6379
-#define DEF_REDIS_CONNECT       apr_time_from_msec(200)
-#define DEF_REDIS_TIMEOUT       apr_time_from_msec(200)
-#define DEF_CACHE_TTL           60
-#define DEF_COMPUTE_LIMIT       20000
-#define DEF_CONN_HOLD           0
-
-/* The process-wide settings, resolved by check_config. */
-static blog_settings *blog_g;
-/* Whether some server mounts the blog or names a database: open eagerly. */
-static int blog_in_use;
+module AP_MODULE_DECLARE_DATA blog_module;
 
 /* ------------------------------------------------------------------ */
 /* Configuration                                                       */
 /* ------------------------------------------------------------------ */
 
-static void *
-blog_create_server_config(apr_pool_t *p, server_rec *s)
+typedef struct blog_mount
 {
-    blog_server_conf *c = apr_pcalloc(p, sizeof(*c));
+    const char *path;           /* without trailing slash; NULL: unset */
+    int         shared;
+} blog_mount;
 
-    (void) s;
-    c->fast_path = -1;
-    c->pool_min = -1;
-    c->pool_keep = -1;
-    c->pool_max = -1;
-    c->pool_exptime = -1;
-    c->acquire_timeout = -1;
-    c->query_timeout = -1;
-    c->prepare = -1;
-    c->redis_connect_timeout = -1;
-    c->redis_timeout = -1;
-    c->cache_ttl = -1;
-    c->invalidate = -1;
-    c->compute_limit = -1;
-    c->conn_hold = -1;
-    return c;
-}
-
-/* Only the mount and the fast path may differ between virtual hosts. */
-static void *
-blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
+/*
+ * One per server: every directive's value (its default until set, see
+ * directives.h), which were set, and where, for start-up messages.  The
+ * main server's holds the server-wide settings; a virtual host's differs
+ * only in what BLOG_DW_VHOST directives it sets.
+ */
+typedef struct blog_config
 {
-    const blog_server_conf *base = basev;
-    const blog_server_conf *add = addv;
-    blog_server_conf *c = apr_palloc(p, sizeof(*c));
+    blog_mount  mount;
+    int         fast_path;
+    blog_db_settings db;
+    blog_cache_settings cache;
+    int         invalidate;     /* BlogInvalidate */
+    const char *templates_dir;
+    int         compute_limit;
+    apr_interval_time_t conn_hold;
 
-    *c = *base;
-    c->mount = add->mount ? add->mount : base->mount;
-    c->fast_path = add->fast_path != -1 ? add->fast_path : base->fast_path;
-    c->site = NULL;
-    return c;
-}
+    apr_uint32_t set;           /* bit BLOG_D_x: given in this server */
+    const char *file[BLOG_NDIRECTIVES];
+    int         line[BLOG_NDIRECTIVES];
+    const char *default_error;  /* a default that did not parse: a bug */
+    blog_site  *site;           /* set by check_config */
+} blog_config;
 
-static blog_server_conf *
-blog_cmd_conf(cmd_parms *cmd)
+typedef struct blog_directive
 {
-    return ap_get_module_config(cmd->server->module_config, &blog_module);
+    const char *name;
+    blog_dir_type type;
+    blog_dir_where where;
+    const char *def;
+    long        lo;
+    long        hi;
+    apr_size_t  off;            /* of its field in blog_config */
+} blog_directive;
+
+#define BLOG_DIRECTIVE_ENTRY(id, name, field, type, where, def, lo, hi, \
+                             syntax, help) \
+    {name, type, where, def, lo, hi, APR_OFFSETOF(blog_config, field)},
+static const blog_directive blog_directives[BLOG_NDIRECTIVES] = {
+    BLOG_DIRECTIVES(BLOG_DIRECTIVE_ENTRY)
+};
+
+#define BLOG_SET(i) ((apr_uint32_t) 1 << (i))
+/* blog_config.set has a bit per directive */
+typedef char blog_set_holds_every_directive[BLOG_NDIRECTIVES <= 32 ? 1 : -1];
+
+/* The process-wide settings: the main server's configuration. */
+static const blog_config *blog_g;
+/* Whether some server mounts the blog or names a database: open eagerly. */
+static int blog_in_use;
+
+/* A duration bound for messages: "200 ms", "1 s", "3600 s". */
+static const char *
+blog_ms_text(apr_pool_t *p, long ms)
+{
+    return ms % 1000 == 0 ? apr_psprintf(p, "%ld s", ms / 1000)
+        : apr_psprintf(p, "%ld ms", ms);
 }
 
 static const char *
-blog_set_mount(cmd_parms *cmd, void *dummy, const char *arg)
+blog_parse_mount(apr_pool_t *p, const blog_directive *d, const char *arg,
+                 const char *arg2, blog_mount *m)
 {
     apr_size_t  len = strlen(arg);
-    const char *p;
+    const char *q;
 
-    (void) dummy;
+    if (arg2 != NULL && strcasecmp(arg2, "shared") != 0)
+        return apr_psprintf(p, "%s: the second argument may only be "
+                            "'shared'", d->name);
     if (arg[0] != '/')
-        return "BlogMount must be a URL path starting with '/'";
-    for (p = arg; *p; p++)
-        if (*p == '?' || *p == '#' || *p == '%' || *p <= ' ' || *p >= 127)
-            return "BlogMount must be a plain URL path: no '?', '#', '%', "
-                "spaces or non-ASCII bytes";
+        return apr_psprintf(p, "%s must be a URL path starting with '/'",
+                            d->name);
+    for (q = arg; *q; q++)
+        if (*q == '?' || *q == '#' || *q == '%' || *q <= ' ' || *q >= 127)
+            return apr_psprintf(p, "%s must be a plain URL path: no '?', "
+                                "'#', '%%', spaces or non-ASCII bytes",
+                                d->name);
     if (strstr(arg, "//") || strstr(arg, "/./") || strstr(arg, "/../")
         || (len >= 2 && strcmp(arg + len - 2, "/.") == 0)
         || (len >= 3 && strcmp(arg + len - 3, "/..") == 0))
-        return "BlogMount must be a normalised path (no '//', '.' or '..')";
+        return apr_psprintf(p, "%s must be a normalised path (no '//', '.' "
+                            "or '..')", d->name);
     while (len > 0 && arg[len - 1] == '/')
         len--;
-    blog_cmd_conf(cmd)->mount = apr_pstrmemdup(cmd->pool, arg, len);
+    m->path = apr_pstrmemdup(p, arg, len);
+    m->shared = arg2 != NULL;
     return NULL;
 }
 
 static const char *
-blog_set_fast_path(cmd_parms *cmd, void *dummy, int flag)
+blog_parse_conninfo(apr_pool_t *p, const blog_directive *d, const char *arg,
+                    const char **field)
 {
-    (void) dummy;
-    blog_cmd_conf(cmd)->fast_path = flag;
-    return NULL;
-}
-
-static const char *
-blog_set_database(cmd_parms *cmd, void *dummy, const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
     PQconninfoOption *opts;
     char       *msg = NULL;
+    const char *err;
 
-    (void) dummy;
-    if (err != NULL)
-        return err;
+    /* libpq's own parser: syntax and keywords, nothing it must resolve */
     opts = PQconninfoParse(arg, &msg);
     if (opts == NULL) {
-        err = apr_psprintf(cmd->pool, "BlogDatabase: invalid conninfo: %.*s",
+        err = apr_psprintf(p, "%s: invalid conninfo: %.*s", d->name,
                            msg ? (int) strcspn(msg, "\n") : 13,
                            msg ? msg : "out of memory");
         PQfreemem(msg);
         return err;
     }
     PQconninfoFree(opts);
-    blog_cmd_conf(cmd)->conninfo = arg;
+    *field = arg;
     return NULL;
 }
 
+/* "host:port", "[v6addr]:port" or "/path/to/redis.sock", or "off". */
 static const char *
-blog_set_invalidate(cmd_parms *cmd, void *dummy, int flag)
+blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
+                 blog_cache_settings *cs)
 {
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-
-    (void) dummy;
-    if (err != NULL)
-        return err;
-    blog_cmd_conf(cmd)->invalidate = flag;
-    return NULL;
-}
-
-static const char *
-blog_set_prepare(cmd_parms *cmd, void *dummy, int flag)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-
-    (void) dummy;
-    if (err != NULL)
-        return err;
-    blog_cmd_conf(cmd)->prepare = flag;
-    return NULL;
-}
-
-/* An integer directive; cmd->info is the offset of its int field. */
-static const char *
-blog_set_int(cmd_parms *cmd, void *dummy, const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    const char *name = cmd->directive->directive;
-    long        lo = 0, hi = 1024;
-    char       *end;
-    long        v;
-
-    (void) dummy;
-    if (err != NULL)
-        return err;
-    if (strcasecmp(name, "BlogPoolMax") == 0)
-        lo = 1;
-    else if (strcasecmp(name, "BlogCacheTTL") == 0) {
-        lo = 1;
-        hi = 365L * 86400;
-    }
-    else if (strcasecmp(name, "BlogComputeLimit") == 0) {
-        lo = 2;
-        hi = 100000000;
-    }
-    v = strtol(arg, &end, 10);
-    if (end == arg || *end != '\0' || v < lo || v > hi)
-        return apr_psprintf(cmd->pool, "%s must be an integer from %ld to %ld",
-                            name, lo, hi);
-    *(int *) ((char *) blog_cmd_conf(cmd) + (apr_size_t) (uintptr_t) cmd->info) = (int) v;
-    return NULL;
-}
-
-/*
- * A time directive; cmd->info is the offset of its field.  Plain numbers
- * are milliseconds ("ms", "s", "mi" suffixes accepted), except
- * BlogPoolExptime, in seconds like DBDExptime.
- */
-static const char *
-blog_set_time(cmd_parms *cmd, void *dummy, const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    const char *name = cmd->directive->directive;
-    int         secs = strcasecmp(name, "BlogPoolExptime") == 0;
-    apr_interval_time_t t;
-
-    (void) dummy;
-    if (err != NULL)
-        return err;
-    if (ap_timeout_parameter_parse(arg, &t, secs ? "s" : "ms") != APR_SUCCESS
-        || t <= 0 || t > apr_time_from_sec(3600))
-        return apr_psprintf(cmd->pool, "%s must be a duration from 1 ms to "
-                            "1 hour (a number of %s, or with a ms/s suffix)",
-                            name, secs ? "seconds" : "milliseconds");
-    *(apr_interval_time_t *) ((char *) blog_cmd_conf(cmd)
-                              + (apr_size_t) (uintptr_t) cmd->info) = t;
-    return NULL;
-}
-
-/* "off", "host:port", "[v6addr]:port" or "/path/to/redis.sock". */
-static const char *
-blog_set_redis(cmd_parms *cmd, void *dummy, const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
     const char *colon;
+    const char *host;
+    apr_size_t  hlen;
     char       *end;
     long        port;
 
-    (void) dummy;
-    if (err != NULL)
-        return err;
-    if (strcasecmp(arg, "off") != 0 && arg[0] != '/') {
-        colon = strrchr(arg, ':');
-        if (colon == NULL || colon == arg)
-            return "BlogRedis must be host:port, a socket path, or off";
-        port = strtol(colon + 1, &end, 10);
-        if (end == colon + 1 || *end != '\0' || port < 1 || port > 65535)
-            return "BlogRedis: the port must be a number from 1 to 65535";
-    }
-    blog_cmd_conf(cmd)->redis = arg;
-    return NULL;
-}
-
-/* "Off" (core's connection loop) or how long a worker keeps a connection. */
-static const char *
-blog_set_conn_hold(cmd_parms *cmd, void *dummy, const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    apr_interval_time_t t;
-
-    (void) dummy;
-    if (err != NULL)
-        return err;
     if (strcasecmp(arg, "off") == 0) {
-        blog_cmd_conf(cmd)->conn_hold = 0;
+        cs->redis_on = 0;
         return NULL;
     }
-    if (ap_timeout_parameter_parse(arg, &t, "ms") != APR_SUCCESS || t <= 0
-        || t > apr_time_from_sec(1))
-        return "BlogConnectionHold must be Off or a duration from 1 ms to "
-            "1 s (a number of milliseconds, or with a ms/s suffix)";
-    blog_cmd_conf(cmd)->conn_hold = t;
+    if (arg[0] == '/') {
+        cs->redis_on = 1;
+        cs->redis_host = arg;
+        cs->redis_port = 0;
+        return NULL;
+    }
+    colon = strrchr(arg, ':');
+    if (colon == NULL || colon == arg)
+        return apr_psprintf(p, "%s must be host:port, a socket path, or off",
+                            d->name);
+    port = strtol(colon + 1, &end, 10);
+    if (end == colon + 1 || *end != '\0' || port < 1 || port > 65535)
+        return apr_psprintf(p, "%s: the port must be a number from 1 to "
+                            "65535", d->name);
+    host = arg;
+    hlen = (apr_size_t) (colon - arg);
+    if (host[0] == '[') {
+        if (hlen < 3 || host[hlen - 1] != ']')
+            return apr_psprintf(p, "%s: an IPv6 address is written "
+                                "[address]:port", d->name);
+        host++;
+        hlen -= 2;
+    }
+    cs->redis_on = 1;
+    cs->redis_host = apr_pstrmemdup(p, host, hlen);
+    cs->redis_port = (int) port;
+    return NULL;
+}
+
+/* A duration within the entry's bounds; bare numbers in ms or seconds. */
+static const char *
+blog_parse_duration(apr_pool_t *p, const blog_directive *d, const char *arg,
+                    apr_interval_time_t *field)
+{
+    int         secs = d->type == BLOG_DT_SEC;
+    apr_interval_time_t t;
+
+    if (d->type == BLOG_DT_MSEC_OFF && strcasecmp(arg, "off") == 0) {
+        *field = 0;
+        return NULL;
+    }
+    if (ap_timeout_parameter_parse(arg, &t, secs ? "s" : "ms") != APR_SUCCESS
+        || t < apr_time_from_msec(d->lo) || t > apr_time_from_msec(d->hi))
+        return apr_psprintf(p, "%s must be %sa duration from %s to %s (a "
+                            "number of %s, or with a ms/s suffix)", d->name,
+                            d->type == BLOG_DT_MSEC_OFF ? "Off or " : "",
+                            blog_ms_text(p, d->lo), blog_ms_text(p, d->hi),
+                            secs ? "seconds" : "milliseconds");
+    *field = t;
+    return NULL;
+}
+
+/* arg (and arg2, for BlogMount) into c: NULL, or what is wrong. */
+static const char *
+blog_parse(apr_pool_t *p, const blog_directive *d, const char *arg,
+           const char *arg2, blog_config *c)
+{
+    void       *field = (char *) c + d->off;
+    char       *end;
+    long        v;
+
+    switch (d->type) {
+    case BLOG_DT_MOUNT:
+        return blog_parse_mount(p, d, arg, arg2, field);
+    case BLOG_DT_FLAG:
+        if (strcasecmp(arg, "on") != 0 && strcasecmp(arg, "off") != 0)
+            return apr_psprintf(p, "%s must be On or Off", d->name);
+        *(int *) field = strcasecmp(arg, "on") == 0;
+        return NULL;
+    case BLOG_DT_CONNINFO:
+        return blog_parse_conninfo(p, d, arg, field);
+    case BLOG_DT_INT:
+        v = strtol(arg, &end, 10);
+        if (end == arg || *end != '\0' || v < d->lo || v > d->hi)
+            return apr_psprintf(p, "%s must be an integer from %ld to %ld",
+                                d->name, d->lo, d->hi);
+        *(int *) field = (int) v;
+        return NULL;
+    case BLOG_DT_MSEC:
+    case BLOG_DT_SEC:
+    case BLOG_DT_MSEC_OFF:
+        return blog_parse_duration(p, d, arg, field);
+    case BLOG_DT_REDIS:
+        return blog_parse_redis(p, d, arg, field);
+    case BLOG_DT_PATH:
+        *(const char **) field = ap_server_root_relative(p, arg);
+        return *(const char **) field ? NULL
+            : apr_psprintf(p, "%s: invalid path", d->name);
+    }
+    return "mod_blog: unknown directive type";
+}
+
+/* Bytes a directive's value takes in blog_config, for the merge. */
+static apr_size_t
+blog_field_size(blog_dir_type type)
+{
+    switch (type) {
+    case BLOG_DT_MOUNT:
+        return sizeof(blog_mount);
+    case BLOG_DT_FLAG:
+    case BLOG_DT_INT:
+        return sizeof(int);
+    case BLOG_DT_MSEC:
+    case BLOG_DT_SEC:
+    case BLOG_DT_MSEC_OFF:
+        return sizeof(apr_interval_time_t);
+    case BLOG_DT_CONNINFO:
+    case BLOG_DT_PATH:
+        return sizeof(const char *);
+    case BLOG_DT_REDIS:
+        /*
+         * Its field is all of c->cache, of which it sets the address; were
+         * it ever allowed in a virtual host, the address would need a
+         * struct of its own, or the merge would carry the timeouts along.
+         */
+        return sizeof(blog_cache_settings);
+    }
+    return 0;
+}
+
+static void *
+blog_create_server_config(apr_pool_t *p, server_rec *s)
+{
+    blog_config *c = apr_pcalloc(p, sizeof(*c));
+    int         i;
+
+    (void) s;
+    for (i = 0; i < BLOG_NDIRECTIVES; i++) {
+        const blog_directive *d = &blog_directives[i];
+        const char *err;
+
+        if (d->def == NULL)
+            continue;
+        err = blog_parse(p, d, d->def, NULL, c);
+        if (err != NULL && c->default_error == NULL)
+            c->default_error = err;
+    }
+    return c;
+}
+
+/* A virtual host inherits everything but what it sets itself. */
+static void *
+blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
+{
+    const blog_config *base = basev;
+    const blog_config *add = addv;
+    blog_config *c = apr_palloc(p, sizeof(*c));
+    int         i;
+
+    *c = *base;
+    for (i = 0; i < BLOG_NDIRECTIVES; i++) {
+        const blog_directive *d = &blog_directives[i];
+
+        /* server-wide ones are refused in a virtual host (blog_set) */
+        if (d->where != BLOG_DW_VHOST || !(add->set & BLOG_SET(i)))
+            continue;
+        memcpy((char *) c + d->off, (const char *) add + d->off,
+               blog_field_size(d->type));
+        c->file[i] = add->file[i];
+        c->line[i] = add->line[i];
+    }
+    c->set = base->set | add->set;
+    c->site = NULL;
+    return c;
+}
+
+static const char *
+blog_set(cmd_parms *cmd, const char *arg, const char *arg2)
+{
+    const blog_directive *d = cmd->info;
+    int         i = (int) (d - blog_directives);
+    blog_config *c = ap_get_module_config(cmd->server->module_config,
+                                          &blog_module);
+    const char *err = NULL;
+
+    if (d->where == BLOG_DW_SERVER)
+        err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    if (err == NULL)
+        err = blog_parse(cmd->pool, d, arg, arg2, c);
+    if (err != NULL)
+        return err;
+    c->set |= BLOG_SET(i);
+    if (cmd->directive != NULL) {
+        c->file[i] = cmd->directive->filename;
+        c->line[i] = cmd->directive->line_num;
+    }
     return NULL;
 }
 
 static const char *
-blog_set_templates(cmd_parms *cmd, void *dummy, const char *arg)
+blog_cmd_take1(cmd_parms *cmd, void *dummy, const char *arg)
 {
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-
     (void) dummy;
-    if (err != NULL)
-        return err;
-    blog_cmd_conf(cmd)->templates_dir = ap_server_root_relative(cmd->pool,
-                                                                arg);
-    if (blog_cmd_conf(cmd)->templates_dir == NULL)
-        return "BlogTemplates: invalid path";
-    return NULL;
+    return blog_set(cmd, arg, NULL);
 }
 
-#define BLOG_OFF(f) (void *) APR_OFFSETOF(blog_server_conf, f)
+static const char *
+blog_cmd_take12(cmd_parms *cmd, void *dummy, const char *arg,
+                const char *arg2)
+{
+    (void) dummy;
+    return blog_set(cmd, arg, arg2);
+}
 
+/* How Apache splits each type's arguments. */
+#define BLOG_CMD_BLOG_DT_MOUNT(n, i, h) \
+    AP_INIT_TAKE12(n, blog_cmd_take12, i, RSRC_CONF, h)
+#define BLOG_CMD_BLOG_DT_FLAG(n, i, h) \
+    AP_INIT_TAKE1(n, blog_cmd_take1, i, RSRC_CONF, h)
+#define BLOG_CMD_BLOG_DT_CONNINFO   BLOG_CMD_BLOG_DT_FLAG
+#define BLOG_CMD_BLOG_DT_INT        BLOG_CMD_BLOG_DT_FLAG
+#define BLOG_CMD_BLOG_DT_MSEC       BLOG_CMD_BLOG_DT_FLAG
+#define BLOG_CMD_BLOG_DT_SEC        BLOG_CMD_BLOG_DT_FLAG
+#define BLOG_CMD_BLOG_DT_MSEC_OFF   BLOG_CMD_BLOG_DT_FLAG
+#define BLOG_CMD_BLOG_DT_REDIS      BLOG_CMD_BLOG_DT_FLAG
+#define BLOG_CMD_BLOG_DT_PATH       BLOG_CMD_BLOG_DT_FLAG
+
+#define BLOG_COMMAND(id, name, field, type, where, def, lo, hi, syntax, \
+                     help) \
+    BLOG_CMD_##type(name, (void *) &blog_directives[BLOG_D_##id], \
+                    syntax ": " help),
 static const command_rec blog_cmds[] = {
-    AP_INIT_TAKE1("BlogMount", blog_set_mount, NULL, RSRC_CONF,
-                  "URL path under which the blog is served (server or "
-                  "virtual host)"),
-    AP_INIT_FLAG("BlogFastPath", blog_set_fast_path, NULL, RSRC_CONF,
-                 "On (default): answer from quick_handler, skipping access "
-                 "control; Off: answer requests with SetHandler blog"),
-    AP_INIT_TAKE1("BlogDatabase", blog_set_database, NULL, RSRC_CONF,
-                  "libpq connection string of the blog database"),
-    AP_INIT_TAKE1("BlogPoolMin", blog_set_int, BLOG_OFF(pool_min), RSRC_CONF,
-                  "PostgreSQL connections opened per child at start"),
-    AP_INIT_TAKE1("BlogPoolKeep", blog_set_int, BLOG_OFF(pool_keep),
-                  RSRC_CONF, "idle PostgreSQL connections kept per child"),
-    AP_INIT_TAKE1("BlogPoolMax", blog_set_int, BLOG_OFF(pool_max), RSRC_CONF,
-                  "maximum PostgreSQL connections per child"),
-    AP_INIT_TAKE1("BlogPoolExptime", blog_set_time, BLOG_OFF(pool_exptime),
-                  RSRC_CONF, "seconds before an idle connection above "
-                  "BlogPoolKeep is closed"),
-    AP_INIT_TAKE1("BlogPoolAcquireTimeout", blog_set_time,
-                  BLOG_OFF(acquire_timeout), RSRC_CONF,
-                  "longest wait for a free pooled connection (ms)"),
-    AP_INIT_TAKE1("BlogQueryTimeout", blog_set_time, BLOG_OFF(query_timeout),
-                  RSRC_CONF, "deadline of a page's database call (ms); also "
-                  "the connection's statement_timeout"),
-    AP_INIT_FLAG("BlogPrepare", blog_set_prepare, NULL, RSRC_CONF,
-                 "On (default): prepare the page statements once per "
-                 "connection; Off: no session state, each page one unnamed "
-                 "statement (for a transaction-pooling PgBouncer)"),
-    AP_INIT_TAKE1("BlogRedis", blog_set_redis, NULL, RSRC_CONF,
-                  "Redis host:port or socket path for the page cache, or off"),
-    AP_INIT_TAKE1("BlogRedisConnectTimeout", blog_set_time,
-                  BLOG_OFF(redis_connect_timeout), RSRC_CONF,
-                  "Redis connect timeout (ms)"),
-    AP_INIT_TAKE1("BlogRedisTimeout", blog_set_time, BLOG_OFF(redis_timeout),
-                  RSRC_CONF, "Redis command timeout (ms)"),
-    AP_INIT_TAKE1("BlogCacheTTL", blog_set_int, BLOG_OFF(cache_ttl),
-                  RSRC_CONF, "seconds a cached page lives in Redis"),
-    AP_INIT_FLAG("BlogInvalidate", blog_set_invalidate, NULL, RSRC_CONF,
-                 "On (default): one listener per Apache deletes the cached "
-                 "pages pg_blog names on each write; Off: they live for "
-                 "BlogCacheTTL"),
-    AP_INIT_TAKE1("BlogTemplates", blog_set_templates, NULL, RSRC_CONF,
-                  "folder of the page templates"),
-    AP_INIT_TAKE1("BlogComputeLimit", blog_set_int, BLOG_OFF(compute_limit),
-                  RSRC_CONF, "/compute sums the primes below this number"),
-    AP_INIT_TAKE1("BlogConnectionHold", blog_set_conn_hold, NULL, RSRC_CONF,
-                  "Off, or how long (ms) an event MPM worker waits for the "
-                  "next keep-alive request before handing the connection "
-                  "back to the MPM"),
+    BLOG_DIRECTIVES(BLOG_COMMAND)
     {NULL}
 };
 
@@ -376,110 +428,90 @@ static const command_rec blog_cmds[] = {
 /* Start-up                                                            */
 /* ------------------------------------------------------------------ */
 
-#define PICK(v, def) ((v) >= 0 ? (v) : (def))
-
-static int
-blog_resolve_redis(apr_pool_t *p, const char *spec, blog_settings *g)
+/* Where directive i of c comes from: "file:line", or "default". */
+static const char *
+blog_where(apr_pool_t *p, const blog_config *c, int i)
 {
-    const char *colon;
-
-    if (spec == NULL) {
-        g->redis_on = 1;
-        g->redis_host = DEF_REDIS_HOST;
-        g->redis_port = DEF_REDIS_PORT;
-        return 0;
-    }
-    g->redis_on = strcasecmp(spec, "off") != 0;
-    if (!g->redis_on)
-        return 0;
-    if (spec[0] == '/') {
-        g->redis_host = spec;
-        g->redis_port = 0;
-        return 0;
-    }
-    colon = strrchr(spec, ':');
-    g->redis_host = apr_pstrmemdup(p, spec, (apr_size_t) (colon - spec));
-    if (g->redis_host[0] == '[') {
-        apr_size_t  n = strlen(g->redis_host);
-
-        if (n < 3 || g->redis_host[n - 1] != ']')
-            return -1;
-        g->redis_host = apr_pstrmemdup(p, g->redis_host + 1, n - 2);
-    }
-    g->redis_port = atoi(colon + 1);
-    return 0;
-}
-
-static blog_settings *
-blog_resolve(apr_pool_t *p, const blog_server_conf *c, server_rec *s)
-{
-    blog_settings *g = apr_pcalloc(p, sizeof(*g));
-    char        err[1024];
-
-    g->conninfo = c->conninfo ? c->conninfo : "dbname=blog";
-    g->pool_min = PICK(c->pool_min, DEF_POOL_MIN);
-    g->pool_keep = PICK(c->pool_keep, DEF_POOL_KEEP);
-    g->pool_max = PICK(c->pool_max, DEF_POOL_MAX);
-    g->pool_exptime = PICK(c->pool_exptime, DEF_POOL_EXPTIME);
-    g->acquire_timeout = PICK(c->acquire_timeout, DEF_ACQUIRE_TIMEOUT);
-    g->query_timeout = PICK(c->query_timeout, DEF_QUERY_TIMEOUT);
-    g->prepare = c->prepare != 0;
-    g->redis_connect_timeout = PICK(c->redis_connect_timeout,
-                                    DEF_REDIS_CONNECT);
-    g->redis_timeout = PICK(c->redis_timeout, DEF_REDIS_TIMEOUT);
-    g->cache_ttl = PICK(c->cache_ttl, DEF_CACHE_TTL);
-    g->invalidate = c->invalidate != 0;
-    g->compute_limit = (uint32_t) PICK(c->compute_limit, DEF_COMPUTE_LIMIT);
-    g->templates_dir = c->templates_dir ? c->templates_dir
-        : BLOG_TEMPLATES_DIR;
-    g->conn_hold = PICK(c->conn_hold, DEF_CONN_HOLD);
-
-    if (g->pool_min > g->pool_keep || g->pool_keep > g->pool_max) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     "blog: BlogPoolMin (%d) <= BlogPoolKeep (%d) <= "
-                     "BlogPoolMax (%d) does not hold", g->pool_min,
-                     g->pool_keep, g->pool_max);
-        return NULL;
-    }
-    if (blog_resolve_redis(p, c->redis, g) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     "blog: BlogRedis %s: malformed address", c->redis);
-        return NULL;
-    }
-    g->tpl = blog_templates_load(p, g->templates_dir, err, sizeof(err));
-    if (g->tpl == NULL) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     "blog: template error: %s", err);
-        return NULL;
-    }
-    return g;
+    if (!(c->set & BLOG_SET(i)))
+        return "default";
+    if (c->file[i] == NULL)
+        return "command line";
+    return apr_psprintf(p, "%s:%d", c->file[i], c->line[i]);
 }
 
 static int
-blog_make_site(apr_pool_t *p, server_rec *s, const blog_settings *g)
+blog_check_pool(apr_pool_t *p, const blog_config *c, server_rec *s)
 {
-    blog_server_conf *c = ap_get_module_config(s->module_config,
-                                               &blog_module);
+    const blog_db_settings *db = &c->db;
+
+    if (db->pool_min <= db->pool_keep && db->pool_keep <= db->pool_max)
+        return 0;
+    ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                 "blog: BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
+                 "hold: BlogPoolMin %d (%s), BlogPoolKeep %d (%s), "
+                 "BlogPoolMax %d (%s)",
+                 db->pool_min, blog_where(p, c, BLOG_D_POOL_MIN),
+                 db->pool_keep, blog_where(p, c, BLOG_D_POOL_KEEP),
+                 db->pool_max, blog_where(p, c, BLOG_D_POOL_MAX));
+    return -1;
+}
+
+static void *
+blog_pool_alloc(void *ctx, size_t size)
+{
+    return apr_palloc(ctx, size);
+}
+
+static int
+blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages)
+{
+    blog_config *c = ap_get_module_config(s->module_config, &blog_module);
     blog_site  *site = apr_pcalloc(p, sizeof(*site));
-    blog_page   page;
+    blog_build  b;
 
-    site->g = g;
-    site->mounted = c->mount != NULL;
-    site->base = c->mount ? c->mount : "";
+    site->pages = pages;
+    site->compute_limit = (uint32_t) blog_g->compute_limit;
+    site->mounted = c->mount.path != NULL;
+    site->shared = c->mount.shared;
+    site->base = c->mount.path ? c->mount.path : "";
     site->base_len = strlen(site->base);
-    site->fast_path = c->fast_path != 0;
-    if (blog_page_not_found(p, g, site->base, site->base_len, &page) != 0)
+    site->fast_path = c->fast_path;
+    memset(&b, 0, sizeof(b));
+    b.pages = pages;
+    b.alloc = blog_pool_alloc;
+    b.alloc_ctx = p;
+    b.base = site->base;
+    b.base_len = site->base_len;
+    if (blog_build_simple(&b, pages->not_found, "Not found",
+                          BLOG_STATUS_NOT_FOUND, &site->not_found) != 0
+        || blog_build_simple(&b, pages->unavailable, "Service unavailable",
+                             BLOG_STATUS_UNAVAILABLE,
+                             &site->unavailable) != 0)
         return -1;
-    site->not_found = page.body;
-    site->not_found_len = page.len;
-    if (blog_page_unavailable(p, g, site->base, site->base_len, &page) != 0)
-        return -1;
-    site->unavailable = page.body;
-    site->unavailable_len = page.len;
     c->site = site;
     if (site->mounted)
         blog_in_use = 1;
     return 0;
+}
+
+/* The listener deletes each key under every mount that serves the blog. */
+static void
+blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
+                            const blog_config *c)
+{
+    apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
+    server_rec *vs;
+
+    for (vs = s; vs != NULL; vs = vs->next) {
+        const blog_config *vc = ap_get_module_config(vs->module_config,
+                                                     &blog_module);
+
+        if (vc->site != NULL && vc->site->mounted)
+            APR_ARRAY_PUSH(bases, const char *) = vc->site->base;
+    }
+    blog_invalidate_configure(pconf, s, c->invalidate, &c->db, &c->cache,
+                              (const char *const *) bases->elts,
+                              bases->nelts);
 }
 
 /*
@@ -491,22 +523,38 @@ static int
 blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                   server_rec *s)
 {
-    blog_server_conf *main_conf = ap_get_module_config(s->module_config,
-                                                       &blog_module);
+    const blog_config *c = ap_get_module_config(s->module_config,
+                                                &blog_module);
+    const blog_pageset *pages;
     server_rec *vs;
+    char        err[1024];
 
     (void) plog;
-    (void) ptemp;
-    blog_in_use = main_conf->conninfo != NULL;
-    blog_g = blog_resolve(pconf, main_conf, s);
-    if (blog_g == NULL)
+    if (c->default_error != NULL) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                     "blog: a built-in default does not parse: %s",
+                     c->default_error);
         return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    blog_g = c;
+    blog_in_use = (c->set & BLOG_SET(BLOG_D_DATABASE)) != 0;
+    if (blog_check_pool(ptemp, c, s) != 0)
+        return HTTP_INTERNAL_SERVER_ERROR;
+    pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
+                              sizeof(err));
+    if (pages == NULL) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                     "blog: BlogTemplates %s (%s): %s", c->templates_dir,
+                     blog_where(ptemp, c, BLOG_D_TEMPLATES), err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     for (vs = s; vs != NULL; vs = vs->next)
-        if (blog_make_site(pconf, vs, blog_g) != 0) {
+        if (blog_make_site(pconf, vs, pages) != 0) {
             ap_log_error(APLOG_MARK, APLOG_EMERG, 0, vs,
                          "blog: cannot render the static pages");
             return HTTP_INTERNAL_SERVER_ERROR;
         }
+    blog_configure_invalidation(pconf, s, c);
     return OK;
 }
 
@@ -528,9 +576,9 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
-    blog_dbscale_child_init(pchild, s, blog_g);
-    blog_db_child_init(pchild, s, blog_g, blog_in_use);
-    blog_cache_child_init(pchild, s, blog_g);
+    blog_dbscale_child_init(pchild, s, &blog_g->db);
+    blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
+    blog_cache_child_init(pchild, s, &blog_g->cache);
     blog_connection_child_init(blog_g->conn_hold);
 }
 
@@ -574,8 +622,8 @@ blog_under_mount(const blog_site *site, const char **path, apr_size_t *len)
 static const blog_site *
 blog_site_of(request_rec *r)
 {
-    blog_server_conf *c = ap_get_module_config(r->server->module_config,
-                                               &blog_module);
+    blog_config *c = ap_get_module_config(r->server->module_config,
+                                          &blog_module);
 
     return c->site;
 }
@@ -616,11 +664,14 @@ blog_quick_handler(request_rec *r, int lookup)
      * none).
      */
     if (r->method_number == M_OPTIONS && site != NULL && site->mounted
-        && site->base_len == 0 && r->unparsed_uri != NULL
+        && !site->shared && site->base_len == 0 && r->unparsed_uri != NULL
         && strcmp(r->unparsed_uri, "*") == 0)
         return blog_respond(r, HTTP_OK, "", 0, NULL);
     if (site == NULL || !site->mounted || !blog_raw_path(r, &path, &len)
         || !blog_under_mount(site, &path, &len))
+        return DECLINED;
+    /* "BlogMount / shared": the rest of the virtual host is Apache's. */
+    if (site->shared && !blog_route_owned(path, len))
         return DECLINED;
     if (!site->fast_path && !blog_static_answer(r, path, len))
         return DECLINED;
@@ -639,22 +690,40 @@ blog_handler(request_rec *r)
     site = blog_site_of(r);
     if (site == NULL)
         return DECLINED;
-    /* Outside the mount (a Location wider than BlogMount): not a route. */
-    if (!blog_raw_path(r, &path, &len) || !blog_under_mount(site, &path, &len)) {
+    /*
+     * Outside the mount (a Location wider than BlogMount): not a route, the
+     * blog's 404; with a shared mount, left to the next handler (core's
+     * files) as every path that is not the blog's.
+     */
+    if (!blog_raw_path(r, &path, &len)
+        || !blog_under_mount(site, &path, &len)) {
+        if (site->shared)
+            return DECLINED;
         path = "";
         len = 0;
     }
+    else if (site->shared && !blog_route_owned(path, len))
+        return DECLINED;
     return blog_serve(r, site, path, len);
 }
 
 static void
 blog_register_hooks(apr_pool_t *p)
 {
+    /*
+     * mod_cache serves its hits from quick_handler at APR_HOOK_FIRST too.
+     * The blog's pages have a cache of their own (X-Cache, the contract's
+     * keys and TTL), so a CacheEnable over the mount must not answer them
+     * from mod_cache's: the blog runs first, whatever the LoadModule order.
+     * Its handler needs no order: it answers only "SetHandler blog".
+     */
+    static const char *const before_cache[] = {"mod_cache.c", NULL};
+
     (void) p;
     ap_hook_check_config(blog_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(blog_child_init, NULL, NULL, APR_HOOK_MIDDLE);
-    /* Before mod_cache: the blog keeps its own cache. */
-    ap_hook_quick_handler(blog_quick_handler, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_quick_handler(blog_quick_handler, NULL, before_cache,
+                          APR_HOOK_FIRST);
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
     blog_connection_register_hooks();
     blog_stats_register_hooks();

@@ -1,35 +1,16 @@
 /*
- * pages.h - one function per page: pg_blog's rows into template frames,
- * rendered into one buffer from r->pool.
+ * pages.h - the page of each route: for the database pages one call of a
+ * pg_blog function, its rows built into the page (build.h), the 404 page
+ * when there is no row and the 503 page when the call fails; /compute's
+ * loop.
  */
 #ifndef BLOG_PAGES_H
 #define BLOG_PAGES_H
 
 #include "httpd.h"
-#include "mod_blog.h"
 
-typedef struct blog_page
-{
-    int         status;         /* 200, 404 or 503 */
-    const char *body;
-    apr_size_t  len;
-} blog_page;
-
-/*
- * Compile every page of <dir> (each wrapped in layout.html).  NULL on
- * error, with "file:line: message" in err.
- */
-const struct blog_templates *blog_templates_load(apr_pool_t *p,
-                                                 const char *dir, char *err,
-                                                 apr_size_t errlen);
-
-/* The pages that depend on nothing but the mount, rendered at start-up. */
-int blog_page_not_found(apr_pool_t *p, const blog_settings *g,
-                        const char *base, apr_size_t base_len,
-                        blog_page *out);
-int blog_page_unavailable(apr_pool_t *p, const blog_settings *g,
-                          const char *base, apr_size_t base_len,
-                          blog_page *out);
+#include "build.h"
+#include "site.h"
 
 void blog_page_index(request_rec *r, const blog_site *site, blog_page *out);
 void blog_page_post(request_rec *r, const blog_site *site, const char *slug,

@@ -5,13 +5,14 @@
  */
 #include "response.h"
 
-#include "mod_blog.h"
-
 #include "http_log.h"
 #include "http_protocol.h"
 #include "util_filter.h"
 
 APLOG_USE_MODULE(blog);
+
+/* Every answer, 404, 405 and 503 included (docs/CONTRACT.md section 2). */
+#define BLOG_CONTENT_TYPE "text/html; charset=utf-8"
 
 int
 blog_respond(request_rec *r, int status, const char *body, apr_size_t len,

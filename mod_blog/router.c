@@ -1,5 +1,6 @@
 /*
- * router.c - exact matching of the six routes of docs/CONTRACT.md section 2.
+ * router.c - exact matching of the six routes of docs/CONTRACT.md
+ * section 2.
  *
  * The path is compared byte for byte as the client sent it: "%2f", "//",
  * "/./", a trailing slash or a NUL byte inside len simply fail to match, so
@@ -34,6 +35,9 @@ blog_slug_is_valid(const char *s, size_t len)
             return 0;
     return 1;
 }
+
+/* A string literal and its length, which the compiler counts. */
+#define LIT(s) (s), (sizeof(s) - 1)
 
 static int
 blog_path_is(const char *path, size_t len, const char *lit, size_t litlen)
@@ -88,7 +92,7 @@ blog_route_slug(const char *path, size_t len, size_t prefix_len,
         return;
     }
     if (cached_allowed
-        && blog_path_is(slug + n, rest - n, "/cached", sizeof("/cached") - 1))
+        && blog_path_is(slug + n, rest - n, LIT("/cached")))
         blog_route_set(out, cached, slug, n, path, prefix_len + n);
 }
 
@@ -99,16 +103,27 @@ blog_route_match(const char *path, size_t len, blog_route *out)
     if (path == NULL)
         return;
 
-    if (blog_path_is(path, len, "/", 1))
+    if (blog_path_is(path, len, LIT("/")))
         blog_route_set(out, BLOG_ROUTE_INDEX, NULL, 0, path, 1);
-    else if (blog_path_is(path, len, "/cached", 7))
-        blog_route_set(out, BLOG_ROUTE_CACHED_INDEX, NULL, 0, "/", 1);
-    else if (blog_path_is(path, len, "/compute", 8))
+    else if (blog_path_is(path, len, LIT("/cached")))
+        blog_route_set(out, BLOG_ROUTE_CACHED_INDEX, NULL, 0, LIT("/"));
+    else if (blog_path_is(path, len, LIT("/compute")))
         blog_route_set(out, BLOG_ROUTE_COMPUTE, NULL, 0, path, len);
-    else if (blog_path_has_prefix(path, len, "/post/", 6))
-        blog_route_slug(path, len, 6, 1, BLOG_ROUTE_POST,
+    else if (blog_path_has_prefix(path, len, LIT("/post/")))
+        blog_route_slug(path, len, sizeof("/post/") - 1, 1, BLOG_ROUTE_POST,
                         BLOG_ROUTE_CACHED_POST, out);
-    else if (blog_path_has_prefix(path, len, "/tag/", 5))
-        blog_route_slug(path, len, 5, 0, BLOG_ROUTE_TAG,
+    else if (blog_path_has_prefix(path, len, LIT("/tag/")))
+        blog_route_slug(path, len, sizeof("/tag/") - 1, 0, BLOG_ROUTE_TAG,
                         BLOG_ROUTE_NOT_FOUND, out);
+}
+
+int
+blog_route_owned(const char *path, size_t len)
+{
+    return path != NULL
+        && (blog_path_is(path, len, LIT("/"))
+            || blog_path_is(path, len, LIT("/cached"))
+            || blog_path_is(path, len, LIT("/compute"))
+            || blog_path_has_prefix(path, len, LIT("/post/"))
+            || blog_path_has_prefix(path, len, LIT("/tag/")));
 }

@@ -52,4 +52,13 @@ int blog_slug_is_valid(const char *s, size_t len);
  */
 void blog_route_match(const char *path, size_t len, blog_route *out);
 
+/*
+ * 1 when path[0..len) is one of the blog's own: "/", "/cached",
+ * "/compute", or anything under "/post/" or "/tag/" (where a malformed
+ * slug is the blog's 404).  What "BlogMount / shared" answers; every other
+ * path is left to the rest of the virtual host.  Every path that
+ * blog_route_match matches is owned.
+ */
+int blog_route_owned(const char *path, size_t len);
+
 #endif

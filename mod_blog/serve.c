@@ -40,9 +40,7 @@ serve_page(request_rec *r, const blog_site *site, const blog_route *rt,
         blog_page_compute(r, site, page);
         break;
     default:
-        page->status = HTTP_NOT_FOUND;
-        page->body = site->not_found;
-        page->len = site->not_found_len;
+        *page = site->not_found;
         break;
     }
 }

@@ -5,7 +5,8 @@
 #define BLOG_SERVE_H
 
 #include "httpd.h"
-#include "mod_blog.h"
+
+#include "site.h"
 
 /* path[0..len) is the raw request path after the mount prefix. */
 int blog_serve(request_rec *r, const blog_site *site, const char *path,

@@ -2,19 +2,22 @@
  * stats.c - the shared segment behind the counters of stats.h.
  *
  * The parent makes one anonymous shared segment at post_config, before any
- * child is forked, with a slot per scoreboard process slot (the MPM's hard
- * limit, ServerLimit), so every child inherits the mapping.  It lives in
+ * child is forked, with two slots per scoreboard process slot (the MPM's
+ * hard limit, ServerLimit), so every child inherits the mapping.  It lives in
  * the process pool, not pconf: a graceful restart clears pconf and reloads
  * this module while old children still count into their slots, and the
  * new generation's status page must show them finishing.  ServerLimit
  * cannot change across restarts, so one segment serves the parent's whole
  * life.
  *
- * A child takes the slot the scoreboard gave it: the MPM writes the child's
- * pid there, but from the parent, after fork, so a child that looks in
- * child_init may not find itself yet; it counts into a private array
- * until pre_connection finds the slot (before its first request), then
- * moves those counts over.
+ * A child counts in the slot of the scoreboard slot the MPM gave it, or in
+ * that slot's second one while a process that counted in the first still
+ * lives: the worker MPM gives an exiting child's scoreboard slot to a new
+ * child while the old one's threads finish their requests.  The MPM writes
+ * the child's pid into the scoreboard from the parent, after fork, so a
+ * child that looks in child_init may not find itself yet; it then counts
+ * into a private array until pre_connection finds the slot (before its
+ * first request), and moves those counts over.
  */
 #include "stats.h"
 
@@ -25,7 +28,9 @@
 #include "scoreboard.h"
 #include "apr_shm.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -38,14 +43,14 @@ APLOG_USE_MODULE(blog);
 typedef struct stats_slot
 {
     pid_t       pid;            /* the child counting here, 0 when none */
-    apr_time_t  since;          /* when it took the slot */
     apr_uint64_t v[BLOG_STAT_N];
 } __attribute__((aligned(64))) stats_slot;
 
 typedef struct stats_segment
 {
     apr_uint32_t magic;
-    int         nslots;
+    int         limit;          /* scoreboard slots; slots[i + limit] is
+                                 * slot i's second */
     stats_slot  slots[];
 } stats_segment;
 
@@ -74,10 +79,10 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     apr_pool_userdata_get((void **) &shm, STATS_KEY, pproc);
     if (shm != NULL) {
         stats_seg = apr_shm_baseaddr_get(shm);
-        if (stats_seg->magic == STATS_MAGIC && stats_seg->nslots >= limit)
+        if (stats_seg->magic == STATS_MAGIC && stats_seg->limit == limit)
             return OK;
     }
-    size = sizeof(stats_segment) + (apr_size_t) limit * sizeof(stats_slot);
+    size = sizeof(stats_segment) + 2 * (apr_size_t) limit * sizeof(stats_slot);
     rv = apr_shm_create(&shm, size, NULL, pproc);
     if (rv != APR_SUCCESS) {
         /* The blog works without; mod_status just has nothing to show. */
@@ -90,7 +95,7 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     stats_seg = apr_shm_baseaddr_get(shm);
     memset(stats_seg, 0, size);
     stats_seg->magic = STATS_MAGIC;
-    stats_seg->nslots = limit;
+    stats_seg->limit = limit;
     apr_pool_userdata_set(shm, STATS_KEY, apr_pool_cleanup_null, pproc);
     return OK;
 }
@@ -104,7 +109,7 @@ stats_find_slot(void)
 
     if (stats_seg == NULL || !ap_exists_scoreboard_image())
         return -1;
-    for (i = 0; i < stats_seg->nslots; i++) {
+    for (i = 0; i < stats_seg->limit; i++) {
         process_score *ps = ap_get_scoreboard_process(i);
 
         if (ps != NULL && ps->pid == me)
@@ -127,16 +132,25 @@ stats_carry_over(stats_slot *slot)
     }
 }
 
-/* The slot is free again; an old generation's page stops listing it. */
+/* The slot is free again, unless a newer child took it meanwhile. */
 static apr_status_t
 stats_child_exit(void *data)
 {
     stats_slot *slot = __atomic_load_n(&stats_me, __ATOMIC_ACQUIRE);
+    pid_t       me = getpid();
 
     (void) data;
     if (slot != NULL)
-        __atomic_store_n(&slot->pid, 0, __ATOMIC_RELEASE);
+        __atomic_compare_exchange_n(&slot->pid, &me, 0, 0, __ATOMIC_RELEASE,
+                                    __ATOMIC_RELAXED);
     return APR_SUCCESS;
+}
+
+/* A process that has not exited (EPERM: alive, another user's). */
+static int
+stats_alive(pid_t pid)
+{
+    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
 static void
@@ -147,10 +161,16 @@ stats_take_slot(void)
 
     if (i < 0)
         return;
+    /*
+     * Only this child may take these two now (one process per scoreboard
+     * slot); a slot whose child died without its exit cleanup is free.
+     */
     slot = &stats_seg->slots[i];
-    /* A slot is only given again once its last child has exited. */
+    if (stats_alive(__atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE)))
+        slot = &stats_seg->slots[i + stats_seg->limit];
+    if (stats_alive(__atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE)))
+        return;                 /* two old ones still finishing: stay private */
     memset(slot->v, 0, sizeof(slot->v));
-    slot->since = apr_time_now();
     stats_carry_over(slot);
     __atomic_store_n(&blog_stats_mine, slot->v, __ATOMIC_RELEASE);
     /* what threads added while the pointer moved */
@@ -197,20 +217,22 @@ stats_pre_connection(conn_rec *c, void *csd)
 int
 blog_stats_nslots(void)
 {
-    return stats_seg ? stats_seg->nslots : 0;
+    return stats_seg ? 2 * stats_seg->limit : 0;
 }
 
 int
-blog_stats_read(int i, pid_t *pid, apr_time_t *since, apr_uint64_t *v)
+blog_stats_read(int i, pid_t *pid, int *sb_slot, apr_uint64_t *v)
 {
     stats_slot *slot;
     int         k;
 
-    if (stats_seg == NULL || i < 0 || i >= stats_seg->nslots)
+    if (stats_seg == NULL || i < 0 || i >= 2 * stats_seg->limit)
         return -1;
     slot = &stats_seg->slots[i];
     *pid = __atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE);
-    *since = slot->since;
+    if (!stats_alive(*pid))
+        *pid = 0;
+    *sb_slot = i % stats_seg->limit;
     for (k = 0; k < BLOG_STAT_N; k++)
         v[k] = __atomic_load_n(&slot->v[k], __ATOMIC_RELAXED);
     return 0;

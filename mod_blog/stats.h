@@ -3,8 +3,9 @@
  * in shared memory so that mod_status (/server-status, ExtendedStatus On)
  * can show every child's figures from whichever child answers.
  *
- * One slot per scoreboard process slot (ServerLimit of them), written only
- * by the child in that slot, with relaxed atomic adds: no lock on the
+ * A slot per scoreboard process slot (ServerLimit of them), and a second
+ * for a new child there while the old one finishes (worker MPM), each
+ * written only by its child, with relaxed atomic adds: no lock on the
  * request path.
  */
 #ifndef BLOG_STATS_H
@@ -20,11 +21,11 @@ typedef enum blog_stat
     BLOG_STAT_POOL_BUSY,        /* checked out by a request */
     /* Counters since the child started. */
     BLOG_STAT_POOL_QUERIES,     /* page statements sent */
-    BLOG_STAT_POOL_WAITS,       /* checkouts that queued for a release */
-    BLOG_STAT_POOL_ACQUIRE_TIMEOUTS,    /* ... and got none in time */
+    BLOG_STAT_POOL_WAITS,       /* times a checkout queued for a release */
+    BLOG_STAT_POOL_ACQUIRE_TIMEOUTS,    /* checkouts that got none in time */
     BLOG_STAT_POOL_CONNECTS,    /* connections opened */
     BLOG_STAT_POOL_CONNECT_FAILURES,
-    BLOG_STAT_POOL_RECONNECTS,  /* pages retried after a lost connection */
+    BLOG_STAT_POOL_RECONNECTS,  /* connections lost under a statement */
     BLOG_STAT_POOL_QUERY_TIMEOUTS,
     BLOG_STAT_POOL_QUERY_ERRORS,        /* failed otherwise, no retry */
     BLOG_STAT_CACHE_HITS,       /* X-Cache: HIT */
@@ -53,8 +54,11 @@ blog_stat_add(blog_stat k, long n)
 /* The segment (post_config) and each child's slot (child_init). */
 void blog_stats_register_hooks(void);
 
-/* For the status page: how many slots, and a copy of slot i. */
+/*
+ * For the status page: how many slots, and a copy of slot i: its child's
+ * pid (0: none, or it died), the scoreboard slot it counts for, figures.
+ */
 int blog_stats_nslots(void);
-int blog_stats_read(int i, pid_t *pid, apr_time_t *since, apr_uint64_t *v);
+int blog_stats_read(int i, pid_t *pid, int *sb_slot, apr_uint64_t *v);
 
 #endif

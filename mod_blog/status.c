@@ -6,8 +6,10 @@
  * ?auto the same as "Key: value" lines, as mod_status's own and other
  * modules' (mod_socache_shmcb's "CacheType: SHMCB") are: totals first
  * (BlogPoolOpen: 8), then one line per figure per child, keyed by its
- * scoreboard slot (BlogSlot0PoolOpen: 2).  A slot is listed while the
- * scoreboard still gives it to the child that counted there, so an old
+ * slot (BlogSlot0PoolOpen: 2): its scoreboard slot, or that plus
+ * ServerLimit for a new child in a scoreboard slot whose old child still
+ * finishes its requests (the worker MPM reuses the slot at once).  A child
+ * is listed while it runs and the scoreboard still knows it, so an old
  * generation finishing after a graceful restart shows until it exits.
  */
 #include "status.h"
@@ -16,6 +18,7 @@
 
 #include "http_config.h"
 #include "http_protocol.h"
+#include "ap_mpm.h"
 #include "mod_status.h"
 #include "scoreboard.h"
 
@@ -83,7 +86,35 @@ status_fill(status_row *row, const apr_uint64_t *v)
     }
 }
 
-/* The children the scoreboard still lists; row n is the total. */
+/*
+ * Whether the scoreboard still has pid in slot sb, and its generation: in
+ * the slot's process_score, or (worker MPM, a child whose slot went to a
+ * new one while its threads finish) in the worker_scores of its threads.
+ */
+static int
+status_generation(int sb, pid_t pid, ap_generation_t *gen)
+{
+    process_score *ps = ap_get_scoreboard_process(sb);
+    int         threads = 0;
+    int         t;
+
+    if (ps != NULL && ps->pid == pid) {
+        *gen = ps->generation;
+        return 1;
+    }
+    ap_mpm_query(AP_MPMQ_HARD_LIMIT_THREADS, &threads);
+    for (t = 0; t < threads; t++) {
+        worker_score *ws = ap_get_scoreboard_worker_from_indexes(sb, t);
+
+        if (ws != NULL && ws->pid == pid && ws->status != SERVER_DEAD) {
+            *gen = ws->generation;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The children that still run; row n is the total. */
 static int
 status_rows(request_rec *r, status_row **out)
 {
@@ -95,16 +126,16 @@ status_rows(request_rec *r, status_row **out)
     apr_size_t  j;
 
     for (i = 0; i < n; i++) {
-        process_score *ps = ap_get_scoreboard_process(i);
         pid_t       pid;
-        apr_time_t  since;
+        int         sb;
+        ap_generation_t gen;
 
-        if (blog_stats_read(i, &pid, &since, v) != 0 || pid == 0
-            || ps == NULL || ps->pid != pid)
+        if (blog_stats_read(i, &pid, &sb, v) != 0 || pid == 0
+            || !status_generation(sb, pid, &gen))
             continue;
         rows[used].slot = i;
         rows[used].pid = pid;
-        rows[used].gen = ps->generation;
+        rows[used].gen = gen;
         status_fill(&rows[used], v);
         for (j = 0; j < STATUS_NFIELDS; j++)
             rows[n].f[j] += rows[used].f[j];

@@ -26,7 +26,7 @@
  *   slug title author date comments_label tags summary     (a card)
  *   tag_slug tag_name                                      (a tag)
  *   comment_author comment_date comment_body               (a comment)
- * Only the names are shared; the caller picks the ids (pages.c uses the
+ * Only the names are shared; the caller picks the ids (fields.h uses the
  * order above, so that each kind of list item is one contiguous range).
  *
  * Pure C: no APR.  All memory comes from the caller's allocator (an APR
@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef void *(*blog_alloc_fn) (void *ctx, size_t size);
+#include "alloc.h"
 
 typedef enum blog_val_kind
 {

@@ -53,6 +53,7 @@ if scripts/stack.sh start; then
             export BLOG_MPM=$mpm BLOG_FASTPATH=$fast
             if scripts/stack.sh restart httpd; then
                 part "e2e ($mpm, $hook)" python3 tests/e2e/run.py
+                part "shared mount ($mpm, $hook)" python3 tests/e2e/mount_shared.py
                 [ $fast = off ] || part "faults ($mpm, $hook)" python3 tests/faults/run.py
                 # mod_status figures under a known load, the health check
                 # with Redis and PostgreSQL stopped and frozen.

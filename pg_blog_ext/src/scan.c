@@ -586,8 +586,8 @@ collect_second_id(const BlogEntry *entry, void *arg)
 /*
  * The other side of the post_tags links of one id: through the index on
  * (first, second), the visible entries' second column, in index order (so
- * sorted and distinct).  A post's tag ids from post_tags_pkey, a tag's
- * post ids from post_tags_tag_idx.
+ * sorted and distinct); the tag page reads a tag's post ids so, from
+ * post_tags_tag_idx.
  */
 List *
 blog_linked_ids(BlogRel index_rel, int32 id)

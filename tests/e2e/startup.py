@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Start-up checks: a bad directive or a broken template stops Apache with a
-message that says what and where (issue 4, items 3 and 6).
+message that says what and where: the directive, and the file and line it
+was set on (or that it is the default).
 
 Each case takes the stack's generated httpd.conf (var/httpd/httpd.conf),
 changes one thing, and runs `apache2 -t` on it: Apache's configuration
@@ -9,6 +10,7 @@ port, so the running stack is not touched.  A case passes when Apache
 refuses the config and its message names the problem; the unchanged config
 must pass, so that a refusal is known to come from the change."""
 
+import atexit
 import os
 import re
 import shutil
@@ -24,19 +26,30 @@ CONF = os.path.join(bt.VAR, "httpd", "httpd.conf")
 TEMPLATES = os.path.join(bt.ROOT, "templates")
 
 
+# Where each config under test is written, so that a message can be
+# checked for the file and line it names.
+TEST_DIR = tempfile.mkdtemp(prefix="blog-startup-")
+TEST_CONF = os.path.join(TEST_DIR, "test.conf")
+atexit.register(shutil.rmtree, TEST_DIR, True)
+
+
 def configtest(text):
     """Run apache2 -t on a config text; (exit status, output)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as f:
+    with open(TEST_CONF, "w") as f:
         f.write(text)
-        path = f.name
     try:
         out = subprocess.run(["/usr/sbin/apache2", "-d", os.path.dirname(CONF),
-                              "-f", path, "-t"],
+                              "-f", TEST_CONF, "-t"],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              timeout=30)
         return out.returncode, out.stdout.decode(errors="replace")
     finally:
-        os.unlink(path)
+        os.unlink(TEST_CONF)
+
+
+def at(conf, line):
+    """ "file:line" of the first line of conf that is exactly `line`."""
+    return "%s:%d" % (TEST_CONF, conf.split("\n").index(line) + 1)
 
 
 def set_directive(conf, name, value):
@@ -90,12 +103,40 @@ def main():
         d, path = broken_templates(tmp, "index.html", 2, "{{> nowhere}}")
         refused("a missing partial in index.html", set_directive(base, "BlogTemplates", '"%s"' % d),
                 "index.html:2:", "nowhere")
-        refused("a templates folder that does not exist",
-                set_directive(base, "BlogTemplates", '"%s/none"' % tmp), "%s/none" % tmp)
+        conf = set_directive(base, "BlogTemplates", '"%s/none"' % tmp)
+        refused("a templates folder that does not exist (the directive and its line named)",
+                conf, "%s/none" % tmp,
+                "BlogTemplates %s/none (%s)" % (tmp, at(conf, 'BlogTemplates "%s/none"' % tmp)))
 
-    refused("BlogPoolMin above BlogPoolMax",
-            set_directive(set_directive(base, "BlogPoolMin", "5"), "BlogPoolMax", "4"),
-            "BlogPool")
+    conf = set_directive(set_directive(base, "BlogPoolMin", "5"), "BlogPoolMax", "4")
+    refused("BlogPoolMin above BlogPoolMax (each value's file and line, or default)", conf,
+            "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not hold",
+            "BlogPoolMin 5 (%s)" % at(conf, "BlogPoolMin 5"),
+            "BlogPoolKeep 2 (default)",
+            "BlogPoolMax 4 (%s)" % at(conf, "BlogPoolMax 4"))
+    conf = set_directive(base, "BlogDatabase", '"hots=/tmp dbname=blog"')
+    refused("a conninfo keyword libpq does not know", conf,
+            "BlogDatabase: invalid conninfo", 'invalid connection option "hots"',
+            "line %s of %s" % (at(conf, 'BlogDatabase "hots=/tmp dbname=blog"').rsplit(":", 1)[1],
+                               TEST_CONF))
+    # What -t cannot see: a host name is resolved only when a child
+    # connects (the README says so).
+    rc, out = configtest(set_directive(base, "BlogDatabase",
+                                       '"host=nonexistent.invalid dbname=blog"'))
+    T.check(rc == 0 and "Syntax OK" in out,
+            "a host that does not resolve passes apache2 -t (seen only at connect)",
+            out.strip()[-400:])
+    refused("BlogMount with a second argument other than shared",
+            set_directive(base, "BlogMount", "/ private"), "BlogMount", "'shared'")
+    refused("BlogFastPath that is neither On nor Off",
+            set_directive(base, "BlogFastPath", "maybe"), "BlogFastPath must be On or Off")
+    refused("BlogConnectionHold above 1 s", set_directive(base, "BlogConnectionHold", "2s"),
+            "BlogConnectionHold must be Off or a duration from 1 ms to 1 s")
+    refused("BlogRedis [v6 without its bracket", set_directive(base, "BlogRedis", "[::1:6379"),
+            "BlogRedis")
+    refused("a server-wide directive in a <VirtualHost>",
+            base + '\n<VirtualHost 127.0.0.1:1>\nBlogCacheTTL 5\n</VirtualHost>\n',
+            "BlogCacheTTL cannot occur within")
     refused("BlogPoolMax 0", set_directive(base, "BlogPoolMax", "0"), "BlogPoolMax")
     refused("a malformed conninfo", set_directive(base, "BlogDatabase", '"host=/tmp port"'),
             "BlogDatabase")
@@ -116,6 +157,12 @@ def main():
     rc, out = configtest(ok)
     T.check(rc == 0, "BlogRedis off, BlogQueryTimeout 2s and BlogMount /blog are accepted",
             out.strip()[-400:])
+    ok = set_directive(base, "BlogMount", "/ shared")
+    ok = set_directive(ok, "BlogRedis", "[::1]:6379")
+    ok += '\n<VirtualHost 127.0.0.1:1>\nBlogMount /x shared\nBlogFastPath off\n</VirtualHost>\n'
+    rc, out = configtest(ok)
+    T.check(rc == 0, "BlogMount / shared, BlogRedis [::1]:6379 and a virtual host's own "
+            "BlogMount and BlogFastPath are accepted", out.strip()[-400:])
     T.finish()
 
 

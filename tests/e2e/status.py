@@ -16,7 +16,9 @@ Checks: a known mix of requests (cached hits and misses, uncached pages,
 queries = uncached pages that reach PostgreSQL + misses + bypasses); the
 gauges agree with PostgreSQL's pg_stat_activity and the children with the
 Apache process list; the HTML table says the same as ?auto; without
-ExtendedStatus there is no mod_blog section.  The health check: 200 "ok",
+ExtendedStatus there is no mod_blog section; after a graceful restart the
+new children start from zero and an old child finishing a request keeps
+its row until it exits.  The health check: 200 "ok",
 then 503 with a one-line reason, quickly, with Redis stopped or frozen and
 PostgreSQL stopped or frozen, and 200 again once each is back; with a
 host name that does not resolve or a role the server refuses, the health
@@ -28,7 +30,6 @@ Ends with `N passed, N failed`.
 import html
 import os
 import re
-import signal
 import socket
 import sys
 import threading
@@ -39,6 +40,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import blogtest as bt  # noqa: E402
 import loadlock  # noqa: E402
+sys.path.insert(0, os.path.join(bt.ROOT, "tests", "faults"))
+import common as faults  # noqa: E402  (freeze, thaw: the fault suite's)
 from blogtest import Conn  # noqa: E402
 
 T = bt.Tally("status and health (MPM %s, fast path %s)"
@@ -48,7 +51,6 @@ CONF = os.path.join(bt.VAR, "httpd", "conf.d", "status.conf")
 # check must answer within it (plus scheduling slack).
 QUERY_TIMEOUT_MS = 1500
 REDIS_TIMEOUT_MS = 200      # BlogRedisTimeout's default
-FROZEN = set()
 
 POOL = ["PoolOpen", "PoolIdle", "PoolBusy", "PoolQueries", "PoolWaits",
         "PoolAcquireTimeouts", "PoolConnects", "PoolConnectFailures",
@@ -346,30 +348,10 @@ def back(what, seconds=15):
     T.check(ok, "%s: /health is 200 again within %d s" % (what, seconds))
 
 
-def freeze(pids):
-    for p in pids:
-        os.kill(p, signal.SIGSTOP)
-        FROZEN.add(p)
-
-
-def thaw():
-    for p in list(FROZEN):
-        try:
-            os.kill(p, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-        FROZEN.discard(p)
-
-
 def pg_pids():
-    with open(os.path.join(bt.VAR, "pg", "postmaster.pid")) as f:
-        pm = int(f.readline())
+    pm = faults.postmaster_pid()
     return [pm] + bt.children(pm)
 
-
-def redis_pid():
-    with open(os.path.join(bt.VAR, "run", "redis.pid")) as f:
-        return int(f.read().split()[0])
 
 
 def check_health():
@@ -396,12 +378,12 @@ def check_health():
     T.check(delta(mid, before, "CacheBypasses") >= 1, "Redis stopped: CacheBypasses moved",
             "moved by %d" % delta(mid, before, "CacheBypasses"))
 
-    freeze([redis_pid()])
+    faults.freeze([faults.redis_pid()])
     try:
         # per-thread contexts that were connected: each waits BlogRedisTimeout
         health_down("Redis frozen", "Redis", REDIS_TIMEOUT_MS / 1000.0 * 2 + 0.8)
     finally:
-        thaw()
+        faults.thaw(faults.STOPPED)
     back("Redis thawed")
 
     off = bt.error_log_size()
@@ -422,11 +404,11 @@ def check_health():
 
     # Every thread's pooled connection must be one the health check uses:
     # several asks, so that a connection of each child sees the freeze.
-    freeze(pg_pids())
+    faults.freeze(pg_pids())
     try:
         health_down("PostgreSQL frozen", "PostgreSQL", QUERY_TIMEOUT_MS / 1000.0 + 1.0)
     finally:
-        thaw()
+        faults.thaw(faults.STOPPED)
     back("PostgreSQL thawed")
 
 
@@ -463,10 +445,67 @@ def check_bad_conninfo():
         body = r.body.decode("utf-8", "replace")
         T.check(r.status == 503 and want in body and body.count("\n") == 1,
                 "%s: /health is 503 and says %r" % (what, want), "%d %r" % (r.status, body))
-        lines = [l for l in blog_lines(off) if "PostgreSQL" in l]
+        # the previous configuration's children may still be logging
+        kids = set(bt.children())
+        lines = [l for l in blog_lines(off) if "PostgreSQL" in l
+                 and int((re.search(r"\[pid (\d+)", l) or [0, 0])[1]) in kids]
         T.check(lines and all(want in l and "cannot connect to PostgreSQL" in l
                               for l in lines),
                 "%s: the log says %r" % (what, want), "%r" % lines[:2])
+
+
+def check_graceful():
+    """After a graceful restart the new children start from zero in the
+    same segment, and an old child still finishing a request keeps its
+    row, with its generation, until it exits."""
+    if bt.ENV.get("BLOG_MPM") == "prefork":
+        # the stack's prefork has ServerLimit 4: no slot for a new child
+        # beside an old one
+        T.note("graceful restart: not checked under prefork (ServerLimit 4)")
+        return
+    a = auto()
+    old = {s["PID"]: s["Generation"] for s in slots(a).values()}
+    gen = max(old.values())
+    # a request whose header is not complete yet holds its old child
+    slow = socket.create_connection((bt.HOST, bt.HTTP_PORT), timeout=10)
+    try:
+        slow.sendall(b"GET /compute HTTP/1.1\r\nHost: x\r\n")
+        time.sleep(0.3)
+        bt.stack("graceful")
+
+        def both():
+            kids = set(bt.children())
+            return len(kids - set(old)) >= 4 and kids & set(old)
+        T.check(bt.wait_for(both, 15, 0.1), "graceful restart: new children beside an old one")
+        time.sleep(0.5)
+        b = auto()
+        sl = slots(b)
+        kids = set(bt.children())
+        listed = {s["PID"]: s for s in sl.values()}
+        T.check(set(listed) == kids, "graceful restart: one row per child, old and new",
+                "rows %r, children %r" % (sorted(listed), sorted(kids)))
+        olds = [p for p in listed if p in old]
+        news = [p for p in listed if p not in old]
+        T.check(olds and all(listed[p]["Generation"] == gen for p in olds),
+                "graceful restart: the old child's row keeps its generation (%d)" % gen,
+                "%r" % {p: listed[p]["Generation"] for p in olds})
+        T.check(news and all(listed[p]["Generation"] == gen + 1 for p in news),
+                "graceful restart: the new children are generation %d" % (gen + 1),
+                "%r" % {p: listed[p]["Generation"] for p in news})
+        fresh = {p: listed[p]["PoolQueries"] + listed[p]["CacheHits"] for p in news}
+        T.check(not any(fresh.values()), "graceful restart: a new child's slot starts from zero",
+                "%r" % fresh)
+        slow.sendall(b"\r\n")
+        r = bt.Conn.__new__(bt.Conn)
+        r.sock, r.buf, r.used, r.timeout, r.port = slow, b"", 0, 10, bt.HTTP_PORT
+        T.check(r.read_response().status == 200, "graceful restart: the old child answers its request")
+    finally:
+        slow.close()
+    gone = bt.wait_for(lambda: not set(bt.children()) & set(old), 15, 0.2)
+    c = auto()
+    T.check(gone and sorted(s["PID"] for s in slots(c).values()) == bt.children(),
+            "graceful restart: the old row goes with its child",
+            "%r vs %r" % (sorted(s["PID"] for s in slots(c).values()), bt.children()))
 
 
 def check_not_extended():
@@ -487,13 +526,14 @@ def main():
         check_counts()
         a = check_gauges()
         check_html(a)
+        check_graceful()
         check_health()
         check_bad_conninfo()
         check_not_extended()
     except Exception as e:
         T.crash("status test", e)
     finally:
-        thaw()
+        faults.thaw(faults.STOPPED)
         if os.path.exists(CONF):
             os.unlink(CONF)
         bt.stack("start")

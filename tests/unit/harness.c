@@ -161,16 +161,30 @@ t_run(const t_case *cases, int *passed, int *failed)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
     int passed = 0;
     int failed = 0;
+
+    /* `make fuzz`: fuzz_decode's first inputs */
+    if (argc == 3 && strcmp(argv[1], "--fuzz-seeds") == 0)
+        return t_fuzz_seeds(argv[2]) == 0 ? 0 : 1;
+    /* `make docs`: the generated directives block for README.md or man */
+    if (argc == 3 && strcmp(argv[1], "--directives") == 0) {
+        t_arena *a = t_arena_new();
+
+        fputs(t_directives_block(a, argv[2]), stdout);
+        t_arena_free(a);
+        return 0;
+    }
 
     t_run(t_router_cases, &passed, &failed);
     t_run(t_escape_cases, &passed, &failed);
     t_run(t_compute_cases, &passed, &failed);
     t_run(t_template_cases, &passed, &failed);
     t_run(t_golden_cases, &passed, &failed);
+    t_run(t_build_cases, &passed, &failed);
+    t_run(t_directives_cases, &passed, &failed);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -10,6 +10,17 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Set by the Makefile; these serve a run from tests/unit. */
+#ifndef TEMPLATES_DIR
+#define TEMPLATES_DIR "../../templates"
+#endif
+#ifndef GOLDEN_DIR
+#define GOLDEN_DIR "../golden"
+#endif
+#ifndef TREE_DIR
+#define TREE_DIR "../.."
+#endif
+
 extern int t_case_failures;
 
 #define CHECK(cond) \
@@ -56,5 +67,12 @@ extern const t_case t_escape_cases[];
 extern const t_case t_compute_cases[];
 extern const t_case t_template_cases[];
 extern const t_case t_golden_cases[];
+extern const t_case t_build_cases[];
+extern const t_case t_directives_cases[];
+
+/* The directives block of README.md ("readme") or the man page ("man"). */
+char *t_directives_block(t_arena *a, const char *kind);
+/* Writes fuzz_decode.c's seed inputs into dir; 0 on success. */
+int t_fuzz_seeds(const char *dir);
 
 #endif

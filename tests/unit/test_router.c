@@ -225,11 +225,42 @@ test_slug_bytes(void)
     }
 }
 
+/* What "BlogMount / shared" answers: the routes and their namespaces. */
+static void
+test_owned(void)
+{
+    static const char *const owned[] = {
+        "/", "/cached", "/compute", "/post/post-1", "/post/post-1/cached",
+        "/post/NOT-a-slug", "/post/x/y/z", "/tag/tag-7", "/tag/%2F",
+    };
+    static const char *const not_owned[] = {
+        "", "/index.html", "/server-status", "/.well-known/acme-challenge/t",
+        "/post", "/post/", "/tag", "/tag/", "/postx/1", "/cached/", "/compute/",
+        "/Cached", "//", "/icons/a.png",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+        if (!blog_route_owned(owned[i], strlen(owned[i])))
+            fprintf(stderr, "  %s is not owned\n", owned[i]);
+        CHECK(blog_route_owned(owned[i], strlen(owned[i])));
+    }
+    for (i = 0; i < sizeof(not_owned) / sizeof(not_owned[0]); i++) {
+        if (blog_route_owned(not_owned[i], strlen(not_owned[i])))
+            fprintf(stderr, "  %s is owned\n", not_owned[i]);
+        CHECK(!blog_route_owned(not_owned[i], strlen(not_owned[i])));
+    }
+    /* the length counts, not the NUL: "/cached" cut to "/cache" is not */
+    CHECK(!blog_route_owned("/cached", 6));
+    CHECK(!blog_route_owned(NULL, 0));
+}
+
 const t_case t_router_cases[] = {
     {"router: the six routes", test_routes},
     {"router: paths that are not routes", test_not_found},
     {"router: reads exactly len bytes", test_len_is_respected},
     {"router: slug lengths 0, 1, 64, 65", test_slug_lengths},
     {"router: slug bytes", test_slug_bytes},
+    {"router: the paths a shared mount answers", test_owned},
     {NULL, NULL}
 };

@@ -1,0 +1,73 @@
+/*
+ * build.h - building a page: pg_blog's rows (through the caller's
+ * accessors) into template frames, rendered into one buffer of exactly the
+ * page's size.
+ *
+ * Pure C: no libpq, no APR, no I/O.  Every allocation comes from the
+ * caller's allocator.  The rows are untrusted: a missing column, a NULL
+ * where a value is due, a value of the wrong size or a malformed array
+ * makes the answer the caller's 503 page, with the column and row named in
+ * the blog_build for the log; nothing is read past a value's length.
+ */
+#ifndef BLOG_BUILD_H
+#define BLOG_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "pageset.h"
+
+#define BLOG_STATUS_OK          200
+#define BLOG_STATUS_NOT_FOUND   404
+#define BLOG_STATUS_UNAVAILABLE 503
+
+typedef struct blog_page
+{
+    int         status;         /* 200, 404 or 503 */
+    const char *body;
+    size_t      len;
+} blog_page;
+
+/* One result set, read through the caller's functions. */
+typedef struct blog_rows
+{
+    const void *src;
+    int         nrows;
+    /* the column's number, or -1 when there is none of that name */
+    int         (*column) (const void *src, const char *name);
+    blog_cell   (*cell) (const void *src, int row, int col);
+} blog_rows;
+
+typedef struct blog_build
+{
+    const blog_pageset *pages;
+    blog_alloc_fn alloc;
+    void       *alloc_ctx;
+    const char *base;           /* the mount, without trailing slash */
+    size_t      base_len;
+    /* answered as they are when the rows name nothing / are malformed */
+    const blog_page *not_found;
+    const blog_page *unavailable;
+    /* out: on a 503, the column at fault and its row (-1: no such column) */
+    const char *bad_column;
+    int         bad_row;
+} blog_build;
+
+/* blog.index_page(20): the cards, newest first. */
+void blog_build_index(blog_build *b, const blog_rows *rs, blog_page *out);
+/* blog.post_page(slug): no row is the 404 page. */
+void blog_build_post(blog_build *b, const blog_rows *rs, blog_page *out);
+/* blog.tag_page(slug): no row is the 404 page. */
+void blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out);
+void blog_build_compute(blog_build *b, uint32_t limit, uint64_t sum,
+                        blog_page *out);
+
+/*
+ * A page with a title and nothing else from outside (the 404 and 503
+ * pages, rendered once at start-up).  0, or -1 when it cannot be rendered.
+ */
+int blog_build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
+                      int status, blog_page *out);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * directives.h - every directive of mod_blog, declared once.
+ *
+ * BLOG_DIRECTIVES(X) calls X once per directive with
+ *
+ *   X(id, name, field, type, where, default, min, max, syntax, help)
+ *
+ *   id       suffix of its index, BLOG_D_<id>
+ *   field    where mod_blog.c stores it (a member of its blog_config)
+ *   type     how its argument is parsed (blog_dir_type)
+ *   where    BLOG_DW_SERVER (main server only) or BLOG_DW_VHOST (a virtual
+ *            host may set it too)
+ *   default  the value when unset, written as in a configuration file and
+ *            parsed by the same code as a configured value; NULL: unset
+ *   min, max bounds: of the number for BLOG_DT_INT, in milliseconds for
+ *            the durations
+ *   syntax   the argument as the documentation shows it
+ *   help     one line: Apache's `httpd -L`, the README's table, the man page
+ *
+ * mod_blog.c expands it into the command table, the per-server defaults,
+ * the merge and the validation; tests/unit/test_directives.c checks that
+ * README.md, man/mod_blog.7 and conf/blog.conf say the same
+ * (`make -C tests/unit docs` rewrites the first two from it).  Pure C, no
+ * Apache header, so that the unit tests can include it.
+ */
+#ifndef BLOG_DIRECTIVES_H
+#define BLOG_DIRECTIVES_H
+
+#ifndef BLOG_TEMPLATES_DIR
+#define BLOG_TEMPLATES_DIR "/usr/share/mod_blog/templates"
+#endif
+
+typedef enum blog_dir_type
+{
+    BLOG_DT_MOUNT,              /* a URL path, optionally "shared" */
+    BLOG_DT_FLAG,               /* On or Off */
+    BLOG_DT_CONNINFO,           /* a libpq conninfo, checked by libpq */
+    BLOG_DT_INT,                /* an integer within the bounds */
+    BLOG_DT_MSEC,               /* a duration, bare numbers in ms */
+    BLOG_DT_SEC,                /* a duration, bare numbers in seconds */
+    BLOG_DT_MSEC_OFF,           /* Off (0) or a BLOG_DT_MSEC duration */
+    BLOG_DT_REDIS,              /* host:port, [v6]:port, /socket or Off */
+    BLOG_DT_PATH                /* a folder, relative to ServerRoot */
+} blog_dir_type;
+
+typedef enum blog_dir_where
+{
+    BLOG_DW_SERVER,
+    BLOG_DW_VHOST
+} blog_dir_where;
+
+/* Bounds shared by several entries: an hour is longer than any page wait. */
+#define BLOG_HOUR_MS    (3600L * 1000)
+#define BLOG_YEAR_S     (365L * 86400)
+
+#define BLOG_DIRECTIVES(X) \
+    X(MOUNT, "BlogMount", mount, BLOG_DT_MOUNT, BLOG_DW_VHOST, NULL, 0, 0, \
+      "/path [shared]", \
+      "where the blog answers (links carry the prefix); with shared, only " \
+      "its own paths, the rest of the host is left to Apache") \
+    X(FAST_PATH, "BlogFastPath", fast_path, BLOG_DT_FLAG, BLOG_DW_VHOST, \
+      "On", 0, 0, "On|Off", \
+      "On: answered from quick_handler, before access control and auth; " \
+      "Off: by the handler of SetHandler blog, after them") \
+    X(DATABASE, "BlogDatabase", db.conninfo, BLOG_DT_CONNINFO, \
+      BLOG_DW_SERVER, "dbname=blog", 0, 0, "\"conninfo\"", \
+      "the pg_blog database, as a libpq connection string") \
+    X(POOL_MIN, "BlogPoolMin", db.pool_min, BLOG_DT_INT, BLOG_DW_SERVER, \
+      "1", 0, 1024, "n", \
+      "PostgreSQL connections a child opens at start") \
+    X(POOL_KEEP, "BlogPoolKeep", db.pool_keep, BLOG_DT_INT, BLOG_DW_SERVER, \
+      "2", 0, 1024, "n", \
+      "idle PostgreSQL connections a child keeps") \
+    X(POOL_MAX, "BlogPoolMax", db.pool_max, BLOG_DT_INT, BLOG_DW_SERVER, \
+      "4", 1, 1024, "n", \
+      "PostgreSQL connections a child may hold") \
+    X(POOL_EXPTIME, "BlogPoolExptime", db.pool_exptime, BLOG_DT_SEC, \
+      BLOG_DW_SERVER, "60", 1, BLOG_HOUR_MS, "seconds", \
+      "idle time before a connection above BlogPoolKeep is closed") \
+    X(ACQUIRE_TIMEOUT, "BlogPoolAcquireTimeout", db.acquire_timeout, \
+      BLOG_DT_MSEC, BLOG_DW_SERVER, "1000", 1, BLOG_HOUR_MS, "duration", \
+      "longest wait for a free connection before the answer is 503") \
+    X(QUERY_TIMEOUT, "BlogQueryTimeout", db.query_timeout, BLOG_DT_MSEC, \
+      BLOG_DW_SERVER, "5000", 1, BLOG_HOUR_MS, "duration", \
+      "deadline of a page's whole database call, then 503; also the " \
+      "connection's statement_timeout") \
+    X(PREPARE, "BlogPrepare", db.prepare, BLOG_DT_FLAG, BLOG_DW_SERVER, \
+      "On", 0, 0, "On|Off", \
+      "On: page statements prepared once per connection; Off: no session " \
+      "state, for a transaction-pooling PgBouncer") \
+    X(REDIS, "BlogRedis", cache, BLOG_DT_REDIS, BLOG_DW_SERVER, \
+      "127.0.0.1:6379", 0, 0, "host:port|/socket|Off", \
+      "the Redis of the page cache, or Off") \
+    X(REDIS_CONNECT_TIMEOUT, "BlogRedisConnectTimeout", \
+      cache.redis_connect_timeout, BLOG_DT_MSEC, BLOG_DW_SERVER, "200", 1, \
+      BLOG_HOUR_MS, "duration", \
+      "deadline of a connect to Redis") \
+    X(REDIS_TIMEOUT, "BlogRedisTimeout", cache.redis_timeout, BLOG_DT_MSEC, \
+      BLOG_DW_SERVER, "200", 1, BLOG_HOUR_MS, "duration", \
+      "deadline of a whole Redis command; past it X-Cache: BYPASS, never " \
+      "an error") \
+    X(CACHE_TTL, "BlogCacheTTL", cache.cache_ttl, BLOG_DT_INT, \
+      BLOG_DW_SERVER, "60", 1, BLOG_YEAR_S, "seconds", \
+      "seconds a cached page lives in Redis") \
+    X(INVALIDATE, "BlogInvalidate", invalidate, BLOG_DT_FLAG, \
+      BLOG_DW_SERVER, "On", 0, 0, "On|Off", \
+      "On: one listener per Apache deletes the cached pages each write " \
+      "names (pg_blog's NOTIFY); Off: they live for BlogCacheTTL") \
+    X(TEMPLATES, "BlogTemplates", templates_dir, BLOG_DT_PATH, \
+      BLOG_DW_SERVER, BLOG_TEMPLATES_DIR, 0, 0, "dir", \
+      "folder of the page templates, compiled once at start-up") \
+    X(COMPUTE_LIMIT, "BlogComputeLimit", compute_limit, BLOG_DT_INT, \
+      BLOG_DW_SERVER, "20000", 2, 100000000, "n", \
+      "/compute sums the primes below n") \
+    X(CONN_HOLD, "BlogConnectionHold", conn_hold, BLOG_DT_MSEC_OFF, \
+      BLOG_DW_SERVER, "Off", 1, 1000, "Off|duration", \
+      "event MPM: how long a worker waits for the next request on its " \
+      "connection before handing it back to the MPM")
+
+#define BLOG_DIRECTIVE_ID(id, name, field, type, where, def, lo, hi, \
+                          syntax, help) BLOG_D_##id,
+enum
+{
+    BLOG_DIRECTIVES(BLOG_DIRECTIVE_ID)
+    BLOG_NDIRECTIVES
+};
+#undef BLOG_DIRECTIVE_ID
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * site.h - what a request under one server's BlogMount needs, resolved at
+ * start-up (mod_blog.c's check_config) and read-only afterwards.
+ */
+#ifndef BLOG_SITE_H
+#define BLOG_SITE_H
+
+#include <stdint.h>
+
+#include "build.h"
+#include "pageset.h"
+
+typedef struct blog_site
+{
+    const blog_pageset *pages;  /* compiled from BlogTemplates */
+    uint32_t    compute_limit;  /* BlogComputeLimit */
+    const char *base;           /* the mount without its trailing slash */
+    size_t      base_len;
+    int         mounted;        /* BlogMount given for this server */
+    int         shared;         /* BlogMount ... shared */
+    int         fast_path;      /* BlogFastPath */
+    blog_page   not_found;      /* rendered once, with the mount's links */
+    blog_page   unavailable;
+} blog_site;
+
+#endif
