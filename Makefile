@@ -5,7 +5,7 @@
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 .PHONY: all build deps run stop status check unit installcheck e2e faults \
-        cluster-test soak bench install install-ext install-module uninstall installcheck-system \
+        cluster-test soak bench freshness install install-ext install-module uninstall installcheck-system \
         deb system-test system-test-source clean
 
 all: build
@@ -61,6 +61,13 @@ installcheck:
 
 bench: build install-ext
 	bench/run.sh
+
+# Writes under load on the cached routes: commit -> first fresh cached
+# answer (p50/p99/max), no stale answer after it, throughput with 10
+# writes/s against read-only (bench/freshness.py; takes the load lock).
+freshness: build install-ext
+	scripts/stack.sh start
+	. scripts/env.sh && python3 bench/freshness.py
 
 # A system install: Debian's Apache and PostgreSQL 15 (see README).
 # DESTDIR stages both into a folder (tests/system/run.sh checks that

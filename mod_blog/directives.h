@@ -102,6 +102,10 @@ typedef enum blog_dir_where
     X(CACHE_TTL, "BlogCacheTTL", cache.cache_ttl, BLOG_DT_INT, \
       BLOG_DW_SERVER, "60", 1, BLOG_YEAR_S, "seconds", \
       "seconds a cached page lives in Redis") \
+    X(INVALIDATE, "BlogInvalidate", invalidate, BLOG_DT_FLAG, \
+      BLOG_DW_SERVER, "On", 0, 0, "On|Off", \
+      "On: one listener per Apache deletes the cached pages each write " \
+      "names (pg_blog's NOTIFY); Off: they live for BlogCacheTTL") \
     X(TEMPLATES, "BlogTemplates", templates_dir, BLOG_DT_PATH, \
       BLOG_DW_SERVER, BLOG_TEMPLATES_DIR, 0, 0, "dir", \
       "folder of the page templates, compiled once at start-up") \

@@ -37,6 +37,7 @@
 #include "db.h"
 #include "dbscale.h"
 #include "directives.h"
+#include "invalidate.h"
 #include "pages.h"
 #include "response.h"
 #include "router.h"
@@ -83,6 +84,7 @@ typedef struct blog_config
     int         fast_path;
     blog_db_settings db;
     blog_cache_settings cache;
+    int         invalidate;     /* BlogInvalidate */
     const char *templates_dir;
     int         compute_limit;
     apr_interval_time_t conn_hold;
@@ -492,6 +494,26 @@ blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages)
     return 0;
 }
 
+/* The listener deletes each key under every mount that serves the blog. */
+static void
+blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
+                            const blog_config *c)
+{
+    apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
+    server_rec *vs;
+
+    for (vs = s; vs != NULL; vs = vs->next) {
+        const blog_config *vc = ap_get_module_config(vs->module_config,
+                                                     &blog_module);
+
+        if (vc->site != NULL && vc->site->mounted)
+            APR_ARRAY_PUSH(bases, const char *) = vc->site->base;
+    }
+    blog_invalidate_configure(pconf, s, c->invalidate, &c->db, &c->cache,
+                              (const char *const *) bases->elts,
+                              bases->nelts);
+}
+
 /*
  * Everything is checked and compiled here, before the logs open, so that a
  * bad template or directive stops "apachectl start" and "configtest" with
@@ -532,6 +554,7 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                          "blog: cannot render the static pages");
             return HTTP_INTERNAL_SERVER_ERROR;
         }
+    blog_configure_invalidation(pconf, s, c);
     return OK;
 }
 
@@ -706,6 +729,7 @@ blog_register_hooks(apr_pool_t *p)
     blog_stats_register_hooks();
     blog_status_register_hooks();
     blog_health_register_hooks();
+    blog_invalidate_register_hooks();
 }
 
 AP_DECLARE_MODULE(blog) = {

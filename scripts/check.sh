@@ -58,6 +58,7 @@ if scripts/stack.sh start; then
                 # mod_status figures under a known load, the health check
                 # with Redis and PostgreSQL stopped and frozen.
                 [ $fast = off ] || part "status and health ($mpm, $hook)" python3 tests/e2e/status.py
+                [ $fast = off ] || part "invalidation ($mpm, $hook)" python3 tests/e2e/invalidation.py
                 # The event MPM's own promise: idle keep-alive connections
                 # do not cost the busy ones (takes the load lock).
                 # On a fresh Apache: the fault suite before it kills a

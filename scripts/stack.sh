@@ -101,6 +101,12 @@ pg_seed() {
             psql -Xq -d postgres -c "DROP DATABASE blog"
             die "seeding failed (is the extension installed? make install-ext)"
         fi
+    else
+        # a database made by an older checkout: to the installed version
+        # (the write functions and cache triggers came with 1.2)
+        psql -Xq -d blog -c "SET client_min_messages = warning" \
+            -c "ALTER EXTENSION pg_blog UPDATE" ||
+            echo "stack: ALTER EXTENSION pg_blog UPDATE failed" >&2
     fi
 }
 
@@ -162,6 +168,7 @@ httpd_conf() {
         -e "s|@REDIS_PORT@|$BLOG_REDIS_PORT|g" -e "s|@PG_PORT@|$BLOG_PG_PORT|g" \
         -e "s|@MODULE@|$(module_path)|g" -e "s|@FASTPATH@|$fast|g" \
         -e "s|@CONN_HOLD@|$BLOG_CONN_HOLD|g" -e "s|@REDIS@|$BLOG_REDIS|g" \
+        -e "s|@INVALIDATE@|$BLOG_INVALIDATE|g" \
         -e "s|@THREADS@|$BLOG_THREADS|g" -e "s|@WORKERS@|$((4 * BLOG_THREADS))|g" \
         -e "s|@SERVER_LIMIT@|$BLOG_SERVER_LIMIT|g" \
         -e "s|@ASYNC_FACTOR@|$BLOG_ASYNC_FACTOR|g" -e "s|@MAXMEMFREE@|$BLOG_MAXMEMFREE|g" \
@@ -189,6 +196,19 @@ start_httpd() {
     apachectl_ -k start || die "Apache did not start; see $BLOG_VAR/log/httpd-error.log"
     wait_until 20 curl -s -o /dev/null "http://127.0.0.1:$BLOG_HTTP_PORT/compute" ||
         die "Apache does not answer on port $BLOG_HTTP_PORT; see $BLOG_VAR/log/httpd-error.log"
+    # The invalidation listener drops every cached page when it starts
+    # listening: let that happen before anyone relies on a cached page.
+    # (PostgreSQL may be down on purpose: then there is nothing to wait for.)
+    case "$BLOG_INVALIDATE" in
+        on|On|ON)
+            pg_running 2>/dev/null && wait_until 5 listening || true
+            sleep 0.1 ;;
+    esac
+}
+
+listening() {
+    [ "$(psql -XAtq -d blog -c "SELECT count(*) FROM pg_stat_activity
+        WHERE application_name = 'mod_blog listener' AND query = 'LISTEN blog_cache'" 2>/dev/null)" -ge 1 ]
 }
 
 stop_httpd() {

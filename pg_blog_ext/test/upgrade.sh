@@ -1,6 +1,7 @@
 #!/bin/sh
-# ALTER EXTENSION pg_blog UPDATE from 1.0 against CREATE EXTENSION of the
-# default version, each in a scratch database of the cluster that the PG*
+# ALTER EXTENSION pg_blog UPDATE from each older version (1.0, which goes
+# through 1.1, and 1.1) against CREATE EXTENSION of the default version,
+# each in a scratch database of the cluster that the PG*
 # variables name: their pg_dump --schema-only must be the same.  pg_dump
 # writes an extension's objects as one CREATE EXTENSION, so they are first
 # released from it (ALTER EXTENSION ... DROP, in both databases alike) to be
@@ -25,13 +26,7 @@ mkdir -p "$tmp"
 
 q() { "${bin}psql" -X -A -t -q -v ON_ERROR_STOP=1 "$@"; }
 
-"${bin}createdb" $updated
 "${bin}createdb" $created
-q -d $updated -c "SET client_min_messages = warning" \
-	-c "CREATE EXTENSION pg_blog VERSION '1.0'"
-before=$(q -d $updated -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
-q -d $updated -c "ALTER EXTENSION pg_blog UPDATE"
-after=$(q -d $updated -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
 q -d $created -c "SET client_min_messages = warning" -c "CREATE EXTENSION pg_blog"
 fresh=$(q -d $created -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
 
@@ -39,18 +34,31 @@ release="SELECT pg_catalog.format('ALTER EXTENSION pg_blog DROP %s %s', o.type, 
 FROM pg_catalog.pg_depend d, pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) o
 WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
   AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'pg_blog')"
-for db in $updated $created; do
-	members=$(q -d $db -c "SELECT count(*) FROM pg_catalog.pg_depend d, pg_catalog.pg_extension e
+# dump db into $tmp/db.sql, its extension's members released first
+dump() {
+	members=$(q -d "$1" -c "SELECT count(*) FROM pg_catalog.pg_depend d, pg_catalog.pg_extension e
 		WHERE d.refobjid = e.oid AND e.extname = 'pg_blog' AND d.deptype = 'e'")
-	printf '%s\n\\gexec\n' "$release" | q -d $db >/dev/null
+	printf '%s\n\\gexec\n' "$release" | q -d "$1" >/dev/null
 	# the dump's \restrict key is random
-	"${bin}pg_dump" --schema-only $db | grep -v '^\\\(un\)\{0,1\}restrict ' >"$tmp/$db.sql"
+	"${bin}pg_dump" --schema-only "$1" | grep -v '^\\\(un\)\{0,1\}restrict ' >"$tmp/$1.sql"
+}
+dump $created
+echo "created $fresh: extension members released and dumped: $members"
+
+for from in 1.0 1.1; do
+	"${bin}dropdb" --if-exists $updated 2>/dev/null
+	"${bin}createdb" $updated
+	q -d $updated -c "SET client_min_messages = warning" \
+		-c "CREATE EXTENSION pg_blog VERSION '$from'"
+	before=$(q -d $updated -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
+	q -d $updated -c "ALTER EXTENSION pg_blog UPDATE"
+	after=$(q -d $updated -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
+	dump $updated
+	echo "updated $before -> $after: extension members released and dumped: $members"
+	if diff -u "$tmp/$created.sql" "$tmp/$updated.sql" >"$tmp/diff"; then
+		echo "pg_dump --schema-only: same"
+	else
+		echo "pg_dump --schema-only: different"
+		cat "$tmp/diff"
+	fi
 done
-echo "extension members released and dumped: $members"
-echo "updated $before -> $after; created $fresh"
-if diff -u "$tmp/$created.sql" "$tmp/$updated.sql" >"$tmp/diff"; then
-	echo "pg_dump --schema-only: same"
-else
-	echo "pg_dump --schema-only: different"
-	cat "$tmp/diff"
-fi

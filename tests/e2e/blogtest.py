@@ -447,3 +447,18 @@ def wait_for(pred, seconds, step=0.1):
         if time.monotonic() >= end:
             return False
         time.sleep(step)
+
+
+# ------------------------------------------------------ cache invalidation
+def invalidating():
+    """Whether the stack's Apache runs the invalidation listener."""
+    return ENV.get("BLOG_INVALIDATE", "on").lower() == "on"
+
+
+def settle_invalidation():
+    """After a test's writes: the listener deletes each named key again
+    50 ms later and once more after BlogQueryTimeout + BlogRedisTimeout
+    (5 s + 0.2 s in the stack; mod_blog/invalidate.c says why); wait for
+    those, so that they cannot turn a later test's HIT into a MISS."""
+    if invalidating():
+        time.sleep(5.4)

@@ -72,4 +72,4 @@ ROLLBACK;
 -- The functions' declared properties.
 SELECT p.proname, p.provolatile, p.proparallel, p.proisstrict, p.prosecdef, p.proconfig,
        pg_get_function_result(p.oid)
-FROM pg_proc p WHERE p.pronamespace = 'blog'::regnamespace ORDER BY 1;
+FROM pg_proc p WHERE p.pronamespace = 'blog'::regnamespace AND p.proname LIKE '%\_page' ORDER BY 1;

@@ -1,3 +1,4 @@
--- pg_blog 1.1 by ALTER EXTENSION pg_blog UPDATE from 1.0 is pg_blog 1.1 as
--- CREATE EXTENSION makes it: the same pg_dump --schema-only (test/upgrade.sh).
+-- pg_blog 1.2 by ALTER EXTENSION pg_blog UPDATE from 1.0 (through 1.1) and
+-- from 1.1 is pg_blog 1.2 as CREATE EXTENSION makes it: the same pg_dump
+-- --schema-only (test/upgrade.sh), tables, triggers, functions and grants.
 \! ./test/upgrade.sh
