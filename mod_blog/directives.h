@@ -106,6 +106,10 @@ typedef enum blog_dir_where
       BLOG_DW_SERVER, "On", 0, 0, "On|Off", \
       "On: one listener per Apache deletes the cached pages each write " \
       "names (pg_blog's NOTIFY); Off: they live for BlogCacheTTL") \
+    X(INVALIDATE_DATABASE, "BlogInvalidateDatabase", invalidate_db, \
+      BLOG_DT_CONNINFO, BLOG_DW_SERVER, NULL, 0, 0, "\"conninfo\"", \
+      "the listener's own conninfo, a session on the primary (LISTEN " \
+      "needs one: not a transaction-pooling PgBouncer); unset: BlogDatabase") \
     X(TEMPLATES, "BlogTemplates", templates_dir, BLOG_DT_PATH, \
       BLOG_DW_SERVER, BLOG_TEMPLATES_DIR, 0, 0, "dir", \
       "folder of the page templates, compiled once at start-up") \

@@ -93,6 +93,7 @@ typedef struct inv_state
     server_rec *s;
     int         on;             /* a listener runs in this generation */
     const blog_db_settings *db;
+    const char *conninfo;       /* the listener's; see blog_invalidate_configure */
     const blog_cache_settings *cache;
     /* the mounts of the sites that serve the blog ("" for "/") */
     const char **bases;
@@ -559,8 +560,8 @@ inv_pg_wait(PGconn *pg, int writing, apr_time_t deadline)
 
 /*
  * Connect and LISTEN, without blocking past BlogQueryTimeout.  The
- * conninfo is BlogDatabase's; what comes after it in keys wins over it:
- * the listener names itself (the pool's connections are counted by their
+ * conninfo is BlogInvalidateDatabase's, else BlogDatabase's; what comes
+ * after it in keys wins over it: the listener names itself (the pool's connections are counted by their
  * application_name), and it needs the primary, since a standby delivers
  * no notifications.
  */
@@ -582,7 +583,7 @@ inv_pg_open(void)
     int         ok;
 
     vals[0] = "UTF8";
-    vals[1] = inv.db->conninfo;
+    vals[1] = inv.conninfo;
     vals[2] = "mod_blog listener";
     vals[3] = "read-write";
     vals[4] = "1";
@@ -770,6 +771,7 @@ inv_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 
 void
 blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
+                          const char *conninfo,
                           const blog_db_settings *db,
                           const blog_cache_settings *cache,
                           const char *const *bases, int nbases)
@@ -779,6 +781,7 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
     memset(&inv, 0, sizeof(inv));
     inv.s = s;
     inv.db = db;
+    inv.conninfo = conninfo != NULL ? conninfo : db->conninfo;
     inv.cache = cache;
     inv.on = on && cache->redis_on && nbases > 0;
     inv.bases = apr_palloc(pconf, sizeof(*inv.bases)

@@ -17,11 +17,13 @@
 
 /*
  * From mod_blog.c's check_config, in the parent, every generation: on is
- * BlogInvalidate; bases are the mounts of the servers that serve the
+ * BlogInvalidate; conninfo BlogInvalidateDatabase (NULL: the pool's
+ * BlogDatabase); bases are the mounts of the servers that serve the
  * blog ("" for "/"), whose keys carry them.  No listener runs without a
  * cache or a mount.  The settings must live as long as pconf.
  */
 void blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
+                               const char *conninfo,
                                const blog_db_settings *db,
                                const blog_cache_settings *cache,
                                const char *const *bases, int nbases);

@@ -85,6 +85,7 @@ typedef struct blog_config
     blog_db_settings db;
     blog_cache_settings cache;
     int         invalidate;     /* BlogInvalidate */
+    const char *invalidate_db;  /* BlogInvalidateDatabase; NULL: unset */
     const char *templates_dir;
     int         compute_limit;
     apr_interval_time_t conn_hold;
@@ -509,7 +510,8 @@ blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
         if (vc->site != NULL && vc->site->mounted)
             APR_ARRAY_PUSH(bases, const char *) = vc->site->base;
     }
-    blog_invalidate_configure(pconf, s, c->invalidate, &c->db, &c->cache,
+    blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,
+                              &c->db, &c->cache,
                               (const char *const *) bases->elts,
                               bases->nelts);
 }

@@ -219,6 +219,7 @@ web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_con
         -e "s|@ASYNC_FACTOR@|$BLOG_ASYNC_FACTOR|g" -e "s|@MAXMEMFREE@|$BLOG_MAXMEMFREE|g" -e "s|@BLOG_VAR@|$d|g" -e "s|@BLOG_ROOT@|$ROOT|g" -e "s|@MPM@|event|g" \
         -e "s|@MODULE@|$ROOT/mod_blog/.libs/mod_blog.so|g" -e "s|@FASTPATH@|On|g" \
         -e "s|@HTTP_PORT@|80|g" -e "s|@REDIS_PORT@|6379|g" -e "s|@PG_PORT@|5432|g" \
+        -e "s|@INVALIDATE@|On|g" \
         -e "s|^Listen .*|Listen ${ADDR[$1]}:80|" -e "s|^ServerName .*|ServerName ${ADDR[$1]}|" \
         -e "s|^BlogDatabase .*|BlogDatabase \"$2\"\nBlogPrepare $3|" \
         -e "s|^BlogRedis .*|BlogRedis ${ADDR[redis]}:6379|" \

@@ -126,6 +126,9 @@ def main():
     T.check(rc == 0 and "Syntax OK" in out,
             "a host that does not resolve passes apache2 -t (seen only at connect)",
             out.strip()[-400:])
+    refused("a listener conninfo libpq does not know",
+            set_directive(base, "BlogInvalidateDatabase", '"nokey=1"'),
+            "BlogInvalidateDatabase: invalid conninfo", 'invalid connection option "nokey"')
     refused("BlogMount with a second argument other than shared",
             set_directive(base, "BlogMount", "/ private"), "BlogMount", "'shared'")
     refused("BlogFastPath that is neither On nor Off",
@@ -154,8 +157,9 @@ def main():
     ok = set_directive(base, "BlogRedis", "off")
     ok = set_directive(ok, "BlogQueryTimeout", "2s")
     ok = set_directive(ok, "BlogMount", "/blog")
+    ok = set_directive(ok, "BlogInvalidateDatabase", '"host=/tmp dbname=blog"')
     rc, out = configtest(ok)
-    T.check(rc == 0, "BlogRedis off, BlogQueryTimeout 2s and BlogMount /blog are accepted",
+    T.check(rc == 0, "BlogRedis off, BlogQueryTimeout 2s, BlogMount /blog and a listener conninfo are accepted",
             out.strip()[-400:])
     ok = set_directive(base, "BlogMount", "/ shared")
     ok = set_directive(ok, "BlogRedis", "[::1]:6379")
