@@ -230,6 +230,10 @@ for h in web1 web2; do
     web_conf "$h" "$direct_db" On > "$TMP/$h/httpd/direct.conf"
     web_conf "$h" "$direct_db" Off > "$TMP/$h/httpd/direct-noprep.conf"
     web_conf "$h" "$bouncer_db" Off > "$TMP/$h/httpd/bouncer.conf"
+    # LISTEN needs a session: PgBouncer's transaction pooling would lose
+    # the notifications, so the listener goes to the primary directly.
+    printf 'BlogInvalidateDatabase "host=%s port=5432 dbname=blog user=blog_web"\n' \
+        "$pg_hosts" >> "$TMP/$h/httpd/bouncer.conf"
     cp "$TMP/$h/httpd/direct.conf" "$TMP/$h/httpd/httpd.conf"
     grep -q "^BlogPrepare On" "$TMP/$h/httpd/httpd.conf" || fail_setup "httpd.conf.in has no BlogDatabase line"
     ! grep -n "@[A-Z_]*@" "$TMP/$h/httpd/httpd.conf" || fail_setup "a placeholder of httpd.conf.in is left"
