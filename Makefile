@@ -67,7 +67,7 @@ bench: build install-ext
 # writes/s against read-only (bench/freshness.py; takes the load lock).
 freshness: build install-ext
 	scripts/stack.sh start
-	. scripts/env.sh && python3 bench/freshness.py
+	bash -c ". scripts/env.sh && exec python3 bench/freshness.py"
 
 # A system install: Debian's Apache and PostgreSQL 15 (see README).
 # DESTDIR stages both into a folder (tests/system/run.sh checks that
