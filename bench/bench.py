@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""`make bench`: docs/CONTRACT.md section 6's fair run of the blog under Apache's event
-MPM (the reference) and worker MPM, each beside its ceilings and floor.
+"""`make bench`: docs/CONTRACT.md section 6's fair run of the blog under
+Apache's event MPM (the reference) and worker MPM, each beside its ceilings and
+floor.
 Run through bench/run.sh, which starts the stack and builds what is needed.
 
 Environment (bench/README.md says more): DURATION (seconds per run, 5),

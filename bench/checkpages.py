@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The check before any load (docs/CONTRACT.md section 6): every page of the blog is
-fetched and compared, byte for byte, with tests/e2e/reference.py, the
+"""The check before any load (docs/CONTRACT.md section 6): every page of the
+blog is fetched and compared, byte for byte, with tests/e2e/reference.py, the
 project's independent renderer of docs/CONTRACT.md (itself checked against
 tests/golden first).  The first difference stops the run with exit status 1.
 

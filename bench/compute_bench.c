@@ -1,6 +1,7 @@
 /*
- * compute_bench.c - the ceiling of /compute: docs/CONTRACT.md section 4's loop alone, in
- * one process on one core, with no HTTP around it.  It calls mod_blog's own
+ * compute_bench.c - the ceiling of /compute: docs/CONTRACT.md section 4's loop
+ * alone, in one process on one core, with no HTTP around it.  It calls
+ * mod_blog's own
  * blog_sum_primes_below() for a given number of seconds and prints one line:
  *
  *   calls=N seconds=S calls_per_s=X us_per_call=Y cpu_us_per_call=C

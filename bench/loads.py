@@ -207,8 +207,9 @@ def _per(value, n):
 
 
 def endpoint(cfg, port, path, sides, raw_name, redis_port=None):
-    """docs/CONTRACT.md section 6 for one endpoint: a warm-up, then cfg.runs runs; the
-    run with the median requests/s gives the figures, errors add up over
+    """docs/CONTRACT.md section 6 for one endpoint: a warm-up, then cfg.runs
+    runs; the run with the median requests/s gives the figures, errors add up
+    over
     all runs.  The counters (/proc of every side, the machine's /proc/stat,
     Redis's commandstats, wrk's rusage) are read just before and just after
     each timed run and add up over the timed runs; syscalls are counted by

@@ -1,5 +1,6 @@
 /*
- * cache.h - the Redis page cache of docs/CONTRACT.md section 3, through hiredis.
+ * cache.h - the Redis page cache of docs/CONTRACT.md section 3, through
+ * hiredis.
  */
 #ifndef BLOG_CACHE_H
 #define BLOG_CACHE_H

@@ -1,6 +1,6 @@
 /*
- * compute.h - the /compute loop of docs/CONTRACT.md section 4: the sum of the primes
- * below limit by scalar trial division, computed afresh on every call.
+ * compute.h - the /compute loop of docs/CONTRACT.md section 4: the sum of the
+ * primes below limit by scalar trial division, computed afresh on every call.
  */
 #ifndef BLOG_COMPUTE_H
 #define BLOG_COMPUTE_H

@@ -1,6 +1,7 @@
 /*
- * escape.h - the HTML escaping of docs/CONTRACT.md section 5: exactly five bytes change,
- * & < > " ' become &amp; &lt; &gt; &#34; &#39;.  Pure C, no allocation.
+ * escape.h - the HTML escaping of docs/CONTRACT.md section 5: exactly five
+ * bytes change, & < > " ' become &amp; &lt; &gt; &#34; &#39;.  Pure C, no
+ * allocation.
  */
 #ifndef BLOG_ESCAPE_H
 #define BLOG_ESCAPE_H

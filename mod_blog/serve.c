@@ -1,5 +1,6 @@
 /*
- * serve.c - the six routes of docs/CONTRACT.md section 2 and the cache of section 3.
+ * serve.c - the six routes of docs/CONTRACT.md section 2 and the cache of
+ * section 3.
  *
  * Nothing untrusted reaches a header: X-Cache, Allow and Retry-After are
  * constants.  A malformed path never reaches PostgreSQL or Redis: the
@@ -46,8 +47,9 @@ serve_page(request_rec *r, const blog_site *site, const blog_route *rt,
 }
 
 /*
- * The key is the "blog:page:" of docs/CONTRACT.md section 3 + the uncached page's path; under a
- * mount other than "/" the mount goes in too, since its pages link to it.
+ * The key is the "blog:page:" of docs/CONTRACT.md section 3 + the uncached
+ * page's path; under a mount other than "/" the mount goes in too, since its
+ * pages link to it.
  */
 static int
 serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)

@@ -87,6 +87,21 @@ def excerpt(got, want, width=120):
                                  want[lo:n + width - 40]))
 
 
+def xcache_problems(r, xcache):
+    """What is wrong with r's X-Cache: xcache None means none may be
+    sent, False that any is fine, a value or a tuple of values the one
+    that must be sent."""
+    xc = r.all("x-cache")
+    if xcache is None:
+        return ["unexpected X-Cache %r" % xc] if xc else []
+    if xcache is False:
+        return []
+    allowed = (xcache,) if isinstance(xcache, str) else tuple(xcache)
+    if len(xc) != 1 or xc[0] not in allowed:
+        return ["X-Cache %r, want one of %r" % (xc, allowed)]
+    return []
+
+
 def sha(b):
     return hashlib.sha256(b).hexdigest()
 

@@ -1,9 +1,11 @@
-"""An independent renderer of the blog, built from docs/CONTRACT.md sections 1 and 5.
+"""An independent renderer of the blog, built from docs/CONTRACT.md
+sections 1 and 5.
 
 It knows nothing of the server or the database: every page is computed
 from the seed formulas, so a server that agrees with it for every slug is
-reading the seeded data and rendering it as docs/CONTRACT.md says.  `check_golden()`
-proves the renderer itself against tests/golden before anyone trusts it.
+reading the seeded data and rendering it as docs/CONTRACT.md says.
+`check_golden()` proves the renderer itself against tests/golden before anyone
+trusts it.
 """
 
 import datetime

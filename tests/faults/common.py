@@ -183,14 +183,7 @@ def problems(r, status, body, xcache=False):
         p.append("Content-Length %r, want %d" % (r.all("content-length"), len(body)))
     if r.body != body:
         p.append("body: " + excerpt(r.body, body))
-    xc = r.all("x-cache")
-    if xcache is None and xc:
-        p.append("unexpected X-Cache %r" % xc)
-    elif xcache is not None and xcache is not False:
-        allowed = (xcache,) if isinstance(xcache, str) else xcache
-        if len(xc) != 1 or xc[0] not in allowed:
-            p.append("X-Cache %r, want %r" % (xc, xcache))
-    return p
+    return p + bt.xcache_problems(r, xcache)
 
 
 def check(what, r, status, body, xcache=False, within=None):

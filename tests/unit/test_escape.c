@@ -1,5 +1,6 @@
 /*
- * test_escape.c - the five escapes of docs/CONTRACT.md section 5, and nothing else.
+ * test_escape.c - the five escapes of docs/CONTRACT.md section 5, and
+ * nothing else.
  */
 #include <stdlib.h>
 
