@@ -33,6 +33,20 @@
  * EAGAIN then, without the syscall, until the loop has seen the socket
  * readable again.  A blocking read always reads.
  *
+ * An idle connection handed back in the keep-alive state is at the mercy
+ * of the MPM's listener: when its next request arrives while every worker
+ * of the child is busy, event closes it under that request (event.c:
+ * "If we don't get a worker immediately (nonblocking), we close the
+ * connection"), and when a child finds no idle worker it closes every
+ * idle keep-alive connection it holds.  A load of 50 clients can crowd one
+ * child of a few threads, so fewer threads meant socket errors.  With
+ * BlogConnectionPark the loop hands the connection back in the I/O-wait
+ * state instead: the listener then waits for a worker rather than closing,
+ * and never culls it.  The price is the MPM's: that state waits under
+ * Timeout, not KeepAliveTimeout, so an idle connection lives for Timeout
+ * and a graceful stop waits as long for it; hence Off by default, and the
+ * private stack sets Timeout to KeepAliveTimeout with it.
+ *
  * Worker and prefork have no async states: the hook declines there and
  * core's loop runs as usual.
  */
@@ -178,17 +192,19 @@ conn_sock_read(apr_bucket *b, const char **str, apr_size_t *len,
 }
 
 static apr_interval_time_t conn_hold;
+static int  conn_park;
 static int  conn_async;
 /* Threads of this child inside the loop, and how many may hold at once. */
 static apr_uint32_t conn_busy;
 static apr_uint32_t conn_busy_max;
 
 void
-blog_connection_child_init(apr_interval_time_t hold)
+blog_connection_child_init(apr_interval_time_t hold, int park)
 {
     int         async = 0, waitio = 0, threads = 1;
 
     conn_hold = hold;
+    conn_park = park;
     if (ap_mpm_query(AP_MPMQ_IS_ASYNC, &async) != APR_SUCCESS)
         async = 0;
     if (ap_mpm_query(AP_MPMQ_CAN_WAITIO, &waitio) != APR_SUCCESS)
@@ -411,6 +427,10 @@ conn_run(conn_rec *c, blog_conn *bc, int hold)
                 bc->sock.drained = 0;
                 continue;
             }
+            /* Buffered input or output needs the MPM's own handling. */
+            else if (conn_park && !c->data_in_input_filters
+                     && !c->data_in_output_filters && !conn_mpm_stopping())
+                next = CONN_STATE_ASYNC_WAITIO;
             break;
         }
         bc->sock.trusted = 0;

@@ -8,8 +8,12 @@
 
 #include "apr_time.h"
 
-/* hold: how long a worker waits for the next request; 0 turns it off. */
-void blog_connection_child_init(apr_interval_time_t hold);
+/*
+ * hold: how long a worker waits for the next request; 0 turns it off.
+ * park: hand an idle connection back in the MPM's I/O state rather than
+ * its keep-alive state (see connection.c).
+ */
+void blog_connection_child_init(apr_interval_time_t hold, int park);
 void blog_connection_register_hooks(void);
 
 #endif

@@ -89,6 +89,7 @@ typedef struct blog_config
     const char *templates_dir;
     int         compute_limit;
     apr_interval_time_t conn_hold;
+    int         conn_park;      /* BlogConnectionPark */
 
     apr_uint32_t set;           /* bit BLOG_D_x: given in this server */
     const char *file[BLOG_NDIRECTIVES];
@@ -581,7 +582,7 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
     blog_dbscale_child_init(pchild, s, &blog_g->db);
     blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
     blog_cache_child_init(pchild, s, &blog_g->cache);
-    blog_connection_child_init(blog_g->conn_hold);
+    blog_connection_child_init(blog_g->conn_hold, blog_g->conn_park);
 }
 
 /* ------------------------------------------------------------------ */

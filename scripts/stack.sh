@@ -168,6 +168,7 @@ httpd_conf() {
         -e "s|@REDIS_PORT@|$BLOG_REDIS_PORT|g" -e "s|@PG_PORT@|$BLOG_PG_PORT|g" \
         -e "s|@MODULE@|$(module_path)|g" -e "s|@FASTPATH@|$fast|g" \
         -e "s|@CONN_HOLD@|$BLOG_CONN_HOLD|g" -e "s|@REDIS@|$BLOG_REDIS|g" \
+        -e "s|@PARK@|$BLOG_PARK|g" -e "s|@TIMEOUT@|$BLOG_TIMEOUT|g" \
         -e "s|@INVALIDATE@|$BLOG_INVALIDATE|g" \
         -e "s|@THREADS@|$BLOG_THREADS|g" -e "s|@WORKERS@|$((4 * BLOG_THREADS))|g" \
         -e "s|@SERVER_LIMIT@|$BLOG_SERVER_LIMIT|g" \
