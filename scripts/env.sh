@@ -23,7 +23,7 @@ BLOG_INVALIDATE=${BLOG_INVALIDATE:-on}
 # Apache's threads per child (4 children), AsyncRequestWorkerFactor,
 # ServerLimit and MaxMemFree (see conf/httpd.conf.in)
 BLOG_THREADS=${BLOG_THREADS:-16}
-BLOG_ASYNC_FACTOR=${BLOG_ASYNC_FACTOR:-32}
+BLOG_ASYNC_FACTOR=${BLOG_ASYNC_FACTOR:-256}
 BLOG_SERVER_LIMIT=${BLOG_SERVER_LIMIT:-16}
 BLOG_MAXMEMFREE=${BLOG_MAXMEMFREE:-256}
 BLOG_PG_BIN=${BLOG_PG_BIN:-/usr/lib/postgresql/15/bin}
