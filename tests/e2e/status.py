@@ -470,10 +470,20 @@ def check_graceful():
     slow = socket.create_connection((bt.HOST, bt.HTTP_PORT), timeout=10)
     try:
         slow.sendall(b"GET /compute HTTP/1.1\r\nHost: x\r\n")
+        sent = [time.monotonic()]
+
+        def trickle():
+            """One more header line a second, so that the request outlives
+            the stack's Timeout (5 s between two reads) however long the
+            restart takes; mod_reqtimeout allows a header 20 s."""
+            if time.monotonic() - sent[0] >= 1.0:
+                slow.sendall(b"X-Slow: 1\r\n")
+                sent[0] = time.monotonic()
         time.sleep(0.3)
         bt.stack("graceful")
 
         def both():
+            trickle()
             kids = set(bt.children())
             return len(kids - set(old)) >= 4 and kids & set(old)
         T.check(bt.wait_for(both, 15, 0.1), "graceful restart: new children beside an old one")
@@ -484,6 +494,7 @@ def check_graceful():
         seen = {"rows": {}, "kids": set()}
 
         def agree():
+            trickle()
             seen["rows"] = {s["PID"]: s for s in slots(auto()).values()}
             seen["kids"] = set(bt.children())
             return set(seen["rows"]) == seen["kids"]
