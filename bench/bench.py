@@ -381,6 +381,8 @@ def meta(cfg, started):
         "wrk": first_line(["wrk", "-v"]),
         "loadavg_at_start": cfg.loadavg,
         "apache_settings": server_settings().replace("\n", " "),
+        "ceiling_apache_settings": server_settings(
+            connections=cfg.connections).replace("\n", " "),
         "config": cfg.public(),
     }
 
@@ -406,7 +408,7 @@ def main():
         if check.returncode != 0:
             say("the page check failed: no load is sent")
             return 1
-    ceiling = CeilingApache(cfg.var, cfg.port)
+    ceiling = CeilingApache(cfg.var, cfg.port, cfg.connections)
     ceiling.write_pages(cached_pages(cfg))
     res["db"] = db_ceilings(cfg)
     if "/compute" in cfg.endpoints:

@@ -30,9 +30,31 @@ SHARED = [("StartServers", "4"), ("ServerLimit", "4"),
 EVENT_ONLY = {"AsyncRequestWorkerFactor"}
 
 
-def server_settings(path=BLOG_CONF):
+def stock_threads(found, connections):
+    """Stock Apache has no BlogConnectionPark: under the event MPM a child
+    whose workers are all busy closes its keep-alive connections, and one
+    child may be handed every connection.  Below `connections` threads per
+    child the ceilings would count those closes as socket errors, so they
+    get that many (children x threads workers), the rest as the blog's."""
+    try:
+        threads = int(found.get("ThreadsPerChild", "0"))
+        children = int(found.get("StartServers", "4"))
+    except ValueError:
+        return
+    if not connections or threads >= connections:
+        return
+    workers = str(children * connections)
+    found["ThreadsPerChild"] = str(connections)
+    for name in ("MaxRequestWorkers", "MinSpareThreads", "MaxSpareThreads"):
+        found[name] = workers
+    if "ThreadLimit" in found and int(found["ThreadLimit"]) < connections:
+        found["ThreadLimit"] = str(connections)
+
+
+def server_settings(path=BLOG_CONF, connections=0):
     """The SHARED directives as conf/httpd.conf.in sets them (the last
-    setting wins, as in Apache), in SHARED's order, as config lines."""
+    setting wins, as in Apache), in SHARED's order, as config lines; with
+    `connections`, at least that many threads per child (stock_threads)."""
     found = {}
     skip = 0        # depth inside a block for prefork, which the bench never runs
     try:
@@ -50,6 +72,7 @@ def server_settings(path=BLOG_CONF):
                     found[words[0]] = " ".join(words[1:])
     except OSError:
         pass
+    stock_threads(found, connections)
     lines = []
     for name, default in SHARED:
         value = found.get(name, default)
@@ -63,7 +86,8 @@ def server_settings(path=BLOG_CONF):
 
 
 class CeilingApache:
-    def __init__(self, var_dir, port):
+    def __init__(self, var_dir, port, connections=0):
+        self.connections = connections
         self.dir = os.path.join(var_dir, "bench")
         self.port = port
         self.conf = os.path.join(self.dir, "httpd.conf")
@@ -87,7 +111,8 @@ class CeilingApache:
             text = f.read()
         for k, v in (("@DIR@", self.dir), ("@PORT@", str(self.port)),
                      ("@MPM@", mpm), ("@USER@", user),
-                     ("@SERVER_SETTINGS@", server_settings()),
+                     ("@SERVER_SETTINGS@",
+                      server_settings(connections=self.connections)),
                      ("@FLOOR_MODULE@",
                       os.path.join(HERE, ".libs", "mod_blog_floor.so"))):
             text = text.replace(k, v)

@@ -543,7 +543,8 @@ def write(res, out_dir):
            "`/`, `/post/post-31` and `/tag/tag-7` against pgbench calling "
            "the page function alone; the cached routes against the same "
            "bytes as a static file from an Apache with the same MPM and "
-           "settings; `/compute` against the loop alone on every CPU.", "",
+           "settings (threads: see Method); `/compute` against the loop "
+           "alone on every CPU.", "",
            md_table(head, rows), ""]
     c = res.get("compute")
     if c:
@@ -599,8 +600,15 @@ def write(res, out_dir):
               meta["loadavg_at_start"]),
            "- %s; %s; %s." % (meta["apache"], meta["postgresql"].split(",")[0],
                                meta["wrk"]),
-           "- Both Apaches (the blog's and the ceiling's): `%s`."
+           "- The blog's Apache: `%s`."
            % meta.get("apache_settings", "?").replace("\n", " "),
+           "- The ceiling's Apache, the same but for at least as many "
+           "threads per child as there are connections (stock Apache has "
+           "no BlogConnectionPark: with fewer, the event MPM closes "
+           "keep-alive connections when one child's workers are all busy): "
+           "`%s`." % meta.get("ceiling_apache_settings",
+                              meta.get("apache_settings", "?")).replace(
+                                  "\n", " "),
            "- Before any load, Redis is flushed and every page (`/`, "
            "`/cached`, the 1 000 detail pages and their cached variants, "
            "the 30 tag pages, `/compute`, a dozen 404s) is compared byte for "
@@ -652,7 +660,8 @@ def write(res, out_dir):
            "Apache parent and every child, sampled half-way through each "
            "timed run; the largest sample.",
            "- Ceilings: a second Apache (bench/httpd.conf.in, port %d, same "
-           "MPM and settings) serves the static files and the floor module; "
+           "MPM and settings, threads as above) serves the static files and "
+           "the floor module; "
            "pgbench -n -M prepared -c %d -j %d -T %d as %s with "
            "pg_blog_ext/bench/*_function.sql, median of %d runs; "
            "bench/compute_bench runs mod_blog/compute.c alone."
