@@ -261,13 +261,30 @@ page_set(blog_page *out, const blog_page *page)
     *out = *page;
 }
 
+/*
+ * The next page of a kind may be an eighth larger than the largest so far
+ * and still take one pass.  One above HINT_MAX keeps its two passes rather
+ * than make every page of its kind as large.
+ */
+#define HINT_FOR(len) ((len) + (len) / 8)
+#define HINT_MAX (256 * 1024)
+
+/*
+ * The hint is read and raised without a lock: a lost raise costs a page
+ * its second pass, never a wrong byte.
+ */
 static void
 page_render(blog_build *b, const blog_tpl *tpl, const blog_frame *root,
             blog_page *out)
 {
+    size_t      cap = b->size_hint
+        ? __atomic_load_n(b->size_hint, __ATOMIC_RELAXED) : 0;
     size_t      len;
-    char       *body = blog_tpl_render(tpl, root, b->alloc, b->alloc_ctx,
-                                       &len);
+    char       *body = blog_tpl_render_within(tpl, root, b->alloc,
+                                              b->alloc_ctx, cap, &len);
+
+    if (body && b->size_hint && len > cap && HINT_FOR(len) <= HINT_MAX)
+        __atomic_store_n(b->size_hint, HINT_FOR(len), __ATOMIC_RELAXED);
 
     if (body == NULL) {
         bad(b, "(rendering)", -1);

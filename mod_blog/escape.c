@@ -2,8 +2,10 @@
  * escape.c - the HTML escaping of docs/CONTRACT.md section 5.
  *
  * Safe bytes are copied in runs with memcpy, so a value with nothing to
- * escape costs one scan and one copy.
+ * escape costs one scan and one copy; with SSE2 (every x86-64) the scan
+ * looks at 16 bytes at a time, elsewhere at one.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "escape.h"
@@ -17,14 +19,75 @@ static const unsigned char blog_escape_extra[256] = {
     ['\''] = 4,                 /* &#39; */
 };
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+#define ESCAPE_BLOCK 16
+
+/*
+ * A bit for each of the 16 bytes at p that needs escaping: most values have
+ * none, and a block at a time is what makes escaping cheaper than the
+ * template's own copying.  '<' (0x3c) and '>' (0x3e) differ only in bit 1,
+ * '&' (0x26) and '\'' (0x27) only in bit 0, so three compares find all five.
+ */
+static inline unsigned
+blog_escape_block(const unsigned char *p)
+{
+    __m128i     v = _mm_loadu_si128((const __m128i *) p);
+    __m128i     angle = _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(0x02)),
+                                       _mm_set1_epi8(0x3e));
+    __m128i     amp = _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(0x01)),
+                                     _mm_set1_epi8(0x27));
+    __m128i     quot = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x22));
+
+    return (unsigned) _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(angle, amp),
+                                                     quot));
+}
+#endif
+
+/*
+ * Whether any of the 8 bytes at p needs escaping, a word at a time (for the
+ * values too short for a block, most of a page's): a byte of x equal to b
+ * is a zero byte of x ^ b, which (y - 0x01..) & ~y & 0x80.. finds.
+ */
+#define ESCAPE_WORD 8
+#define BYTES(b) (0x0101010101010101ULL * (b))
+
+static inline int
+blog_escape_word(const unsigned char *p)
+{
+    uint64_t    x;
+    uint64_t    angle;
+    uint64_t    amp;
+    uint64_t    quot;
+
+    memcpy(&x, p, sizeof(x));
+    angle = (x | BYTES(0x02)) ^ BYTES(0x3e);
+    amp = (x | BYTES(0x01)) ^ BYTES(0x27);
+    quot = x ^ BYTES(0x22);
+    return (((angle - BYTES(0x01)) & ~angle)
+            | ((amp - BYTES(0x01)) & ~amp)
+            | ((quot - BYTES(0x01)) & ~quot)) & BYTES(0x80) ? 1 : 0;
+}
+
 size_t
 blog_escaped_len(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *) s;
     size_t n = len;
-    size_t i;
+    size_t i = 0;
 
-    for (i = 0; i < len; i++)
+#if defined(__SSE2__)
+    for (; i + ESCAPE_BLOCK <= len; i += ESCAPE_BLOCK) {
+        unsigned m;
+
+        for (m = blog_escape_block(p + i); m != 0; m &= m - 1)
+            n += blog_escape_extra[p[i + (size_t) __builtin_ctz(m)]];
+    }
+#endif
+    if (i + ESCAPE_WORD <= len && !blog_escape_word(p + i))
+        i += ESCAPE_WORD;
+    for (; i < len; i++)
         n += blog_escape_extra[p[i]];
     return n;
 }
@@ -61,26 +124,45 @@ blog_escape_entity(char *dst, unsigned char c)
     return dst + n;
 }
 
+/* The bytes s[from..to), unchanged. */
+static char *
+blog_escape_copy(char *dst, const char *s, size_t from, size_t to)
+{
+    if (to > from) {
+        memcpy(dst, s + from, to - from);
+        dst += to - from;
+    }
+    return dst;
+}
+
 char *
 blog_escape(char *dst, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *) s;
-    size_t run = 0;
-    size_t i;
+    size_t run = 0;             /* the first byte not yet written */
+    size_t i = 0;
 
-    for (i = 0; i < len; i++) {
+#if defined(__SSE2__)
+    for (; i + ESCAPE_BLOCK <= len; i += ESCAPE_BLOCK) {
+        unsigned m;
+
+        for (m = blog_escape_block(p + i); m != 0; m &= m - 1) {
+            size_t at = i + (size_t) __builtin_ctz(m);
+
+            dst = blog_escape_copy(dst, s, run, at);
+            dst = blog_escape_entity(dst, p[at]);
+            run = at + 1;
+        }
+    }
+#endif
+    if (i + ESCAPE_WORD <= len && !blog_escape_word(p + i))
+        i += ESCAPE_WORD;
+    for (; i < len; i++) {
         if (blog_escape_extra[p[i]] == 0)
             continue;
-        if (i > run) {
-            memcpy(dst, s + run, i - run);
-            dst += i - run;
-        }
+        dst = blog_escape_copy(dst, s, run, i);
         dst = blog_escape_entity(dst, p[i]);
         run = i + 1;
     }
-    if (len > run) {
-        memcpy(dst, s + run, len - run);
-        dst += len - run;
-    }
-    return dst;
+    return blog_escape_copy(dst, s, run, len);
 }

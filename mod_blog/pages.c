@@ -41,6 +41,10 @@ pq_cell(const void *src, int row, int c)
     return cl;
 }
 
+/* Each kind of page's size hint (build.h): the three of db.h, /compute. */
+#define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
+static size_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
+
 static void
 build_init(request_rec *r, const blog_site *site, blog_build *b)
 {
@@ -51,6 +55,7 @@ build_init(request_rec *r, const blog_site *site, blog_build *b)
     b->base_len = site->base_len;
     b->not_found = &site->not_found;
     b->unavailable = &site->unavailable;
+    b->size_hint = NULL;
     b->bad_column = NULL;
     b->bad_row = 0;
 }
@@ -80,6 +85,7 @@ page_from_db(request_rec *r, const blog_site *site, blog_stmt stmt,
     rs.column = pq_column;
     rs.cell = pq_cell;
     build_init(r, site, &b);
+    b.size_hint = &pages_size_hint[stmt];
     build(&b, &rs, out);
     if (b.bad_column == NULL)
         return;
@@ -129,6 +135,7 @@ blog_page_compute(request_rec *r, const blog_site *site, blog_page *out)
     blog_build  b;
 
     build_init(r, site, &b);
+    b.size_hint = &pages_size_hint[PAGES_HINT_COMPUTE];
     blog_build_compute(&b, site->compute_limit,
                        blog_sum_primes_below(site->compute_limit), out);
 }

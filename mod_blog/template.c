@@ -715,16 +715,24 @@ blog_is_empty(const blog_val *v)
         || (v->kind != BLOG_VAL_STR && v->kind != BLOG_VAL_LIST);
 }
 
+/* The escaping of a byte is at most this long ("&amp;", "&#34;", "&#39;"). */
+#define BLOG_ESCAPE_GROWTH 5
+
+/* What the walker returns once a byte would not fit. */
+#define BLOG_NO_ROOM SIZE_MAX
+
 /*
- * Walk ops [from, to): with dst NULL, only count the bytes the rendering
- * takes; otherwise also write them at dst.  One walker for both passes
- * keeps the size and the bytes from ever disagreeing.
+ * Walk ops [from, to), the first n bytes of the rendering being done: with
+ * dst NULL only count the bytes, otherwise also write them at dst, which
+ * holds cap bytes.  Returns the new n, or BLOG_NO_ROOM as soon as a byte
+ * would not fit.  One walker for counting and writing keeps the size and
+ * the bytes from ever disagreeing; n is passed by value so that it stays in
+ * a register across the copies.
  */
 static size_t
 blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
-                blog_scope *sc, char *dst)
+                blog_scope *sc, char *dst, size_t cap, size_t n)
 {
-    size_t n = 0;
     uint32_t i = from;
 
     while (i < to) {
@@ -733,24 +741,36 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
 
         switch (op->kind) {
         case BLOG_OP_TEXT:
-            if (dst)
+            if (dst) {
+                if (op->b > cap - n)
+                    return BLOG_NO_ROOM;
                 memcpy(dst + n, tpl->text + op->a, op->b);
+            }
             n += op->b;
             i++;
             break;
         case BLOG_OP_VAR:
             v = blog_lookup(sc, op->a);
-            if (v && v->kind == BLOG_VAL_STR)
-                n += dst ? (size_t) (blog_escape(dst + n, v->ptr, v->len)
-                                     - (dst + n))
-                    : blog_escaped_len(v->ptr, v->len);
+            if (v && v->kind == BLOG_VAL_STR) {
+                if (dst == NULL)
+                    n += blog_escaped_len(v->ptr, v->len);
+                /* the exact length only when the worst case may not fit */
+                else if (v->len > (cap - n) / BLOG_ESCAPE_GROWTH
+                         && blog_escaped_len(v->ptr, v->len) > cap - n)
+                    return BLOG_NO_ROOM;
+                else
+                    n = (size_t) (blog_escape(dst + n, v->ptr, v->len) - dst);
+            }
             i++;
             break;
         case BLOG_OP_RAW:
             v = blog_lookup(sc, op->a);
-            if (v && v->kind == BLOG_VAL_STR && v->len) {
-                if (dst)
+            if (v && v->kind == BLOG_VAL_STR) {
+                if (dst) {
+                    if (v->len > cap - n)
+                        return BLOG_NO_ROOM;
                     memcpy(dst + n, v->ptr, v->len);
+                }
                 n += v->len;
             }
             i++;
@@ -763,21 +783,23 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
                 const blog_frame *items = v->ptr;
                 uint32_t k;
 
-                for (k = 0; k < v->len; k++) {
+                for (k = 0; k < v->len && n != BLOG_NO_ROOM; k++) {
                     sc->frames[sc->n++] = &items[k];
-                    n += blog_render_ops(tpl, i + 1, op->b, sc,
-                                         dst ? dst + n : NULL);
+                    n = blog_render_ops(tpl, i + 1, op->b, sc, dst, cap, n);
                     sc->n--;
                 }
             } else
-                n += blog_render_ops(tpl, i + 1, op->b, sc,
-                                     dst ? dst + n : NULL);
+                n = blog_render_ops(tpl, i + 1, op->b, sc, dst, cap, n);
+            if (n == BLOG_NO_ROOM)
+                return n;
             i = op->b;
             break;
         default:                /* BLOG_OP_INVERTED */
-            if (blog_is_empty(blog_lookup(sc, op->a)))
-                n += blog_render_ops(tpl, i + 1, op->b, sc,
-                                     dst ? dst + n : NULL);
+            if (blog_is_empty(blog_lookup(sc, op->a))) {
+                n = blog_render_ops(tpl, i + 1, op->b, sc, dst, cap, n);
+                if (n == BLOG_NO_ROOM)
+                    return n;
+            }
             i = op->b;
             break;
         }
@@ -793,22 +815,28 @@ blog_scope_init(blog_scope *sc, const blog_frame *root)
         sc->frames[sc->n++] = root;
 }
 
-size_t
-blog_tpl_size(const blog_tpl *tpl, const blog_frame *root)
+/* The rendering's length, or BLOG_NO_ROOM when dst's cap bytes are short. */
+static size_t
+blog_render(const blog_tpl *tpl, const blog_frame *root, char *dst,
+            size_t cap)
 {
     blog_scope sc;
 
     blog_scope_init(&sc, root);
-    return blog_render_ops(tpl, 0, tpl->nops, &sc, NULL);
+    return blog_render_ops(tpl, 0, tpl->nops, &sc, dst, cap, 0);
+}
+
+size_t
+blog_tpl_size(const blog_tpl *tpl, const blog_frame *root)
+{
+    return blog_render(tpl, root, NULL, 0);
 }
 
 char *
 blog_tpl_write(const blog_tpl *tpl, const blog_frame *root, char *dst)
 {
-    blog_scope sc;
-
-    blog_scope_init(&sc, root);
-    return dst + blog_render_ops(tpl, 0, tpl->nops, &sc, dst);
+    /* the count is exact: a cap of all memory is never reached */
+    return dst + blog_render(tpl, root, dst, BLOG_NO_ROOM);
 }
 
 char *
@@ -823,4 +851,19 @@ blog_tpl_render(const blog_tpl *tpl, const blog_frame *root,
     blog_tpl_write(tpl, root, buf);
     *len = n;
     return buf;
+}
+
+char *
+blog_tpl_render_within(const blog_tpl *tpl, const blog_frame *root,
+                       blog_alloc_fn alloc, void *alloc_ctx, size_t cap,
+                       size_t *len)
+{
+    char       *buf = cap > 0 ? alloc(alloc_ctx, cap) : NULL;
+    size_t      n = buf ? blog_render(tpl, root, buf, cap) : BLOG_NO_ROOM;
+
+    if (n != BLOG_NO_ROOM) {
+        *len = n;
+        return buf;
+    }
+    return blog_tpl_render(tpl, root, alloc, alloc_ctx, len);
 }

@@ -1,6 +1,7 @@
 /*
  * template.h - a mustache subset, compiled once at start-up and rendered
- * per request into one exactly sized buffer.
+ * per request into one buffer: exactly sized, or of a size the caller
+ * guessed when the page fits in it.
  *
  * Syntax: {{name}} (escaped with escape.h), {{{name}}} and {{& name}} (raw),
  * {{#name}}...{{/name}} (a list repeats once per item; a non-empty string
@@ -32,9 +33,10 @@
  * Pure C: no APR.  All memory comes from the caller's allocator (an APR
  * pool in Apache, malloc in tests) and is never freed by this code: compile
  * into a pool that lives as long as the templates.  Rendering allocates
- * exactly one buffer and nothing else, does no string comparison, and only
- * reads the template and the frames, so one compiled template serves any
- * number of threads at once.
+ * one buffer (blog_tpl_render_within a second, when its first proves too
+ * small) and nothing else, does no string comparison, and only reads the
+ * template and the frames, so one compiled template serves any number of
+ * threads at once.
  */
 #ifndef BLOG_TEMPLATE_H
 #define BLOG_TEMPLATE_H
@@ -117,5 +119,15 @@ char *blog_tpl_write(const blog_tpl *tpl, const blog_frame *root, char *dst);
 /* Both in one: one buffer of exactly *len bytes from alloc (NULL if it fails). */
 char *blog_tpl_render(const blog_tpl *tpl, const blog_frame *root,
                       blog_alloc_fn alloc, void *alloc_ctx, size_t *len);
+
+/*
+ * The same bytes in one pass instead of two, when they fit in cap bytes
+ * (the caller's guess, e.g. from the pages it rendered before): a buffer of
+ * cap bytes holding *len of them.  When they do not (or cap is 0), that
+ * buffer is left unused and blog_tpl_render's exact one is returned.
+ */
+char *blog_tpl_render_within(const blog_tpl *tpl, const blog_frame *root,
+                             blog_alloc_fn alloc, void *alloc_ctx,
+                             size_t cap, size_t *len);
 
 #endif

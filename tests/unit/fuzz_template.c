@@ -90,6 +90,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         out = blog_tpl_render(tpl, &root, arena_alloc, &a, &n);
         if (out && blog_tpl_write(tpl, &root, out) != out + n)
             abort();
+        /* one pass into a capacity the input picks, or two: the same bytes */
+        if (out && len > 0) {
+            size_t      cap = (size_t) (unsigned char) src[0] * n / 128;
+            size_t      n2 = 0;
+            char       *out2 = blog_tpl_render_within(tpl, &root, arena_alloc,
+                                                      &a, cap, &n2);
+
+            if (out2 == NULL || n2 != n || memcmp(out, out2, n) != 0)
+                abort();
+        }
     }
     for (i = 0; i < a.n; i++)
         free(a.blocks[i]);

@@ -100,10 +100,82 @@ test_long_runs(void)
     free(in);
 }
 
+/* The contract's five escapes, a byte at a time, as the check for escape.c. */
+static size_t
+reference_escape(char *dst, const unsigned char *s, size_t len)
+{
+    size_t n = 0;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        const char *e = NULL;
+
+        switch (s[i]) {
+        case '&': e = "&amp;"; break;
+        case '<': e = "&lt;"; break;
+        case '>': e = "&gt;"; break;
+        case '"': e = "&#34;"; break;
+        case '\'': e = "&#39;"; break;
+        }
+        if (e) {
+            memcpy(dst + n, e, strlen(e));
+            n += strlen(e);
+        } else
+            dst[n++] = (char) s[i];
+    }
+    return n;
+}
+
+/*
+ * escape.c scans 16 bytes at a time, then the tail a byte at a time: every
+ * byte value at every offset of values of every length up to 70, alone and
+ * beside neighbours that need escaping too, from buffers of exactly their
+ * length (ASan sees a read past one).
+ */
+static void
+test_block_edges(void)
+{
+    static const unsigned char near[] = {'&', '\'', '<', '>', '"', 0x24,
+                                         0x25, 0x28, 0x3b, 0x3d, 0x3f, 0x20,
+                                         0x22 | 0x80, 0x3e | 0x80, 0xff};
+    size_t len;
+    int bad = 0;
+
+    for (len = 1; len <= 70; len++) {
+        unsigned char *in = malloc(len);
+        char *want = malloc(5 * len);
+        size_t at;
+        int c;
+
+        for (at = 0; at < len; at++)
+            for (c = 0; c < 256; c++) {
+                size_t k, wn, gn;
+                char *got;
+
+                for (k = 0; k < len; k++)
+                    in[k] = (k % 7 == 3) ? near[(k + at + (size_t) c)
+                                                % sizeof(near)] : 'a';
+                in[at] = (unsigned char) c;
+                wn = reference_escape(want, in, len);
+                gn = blog_escaped_len((const char *) in, len);
+                got = malloc(gn ? gn : 1);
+                if (gn != wn
+                    || (size_t) (blog_escape(got, (const char *) in, len) - got)
+                    != wn || memcmp(got, want, wn) != 0)
+                    bad++;
+                free(got);
+            }
+        free(want);
+        free(in);
+    }
+    CHECK(bad == 0);
+}
+
 const t_case t_escape_cases[] = {
     {"escape: the five bytes", test_five_bytes},
     {"escape: mixed text, UTF-8, NUL", test_mixed},
     {"escape: every byte value", test_every_byte},
     {"escape: long runs", test_long_runs},
+    {"escape: every byte at every offset of the 16-byte blocks", test_block_edges},
     {NULL, NULL}
 };

@@ -49,6 +49,46 @@ compile(t_arena *ar, const char *src, const char *const *partials, char *err)
                             (void *) partials, err, 256);
 }
 
+typedef struct counted
+{
+    t_arena    *ar;
+    int         calls;
+} counted;
+
+static void *
+counted_alloc(void *ctx, size_t size)
+{
+    counted    *c = ctx;
+
+    c->calls++;
+    return t_arena_alloc(c->ar, size);
+}
+
+/*
+ * blog_tpl_render_within with every capacity from 0 to one past the
+ * page's size: the same bytes each time, from one buffer when they fit
+ * and from a second, exact one when they do not (each buffer is its own
+ * malloc, so ASan sees a write past a capacity).
+ */
+static void
+expect_within(const blog_tpl *tpl, const blog_frame *root, const char *want)
+{
+    size_t      wlen = strlen(want);
+    size_t      cap;
+
+    for (cap = 0; cap <= wlen + 1; cap++) {
+        counted     c = {t_arena_new(), 0};
+        size_t      len = 0;
+        char       *out = blog_tpl_render_within(tpl, root, counted_alloc, &c,
+                                                 cap, &len);
+
+        CHECK(out != NULL);
+        CHECK_STR(out, len, want);
+        CHECK(c.calls == (cap == 0 || cap >= wlen ? 1 : 2));
+        t_arena_free(c.ar);
+    }
+}
+
 /* Renders src with root and checks the bytes, the size and the write end. */
 static void
 expect(const char *src, const char *const *partials, const blog_frame *root,
@@ -70,6 +110,7 @@ expect(const char *src, const char *const *partials, const blog_frame *root,
     CHECK(out != NULL);
     CHECK(blog_tpl_size(tpl, root) == len);
     CHECK_STR(out, len, want);
+    expect_within(tpl, root, want);
     t_arena_free(ar);
 }
 
