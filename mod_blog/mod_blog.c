@@ -582,6 +582,7 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
     blog_dbscale_child_init(pchild, s, &blog_g->db);
     blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
     blog_cache_child_init(pchild, s, &blog_g->cache);
+    blog_pages_child_init(pchild, s);
     blog_connection_child_init(blog_g->conn_hold, blog_g->conn_park);
 }
 

@@ -11,6 +11,8 @@
 
 #include "http_log.h"
 
+#include "apr_thread_mutex.h"
+
 APLOG_USE_MODULE(blog);
 
 /* blog.index_page's one argument, as the contract's index shows it. */
@@ -41,6 +43,65 @@ pq_cell(const void *src, int row, int c)
     return cl;
 }
 
+/*
+ * A page is built in memory of the child's, not of its connection's: each
+ * connection has an allocator of its own that keeps up to MaxMemFree of
+ * freed blocks while it lives and after (event recycles it), so every
+ * connection that once served a tag page kept that page's blocks.  Here a
+ * page's blocks go back at the end of its request, for the next page on
+ * any thread: a child keeps what its concurrent pages need, and no more
+ * than PAGES_KEEP of it when idle (bench/LEVERS.md).  Pages are built only
+ * once their rows are in, so about one a CPU at a time.
+ */
+#define PAGES_KEEP (128 * 1024)
+
+static apr_allocator_t *pages_allocator;
+
+void
+blog_pages_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    apr_allocator_t *a;
+    apr_thread_mutex_t *m;
+    apr_pool_t *owner;
+    apr_status_t rv;
+
+    rv = apr_allocator_create(&a);
+    if (rv == APR_SUCCESS) {
+        rv = apr_pool_create_ex(&owner, pchild, NULL, a);
+        if (rv != APR_SUCCESS)
+            apr_allocator_destroy(a);
+    }
+    if (rv == APR_SUCCESS) {
+        apr_allocator_owner_set(a, owner);
+        apr_pool_tag(owner, "blog_pages");
+        rv = apr_thread_mutex_create(&m, APR_THREAD_MUTEX_DEFAULT, owner);
+    }
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
+                     "blog: no shared allocator for pages; building them "
+                     "in each request's pool");
+        return;
+    }
+    apr_allocator_mutex_set(a, m);
+    apr_allocator_max_free_set(a, PAGES_KEEP);
+    pages_allocator = a;
+}
+
+/* A child of r->pool: it lasts until the request's EOR bucket, after the
+ * page's last byte is written, however slow the client. */
+static apr_pool_t *
+pages_pool(request_rec *r)
+{
+    apr_pool_t *p;
+
+    if (pages_allocator == NULL
+        || apr_pool_create_ex(&p, r->pool, NULL, pages_allocator)
+        != APR_SUCCESS)
+        return r->pool;
+    apr_pool_tag(p, "blog_page");
+    return p;
+}
+
 /* Each kind of page's size hint (build.h): the three of db.h, /compute. */
 #define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
 static size_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
@@ -50,7 +111,7 @@ build_init(request_rec *r, const blog_site *site, blog_build *b)
 {
     b->pages = site->pages;
     b->alloc = pages_alloc;
-    b->alloc_ctx = r->pool;
+    b->alloc_ctx = pages_pool(r);
     b->base = site->base;
     b->base_len = site->base_len;
     b->not_found = &site->not_found;

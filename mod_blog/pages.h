@@ -12,6 +12,7 @@
 #include "build.h"
 #include "site.h"
 
+void blog_pages_child_init(apr_pool_t *pchild, server_rec *s);
 void blog_page_index(request_rec *r, const blog_site *site, blog_page *out);
 void blog_page_post(request_rec *r, const blog_site *site, const char *slug,
                     apr_size_t slug_len, blog_page *out);
