@@ -13,7 +13,9 @@ FAKE_REDIS_PORT = 63901
 class FakeRedis:
     """A TCP server that reads RESP commands and answers as `mode` says:
 
-    ok       GET -> nil, SET/anything else -> +OK (a well-behaved Redis)
+    ok       GET -> nil, SCAN -> the last page of an empty keyspace, DEL -> 0,
+             SET/anything else -> +OK (a well-behaved Redis: the cache
+             invalidation listener SCANs and DELs after any gap)
     silent   reads, never answers
     garbage  answers bytes that are no RESP at all
     trickle  declares a 2 000 000 000-byte bulk, then sends 64 KiB every
@@ -23,6 +25,9 @@ class FakeRedis:
 
     The mode can change at any time; it applies from the next command.
     `served` counts commands seen, `sent` bytes sent."""
+
+    OK_REPLIES = {b"GET": b"$-1\r\n", b"SCAN": b"*2\r\n$1\r\n0\r\n*0\r\n",
+                  b"DEL": b":0\r\n"}
 
     def __init__(self, port=FAKE_REDIS_PORT, mode="ok", trickle_for=12.0):
         self.mode = mode
@@ -111,7 +116,7 @@ class FakeRedis:
                 mode = self.mode
                 name = args[0].upper() if args else b""
                 if mode == "ok":
-                    self._send(c, b"$-1\r\n" if name == b"GET" else b"+OK\r\n")
+                    self._send(c, self.OK_REPLIES.get(name, b"+OK\r\n"))
                 elif mode == "silent":
                     continue
                 elif mode == "garbage":
