@@ -39,6 +39,7 @@ from ceiling_httpd import CeilingApache, server_settings  # noqa: E402
 ENDPOINTS = ["/", "/post/post-31", "/tag/tag-7", "/cached",
              "/post/post-31/cached", "/compute"]
 DB_ROUTES = {"/", "/post/post-31", "/tag/tag-7"}
+CACHED_ROUTES = {"/cached", "/post/post-31/cached"}
 # (what serves it, path): each uncached page is followed by a load that
 # never reads PostgreSQL, long enough for the page's statistics to reach
 # pg_stat_database before its window closes (see FLUSH_LAG).
@@ -244,7 +245,9 @@ def run_mpm(cfg, mpm, ceiling):
                             "wrk-%s-%s%s.txt" % (
                                 mpm, "" if kind == "blog" else kind + "-",
                                 path.strip("/").replace("/", "_") or "index"),
-                            redis_port=cfg.redis_port)
+                            redis_port=cfg.redis_port,
+                            beside=floor_beside(cfg, mpm, ports["floor"], path)
+                            if kind == "blog" else None)
         out[kind][path if kind != "floor" else path.rsplit("/", 1)[1]] = ep
         if kind == "blog" and path in DB_ROUTES:
             state["pending"] = (ep, x0, t0)
@@ -272,6 +275,15 @@ def run_mpm(cfg, mpm, ceiling):
             out["syscalls"][path] = {"per_req": per_req, "top": top}
     ceiling.stop()
     return out
+
+
+def floor_beside(cfg, mpm, port, path):
+    """For a cached route: one run of the quick_handler floor, to alternate
+    with the route's own runs (loads.endpoint's beside)."""
+    if path not in CACHED_ROUTES:
+        return None
+    raw = "wrk-%s-floor-beside-%s.txt" % (mpm, path.strip("/").replace("/", "_"))
+    return lambda: loads.wrk(cfg, port, "/floor/quick", cfg.duration, raw)["rps"]
 
 
 def sequence(cfg):

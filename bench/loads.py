@@ -206,7 +206,7 @@ def _per(value, n):
     return value / n if n else None
 
 
-def endpoint(cfg, port, path, sides, raw_name, redis_port=None):
+def endpoint(cfg, port, path, sides, raw_name, redis_port=None, beside=None):
     """docs/CONTRACT.md section 6 for one endpoint: a warm-up, then cfg.runs
     runs; the run with the median requests/s gives the figures, errors add up
     over
@@ -215,7 +215,11 @@ def endpoint(cfg, port, path, sides, raw_name, redis_port=None):
     each timed run and add up over the timed runs; syscalls are counted by
     perf over the warm-up, so that the timed runs carry no tracepoint.
     sides: {"apache": (pid, True), "pg": (pid, True), "redis": (pid, False)}
-    (a pid and whether its children count)."""
+    (a pid and whether its children count).  beside, when given, runs the
+    endpoint's reference once before each timed run and returns its
+    requests/s: the two alternate, so that a machine that speeds up or
+    slows down during the endpoint moves both alike; it runs outside the
+    counters' window."""
     status, size = response_size(port, path)
     if status != 200:
         raise LoadError("GET %s answers %d before the load" % (path, status))
@@ -240,7 +244,10 @@ def endpoint(cfg, port, path, sides, raw_name, redis_port=None):
     cpu = {}
     mach = {}
     rcmd = {}
+    beside_runs = []
     for _ in range(cfg.runs):
+        if beside is not None:
+            beside_runs.append(beside())
         r0 = procstat.redis_commandstats(redis_port) if redis_port else {}
         before = procstat.snapshot(sides)
         r = wrk(cfg, port, path, cfg.duration, raw_name,
@@ -283,6 +290,8 @@ def endpoint(cfg, port, path, sides, raw_name, redis_port=None):
         "syscalls_per_req": syscalls,
         "syscalls_by_name": syscall_names,
         "redis": redis_per_request(rcmd, timed) if redis_port else None,
+        "beside_rps_runs": beside_runs,
+        "beside_rps": statistics.median(beside_runs) if beside_runs else None,
         "started": t0,
         "ended": time.time(),
     }

@@ -43,6 +43,25 @@ def tail(ep):
     return "%.1f%s" % (t, " !" if t > TAIL_LIMIT else "")
 
 
+def alternated_floor(res, mpm):
+    """The cached routes against the floor run between their own runs."""
+    parts = []
+    for path in ENDPOINTS:
+        ep = res["mpm"][mpm]["blog"].get(path)
+        if ep and ep.get("beside_rps_runs"):
+            parts.append("%s %s against %s" % (
+                path, " / ".join(fmt(v) for v in ep["rps_runs"]),
+                " / ".join(fmt(v) for v in ep["beside_rps_runs"])))
+    if not parts:
+        return None
+    return ("`x floor alt`: each timed run of a cached route came right after "
+            "a run of the quick_handler floor, and the column divides the "
+            "medians of the two, so that the machine's drift over the run "
+            "moves both alike (`x floor` uses the floor's own endpoint, "
+            "measured once earlier). req/s of each run, route against "
+            "floor: " + "; ".join(parts) + ".")
+
+
 def floor_rps(res, mpm):
     ep = res["mpm"][mpm]["floor"].get("quick")
     return ep["rps"] if ep else None
@@ -66,6 +85,8 @@ def blog_rows(res, mpm):
                      fmt(ceil),
                      fmt(ep["rps"] / ceil if ceil else None, "%.2f"),
                      fmt(ep["rps"] / fl if fl else None, "%.2f"),
+                     fmt(ep["rps"] / ep["beside_rps"]
+                         if ep.get("beside_rps") else None, "%.2f"),
                      mib(ep["pss_kib"])])
     return rows
 
@@ -206,7 +227,7 @@ PG_NAMES = {"/": "blog.index_page(20)",
 
 BLOG_HEAD = ["endpoint", "req/s", "p50 ms", "p99 ms", "p99/p50", "non-2xx",
              "sock err", "PG rt/page", "Redis GET/req", "Redis SET/req",
-             "ceiling", "ratio", "x floor", "Pss MiB"]
+             "ceiling", "ratio", "x floor", "x floor alt", "Pss MiB"]
 
 
 def ceiling_rows(res):
@@ -506,6 +527,9 @@ def write(res, out_dir):
         flags = tail_flags(res, mpm)
         md += ["p99 above %.0f x p50: %s." % (
             TAIL_LIMIT, ", ".join(flags) if flags else "none"), ""]
+        alt = alternated_floor(res, mpm)
+        if alt:
+            md += [alt, ""]
         md += ["### Counters per request, %s MPM" % mpm, "",
                "Context switches and syscalls of each side (the Apache "
                "under test, PostgreSQL, Redis, wrk), the blog's endpoints "
