@@ -107,7 +107,8 @@ pages_pool(request_rec *r)
 static size_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
 
 static void
-build_init(request_rec *r, const blog_site *site, blog_build *b)
+build_init(request_rec *r, const blog_site *site, size_t *size_hint,
+           blog_build *b)
 {
     b->pages = site->pages;
     b->alloc = pages_alloc;
@@ -116,7 +117,7 @@ build_init(request_rec *r, const blog_site *site, blog_build *b)
     b->base_len = site->base_len;
     b->not_found = &site->not_found;
     b->unavailable = &site->unavailable;
-    b->size_hint = NULL;
+    b->size_hint = size_hint;
     b->bad_column = NULL;
     b->bad_row = 0;
 }
@@ -145,8 +146,7 @@ page_from_db(request_rec *r, const blog_site *site, blog_stmt stmt,
     rs.nrows = PQntuples(res);
     rs.column = pq_column;
     rs.cell = pq_cell;
-    build_init(r, site, &b);
-    b.size_hint = &pages_size_hint[stmt];
+    build_init(r, site, &pages_size_hint[stmt], &b);
     build(&b, &rs, out);
     if (b.bad_column == NULL)
         return;
@@ -195,8 +195,7 @@ blog_page_compute(request_rec *r, const blog_site *site, blog_page *out)
 {
     blog_build  b;
 
-    build_init(r, site, &b);
-    b.size_hint = &pages_size_hint[PAGES_HINT_COMPUTE];
+    build_init(r, site, &pages_size_hint[PAGES_HINT_COMPUTE], &b);
     blog_build_compute(&b, site->compute_limit,
                        blog_sum_primes_below(site->compute_limit), out);
 }

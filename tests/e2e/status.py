@@ -468,17 +468,18 @@ def check_graceful():
     gen = max(old.values())
     # a request whose header is not complete yet holds its old child
     slow = socket.create_connection((bt.HOST, bt.HTTP_PORT), timeout=10)
+    done = threading.Event()
+
+    def trickle():
+        """One more header line a second, so that the request outlives the
+        stack's Timeout (5 s between two reads) however long the restart
+        and the checks take; mod_reqtimeout allows a header 20 s."""
+        while not done.wait(1.0):
+            slow.sendall(b"X-Slow: 1\r\n")
+    sender = threading.Thread(target=trickle, daemon=True)
     try:
         slow.sendall(b"GET /compute HTTP/1.1\r\nHost: x\r\n")
-        sent = [time.monotonic()]
-
-        def trickle():
-            """One more header line a second, so that the request outlives
-            the stack's Timeout (5 s between two reads) however long the
-            restart takes; mod_reqtimeout allows a header 20 s."""
-            if time.monotonic() - sent[0] >= 1.0:
-                slow.sendall(b"X-Slow: 1\r\n")
-                sent[0] = time.monotonic()
+        sender.start()
         time.sleep(0.3)
         bt.stack("graceful")
 
@@ -489,7 +490,6 @@ def check_graceful():
         # old child's threads are dead, which on a loaded machine once took
         # longer than this wait (CI, after the fault suite).
         def both():
-            trickle()
             kids = set(bt.children())
             return kids - set(old) and kids & set(old)
         T.check(bt.wait_for(both, 15, 0.1), "graceful restart: new children beside an old one")
@@ -500,7 +500,6 @@ def check_graceful():
         seen = {"rows": {}, "kids": set()}
 
         def agree():
-            trickle()
             seen["rows"] = {s["PID"]: s for s in slots(auto()).values()}
             seen["kids"] = set(bt.children())
             return set(seen["rows"]) == seen["kids"]
@@ -520,11 +519,16 @@ def check_graceful():
         fresh = {p: listed[p]["PoolQueries"] + listed[p]["CacheHits"] for p in news}
         T.check(not any(fresh.values()), "graceful restart: a new child's slot starts from zero",
                 "%r" % fresh)
+        done.set()
+        sender.join()
         slow.sendall(b"\r\n")
         r = bt.Conn.__new__(bt.Conn)
         r.sock, r.buf, r.used, r.timeout, r.port = slow, b"", 0, 10, bt.HTTP_PORT
         T.check(r.read_response().status == 200, "graceful restart: the old child answers its request")
     finally:
+        done.set()
+        if sender.is_alive():
+            sender.join()
         slow.close()
     gone = bt.wait_for(lambda: not set(bt.children()) & set(old), 15, 0.2)
     c = auto()
