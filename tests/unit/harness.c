@@ -185,6 +185,10 @@ main(int argc, char **argv)
     t_run(t_golden_cases, &passed, &failed);
     t_run(t_build_cases, &passed, &failed);
     t_run(t_directives_cases, &passed, &failed);
+    t_run(t_dbscale_cases, &passed, &failed);
+    t_run(t_db_cases, &passed, &failed);
+    t_run(t_cache_cases, &passed, &failed);
+    t_run(t_invalidate_cases, &passed, &failed);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -1,0 +1,48 @@
+/*
+ * backends.h - what the tests of the back ends share: httpd_stubs.c's log,
+ * counters and captured hooks, and a request to call the module with.
+ */
+#ifndef BLOG_TEST_BACKENDS_H
+#define BLOG_TEST_BACKENDS_H
+
+#include "httpd.h"
+#include "http_config.h"
+#include "mpm_common.h"
+#include "apr_time.h"
+
+/* Log lines written so far; whether one since from contains needle. */
+unsigned    t_log_count(void);
+int         t_log_since(unsigned from, const char *needle);
+
+/* A counter of stats.h. */
+apr_uint64_t t_stat(int k);
+
+typedef struct t_hooks
+{
+    ap_HOOK_pre_config_t *pre_config;
+    ap_HOOK_post_config_t *post_config;
+    ap_HOOK_child_init_t *child_init;
+    ap_HOOK_child_stopping_t *child_stopping;
+} t_hooks;
+extern t_hooks t_hook;
+/* ap_proc_mutex_create fails while set; ap_state_query's main state. */
+extern int  t_mutex_fail;
+extern int  t_main_state;
+
+/* A request_rec with its own pool and a server. */
+request_rec *t_request(apr_pool_t *parent);
+/* A fresh directory under /tmp for the fakes' sockets, and its removal. */
+const char *t_sockdir(apr_pool_t *p);
+void        t_sockdir_remove(const char *dir);
+
+/* Milliseconds since t. */
+long        t_ms_since(apr_time_t t);
+
+/*
+ * Margin for every deadline bound: the call must end by its deadline plus
+ * this, on a loaded machine under valgrind.  Generous on purpose: the test
+ * proves that the call does not wait for ever, not how fast it gives up.
+ */
+#define T_MARGIN_MS 5000
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * httpd_stubs.c - the few functions of httpd that the back ends call,
+ * at link time, so that db.c, dbscale.c, cache.c, invalidate.c and
+ * ratelog.c run in the test binary without an Apache: the log keeps its
+ * last lines for the tests to read, the hook registrations keep the
+ * functions (the tests call invalidate.c's hooks as httpd would), the
+ * process mutex is APR's.  stats.c's counters are a plain array here.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "mpm_common.h"
+#include "util_mutex.h"
+#include "apr_strings.h"
+
+#include "backends.h"
+#include "stats.h"
+
+module AP_MODULE_DECLARE_DATA blog_module;
+
+static apr_uint64_t t_stats[BLOG_STAT_N];
+apr_uint64_t *blog_stats_mine = t_stats;
+
+apr_uint64_t
+t_stat(int k)
+{
+    return __atomic_load_n(&t_stats[k], __ATOMIC_RELAXED);
+}
+
+/* The log: every line counted, the recent ones kept. */
+static pthread_mutex_t t_log_lock = PTHREAD_MUTEX_INITIALIZER;
+#define T_LOG_KEEP 64
+static char t_log_lines[T_LOG_KEEP][512];
+static unsigned t_log_n;
+
+AP_DECLARE(void)
+ap_log_error_(const char *file, int line, int module_index, int level,
+              apr_status_t status, const server_rec *s, const char *fmt, ...)
+{
+    va_list     ap;
+
+    (void) file;
+    (void) line;
+    (void) module_index;
+    (void) level;
+    (void) status;
+    (void) s;
+    pthread_mutex_lock(&t_log_lock);
+    va_start(ap, fmt);
+    apr_vsnprintf(t_log_lines[t_log_n % T_LOG_KEEP], sizeof(t_log_lines[0]),
+                  fmt, ap);
+    va_end(ap);
+    if (getenv("BLOG_UNIT_LOG"))
+        fprintf(stderr, "    log: %s\n", t_log_lines[t_log_n % T_LOG_KEEP]);
+    t_log_n++;
+    pthread_mutex_unlock(&t_log_lock);
+}
+
+unsigned
+t_log_count(void)
+{
+    unsigned    n;
+
+    pthread_mutex_lock(&t_log_lock);
+    n = t_log_n;
+    pthread_mutex_unlock(&t_log_lock);
+    return n;
+}
+
+int
+t_log_since(unsigned from, const char *needle)
+{
+    int         found = 0;
+    unsigned    i;
+
+    pthread_mutex_lock(&t_log_lock);
+    if (t_log_n > T_LOG_KEEP && from < t_log_n - T_LOG_KEEP)
+        from = t_log_n - T_LOG_KEEP;
+    for (i = from; i < t_log_n && !found; i++)
+        found = strstr(t_log_lines[i % T_LOG_KEEP], needle) != NULL;
+    pthread_mutex_unlock(&t_log_lock);
+    return found;
+}
+
+/* The hooks invalidate.c registers, for the tests to call. */
+t_hooks     t_hook;
+
+AP_DECLARE(void)
+ap_hook_pre_config(ap_HOOK_pre_config_t *pf, const char *const *pre,
+                   const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.pre_config = pf;
+}
+
+AP_DECLARE(void)
+ap_hook_post_config(ap_HOOK_post_config_t *pf, const char *const *pre,
+                    const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.post_config = pf;
+}
+
+AP_DECLARE(void)
+ap_hook_child_init(ap_HOOK_child_init_t *pf, const char *const *pre,
+                   const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.child_init = pf;
+}
+
+AP_DECLARE(void)
+ap_hook_child_stopping(ap_HOOK_child_stopping_t *pf, const char *const *pre,
+                       const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.child_stopping = pf;
+}
+
+AP_DECLARE(apr_status_t)
+ap_mutex_register(apr_pool_t *pconf, const char *type,
+                  const char *default_dir, apr_lockmech_e default_mech,
+                  apr_int32_t options)
+{
+    (void) pconf;
+    (void) type;
+    (void) default_dir;
+    (void) default_mech;
+    (void) options;
+    return APR_SUCCESS;
+}
+
+int         t_mutex_fail;
+
+AP_DECLARE(apr_status_t)
+ap_proc_mutex_create(apr_proc_mutex_t **mutex, const char **name,
+                     const char *type, const char *instance_id,
+                     server_rec *server, apr_pool_t *pool,
+                     apr_int32_t options)
+{
+    (void) name;
+    (void) type;
+    (void) instance_id;
+    (void) server;
+    (void) options;
+    if (t_mutex_fail)
+        return APR_EGENERAL;
+    return apr_proc_mutex_create(mutex, NULL, APR_LOCK_DEFAULT, pool);
+}
+
+int         t_main_state = AP_SQ_MS_RUN_MPM;
+
+AP_DECLARE(int)
+ap_state_query(int query)
+{
+    return query == AP_SQ_MAIN_STATE ? t_main_state : 0;
+}
