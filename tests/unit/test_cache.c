@@ -31,6 +31,10 @@ static const char *tc_path;
 static fake_server *tc_redis;
 static blog_cache_settings tc_g;
 
+/* As in test_db.c: long where a call must succeed, short where it fails. */
+#define TC_LONG  apr_time_from_sec(3)
+#define TC_SHORT apr_time_from_msec(200)
+
 #define TC_KEY "blog:page:/post/hello"
 #define TC_BODY "<p>hello</p>"
 
@@ -94,8 +98,8 @@ test_cache_off(void)
     tc_g.redis_on = 0;
     tc_g.redis_host = tc_path;
     tc_g.redis_port = 0;
-    tc_g.redis_connect_timeout = apr_time_from_msec(500);
-    tc_g.redis_timeout = apr_time_from_msec(200);
+    tc_g.redis_connect_timeout = TC_LONG;
+    tc_g.redis_timeout = TC_LONG;
     tc_g.cache_ttl = 60;
     blog_cache_child_init(tc_child, NULL, &tc_g);
     CHECK(!blog_cache_enabled());
@@ -133,12 +137,14 @@ static void
 tc_deadline(fake_mode mode)
 {
     long        ms;
-    long        limit = (long) apr_time_as_msec(tc_g.redis_timeout);
+    long        limit = (long) apr_time_as_msec(TC_SHORT);
     apr_uint64_t errs = t_stat(BLOG_STAT_CACHE_ERRORS);
 
     fake_redis_set(mode, 1);
     blog_cache_why_reset();
+    tc_g.redis_timeout = TC_SHORT;
     CHECK(tc_get(TC_KEY, NULL, &ms) == BLOG_CACHE_DOWN);
+    tc_g.redis_timeout = TC_LONG;
     CHECK(ms >= limit - 1);
     CHECK(ms < limit + T_MARGIN_MS);
     CHECK(strstr(blog_cache_why(), "GET failed: timed out") != NULL);
@@ -254,7 +260,9 @@ test_cache_set_refused(void)
     CHECK(tc_set(TC_KEY, TC_BODY, strlen(TC_BODY)) == -1);
     CHECK(tc_set(TC_KEY, TC_BODY, strlen(TC_BODY)) == 0);
     fake_redis_set(FAKE_SLOW, 1);
+    tc_g.redis_timeout = TC_SHORT;
     CHECK(tc_set(TC_KEY, TC_BODY, strlen(TC_BODY)) == -1);     /* 300 > 200 ms */
+    tc_g.redis_timeout = TC_LONG;
     CHECK(tc_settle() == 0);
 }
 
@@ -408,9 +416,10 @@ test_cache_threads_stall(void)
 {
     pthread_t   th[TC_THREADS];
     long        ms[TC_THREADS];
-    long        limit = (long) apr_time_as_msec(tc_g.redis_timeout);
+    long        limit = (long) apr_time_as_msec(TC_SHORT);
     int         t;
 
+    tc_g.redis_timeout = TC_SHORT;
     fake_redis_set(FAKE_STALL, -1);
     for (t = 0; t < TC_THREADS; t++)
         pthread_create(&th[t], NULL, tc_stall_thread, &ms[t]);
@@ -421,6 +430,7 @@ test_cache_threads_stall(void)
         CHECK((long) st == BLOG_CACHE_DOWN);
         CHECK(ms[t] < limit + T_MARGIN_MS);
     }
+    tc_g.redis_timeout = TC_LONG;
     CHECK(tc_settle() == 0);
 }
 

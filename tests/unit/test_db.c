@@ -33,6 +33,13 @@ static const char *tdb_dir;
 static fake_server *tdb_pg;
 static blog_db_settings tdb_g;
 
+/*
+ * Deadlines: long where the call must succeed on a loaded machine under
+ * valgrind, short where the case waits for it to pass.
+ */
+#define TDB_LONG  apr_time_from_sec(3)
+#define TDB_SHORT apr_time_from_msec(300)
+
 /* dbscale.c set up again for tdb_g, as a new child does. */
 static void
 tdb_scale_init(void)
@@ -147,8 +154,8 @@ test_db_child_init_eager(void)
     tdb_g.pool_keep = 2;
     tdb_g.pool_max = 4;
     tdb_g.pool_exptime = apr_time_from_sec(60);
-    tdb_g.acquire_timeout = apr_time_from_msec(500);
-    tdb_g.query_timeout = apr_time_from_msec(400);
+    tdb_g.acquire_timeout = TDB_LONG;
+    tdb_g.query_timeout = TDB_LONG;
     tdb_g.prepare = 1;
     tdb_scale_init();
     blog_db_child_init(tdb_child, s, &tdb_g, 1);
@@ -181,7 +188,9 @@ test_db_ping(void)
     CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
     CHECK(strstr(why, "fake failure") != NULL);
     tdb_fake(FAKE_STALL, 1, NULL);
+    tdb_g.query_timeout = TDB_SHORT;
     CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    tdb_g.query_timeout = TDB_LONG;
     CHECK(strstr(why, "no answer within BlogQueryTimeout") != NULL);
     /* a lost connection is retried on a new one, as a page is */
     tdb_fake(FAKE_CLOSE, 1, NULL);
@@ -197,10 +206,12 @@ tdb_deadline(fake_mode mode)
     long        ms;
     apr_uint64_t timeouts = t_stat(BLOG_STAT_POOL_QUERY_TIMEOUTS);
     apr_uint64_t open = t_stat(BLOG_STAT_POOL_OPEN);
-    long        limit = (long) apr_time_as_msec(tdb_g.query_timeout);
+    long        limit = (long) apr_time_as_msec(TDB_SHORT);
 
     tdb_fake(mode, 1, NULL);
+    tdb_g.query_timeout = TDB_SHORT;
     CHECK(tdb_page(&ms) != APR_SUCCESS);
+    tdb_g.query_timeout = TDB_LONG;
     CHECK(ms >= limit - 1);
     CHECK(ms < limit + T_MARGIN_MS);
     CHECK(t_stat(BLOG_STAT_POOL_QUERY_TIMEOUTS) == timeouts + 1);
@@ -293,13 +304,15 @@ test_db_connect_stall(void)
 {
     fake_pg_conf c = {0};
     long        ms;
-    long        limit = (long) apr_time_as_msec(tdb_g.query_timeout);
+    long        limit = (long) apr_time_as_msec(TDB_SHORT);
     apr_uint64_t fails = t_stat(BLOG_STAT_POOL_CONNECT_FAILURES);
 
     tdb_lose_all();
     c.startup = FAKE_STALL;
     fake_pg_set(&c);
+    tdb_g.query_timeout = TDB_SHORT;
     CHECK(tdb_page(&ms) == APR_EAGAIN);
+    tdb_g.query_timeout = TDB_LONG;
     CHECK(ms < limit + T_MARGIN_MS);
     CHECK(t_stat(BLOG_STAT_POOL_CONNECT_FAILURES) == fails + 1);
     CHECK(tdb_settle() == 0);
@@ -353,7 +366,9 @@ test_db_setup_error(void)
     c.setup = FAKE_STALL;
     fake_pg_set(&c);
     usleep(100000);             /* past the backoff: 50 ms */
+    tdb_g.query_timeout = TDB_SHORT;
     CHECK(tdb_page(NULL) == APR_EAGAIN);
+    tdb_g.query_timeout = TDB_LONG;
     CHECK(tdb_settle() == 0);
 }
 
@@ -410,7 +425,6 @@ test_db_acquire_timeout(void)
     tdb_lose_all();
     tdb_g.pool_max = 1;
     tdb_g.acquire_timeout = apr_time_from_msec(200);
-    tdb_g.query_timeout = apr_time_from_msec(1500);
     CHECK(tdb_settle() == 0);
     q = fake_pg_queries();
     tdb_fake(FAKE_STALL, 1, NULL);
@@ -424,7 +438,7 @@ test_db_acquire_timeout(void)
     CHECK(rv_a != APR_SUCCESS);
 
     /* handed over: a slow page, and one waiting for its connection */
-    tdb_g.acquire_timeout = apr_time_from_msec(1500);
+    tdb_g.acquire_timeout = TDB_LONG;
     CHECK(tdb_settle() == 0);
     q = fake_pg_queries();
     tdb_fake(FAKE_SLOW, 1, NULL);
@@ -437,18 +451,16 @@ test_db_acquire_timeout(void)
 
     /* a slot freed by a dropped connection wakes the one waiting */
     q = fake_pg_queries();
-    tdb_g.query_timeout = apr_time_from_msec(300);
+    tdb_g.query_timeout = TDB_SHORT;
     tdb_fake(FAKE_STALL, 1, NULL);
     pthread_create(&th, NULL, tdb_page_thread, &rv_a);
     tdb_wait_queries(q + 1);
-    tdb_g.query_timeout = apr_time_from_msec(1500);
+    tdb_g.query_timeout = TDB_LONG;
     CHECK(tdb_page(NULL) == APR_SUCCESS);
     pthread_join(th, NULL);
     CHECK(rv_a != APR_SUCCESS);
 
     tdb_g.pool_max = 4;
-    tdb_g.acquire_timeout = apr_time_from_msec(500);
-    tdb_g.query_timeout = apr_time_from_msec(400);
 }
 
 /* Idle connections above BlogPoolKeep close once BlogPoolExptime passed. */
