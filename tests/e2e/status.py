@@ -364,8 +364,9 @@ def check_health():
 
     bt.stack("stop", "redis")
     try:
-        health_down("Redis stopped", "Redis", 1.0)
-        health_down("Redis stopped, asked again", "Redis", 1.0)
+        health_down("Redis stopped", "Redis", REDIS_TIMEOUT_MS / 1000.0 + bt.MARGIN)
+        health_down("Redis stopped, asked again", "Redis",
+                    REDIS_TIMEOUT_MS / 1000.0 + bt.MARGIN)
         r = bt.get("/cached")
         T.check(r.status == 200 and r.get("x-cache") == "BYPASS",
                 "Redis stopped: the pages still come, X-Cache: BYPASS", r.brief())
@@ -381,7 +382,7 @@ def check_health():
     faults.freeze([faults.redis_pid()])
     try:
         # per-thread contexts that were connected: each waits BlogRedisTimeout
-        health_down("Redis frozen", "Redis", REDIS_TIMEOUT_MS / 1000.0 * 2 + 0.8)
+        health_down("Redis frozen", "Redis", REDIS_TIMEOUT_MS / 1000.0 * 2 + bt.MARGIN)
     finally:
         faults.thaw(faults.STOPPED)
     back("Redis thawed")
@@ -389,8 +390,10 @@ def check_health():
     off = bt.error_log_size()
     bt.stack("stop", "pg")
     try:
-        health_down("PostgreSQL stopped", "PostgreSQL", 1.0)
-        health_down("PostgreSQL stopped, asked again", "PostgreSQL", 1.0)
+        health_down("PostgreSQL stopped", "PostgreSQL",
+                    QUERY_TIMEOUT_MS / 1000.0 + bt.MARGIN)
+        health_down("PostgreSQL stopped, asked again", "PostgreSQL",
+                    QUERY_TIMEOUT_MS / 1000.0 + bt.MARGIN)
         for _ in range(20):
             bt.get("/")
     finally:
@@ -406,7 +409,7 @@ def check_health():
     # several asks, so that a connection of each child sees the freeze.
     faults.freeze(pg_pids())
     try:
-        health_down("PostgreSQL frozen", "PostgreSQL", QUERY_TIMEOUT_MS / 1000.0 + 1.0)
+        health_down("PostgreSQL frozen", "PostgreSQL", QUERY_TIMEOUT_MS / 1000.0 + bt.MARGIN)
     finally:
         faults.thaw(faults.STOPPED)
     back("PostgreSQL thawed")
