@@ -98,12 +98,26 @@ if [ -n "${BLOG_SKIP_CLUSTER:-}" ]; then
 elif [ "$(id -u)" -ne 0 ]; then
     if sudo -n true 2>/dev/null; then as_root="sudo -n"; else cluster_skip="needs root (or sudo without a password)"; fi
 fi
-if [ -z "$cluster_skip" ]; then
-    if ! command -v ip >/dev/null || ! $as_root ip netns add "blog-probe-$$" 2>/dev/null; then
-        cluster_skip="network namespaces are not available here (ip netns add failed)"
-    else
-        $as_root ip netns del "blog-probe-$$"
+# The probe does what tests/cluster/run.sh does to the system, once: a
+# namespace, a bridge and a veth pair in it, and `ip netns exec`, which
+# makes / a slave mount in a new mount namespace (what a chroot refuses:
+# "mount --make-rslave / failed").  It prints why when a step fails.
+cluster_probe() {
+    local ns="blog-probe-$$" err rc=0
+    command -v ip >/dev/null || { echo "no ip command (iproute2)"; return 1; }
+    err=$($as_root ip netns add "$ns" 2>&1) || { echo "ip netns add: $err"; return 1; }
+    if ! err=$($as_root ip -n "$ns" link add br0 type bridge 2>&1); then
+        echo "a bridge in a namespace: $err"; rc=1
+    elif ! err=$($as_root ip -n "$ns" link add v0 type veth peer name v1 2>&1); then
+        echo "a veth pair: $err"; rc=1
+    elif ! err=$($as_root ip netns exec "$ns" true 2>&1); then
+        echo "ip netns exec: $err"; rc=1
     fi
+    $as_root ip netns del "$ns" 2>/dev/null
+    return $rc
+}
+if [ -z "$cluster_skip" ] && ! why=$(cluster_probe); then
+    cluster_skip="network namespaces do not work here: $(echo "$why" | tr '\n' ' ')"
 fi
 if [ -z "$cluster_skip" ]; then
     part "cluster (namespaces: standbys, PgBouncer, faults)" $as_root tests/cluster/run.sh
