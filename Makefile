@@ -113,10 +113,16 @@ deb:
 	    -cf - . | tar -C $(DEB_DIR)/src -xf -
 	cd $(DEB_DIR)/src && dpkg-buildpackage -us -uc -b
 	rm -rf $(DEB_DIR)/src
-	@# lintian warns when run as root: as nobody when nobody can read the packages
+	@# lintian warns when run as root: as nobody, from a copy of the packages
+	@# in a folder nobody can enter (it cannot enter a clone in /root)
 	changes=$$(ls $(DEB_DIR)/*.changes); \
-	if [ "$$(id -u)" -eq 0 ] && runuser -u nobody -- test -r "$$changes"; then \
-	    runuser -u nobody -- lintian --info --display-info --pedantic "$$changes"; \
+	if [ "$$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then \
+	    tmp=$$(mktemp -d) && chmod 755 "$$tmp" && \
+	    cp $(DEB_DIR)/*.changes $(DEB_DIR)/*.buildinfo $(DEB_DIR)/*.deb "$$tmp"/ && \
+	    chmod 644 "$$tmp"/* && \
+	    (cd "$$tmp" && runuser -u nobody -- lintian --info --display-info --pedantic \
+	        "$$(basename "$$changes")"); \
+	    rc=$$?; rm -rf "$$tmp"; [ $$rc -eq 0 ]; \
 	else lintian --info --display-info --pedantic "$$changes"; fi
 	@ls -l $(DEB_DIR)/*.deb
 
