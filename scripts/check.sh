@@ -10,10 +10,15 @@ failed=()
 npass=0
 nfail=0
 log=$(mktemp)
+# How long each part took, for the table at the end ("seconds<TAB>name").
+t_start=$EPOCHREALTIME
+times=()
+# (EPOCHREALTIME has the locale's decimal sign)
+since() { awk -v a="${1/,/.}" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }'; }
 # part NAME CMD...: a suite that ends with "N passed, N failed" adds its
 # counts to the total; any other part counts as one test.
 part() {
-    local name=$1 rc counts
+    local name=$1 rc counts t0=$EPOCHREALTIME
     shift
     echo
     echo "==== $name"
@@ -29,6 +34,7 @@ part() {
         nfail=$((nfail + 1))
     fi
     if [ "$rc" -eq 0 ]; then echo "==== ok: $name"; else failed+=("$name"); echo "==== FAILED: $name"; fi
+    times+=("$(since "$t0")"$'\t'"$name")
 }
 
 was_running=$(scripts/stack.sh status | grep -c running || true)
@@ -126,6 +132,15 @@ else
     echo "==== SKIP: cluster test: $cluster_skip"
 fi
 
+# The time of each part, the rest (the stack's starts and restarts), the
+# total; the counts stay the last line.
+echo
+echo "==== time"
+total=$(since "$t_start")
+printf '%s\n' "${times[@]}" | awk -F'\t' -v total="$total" '
+    { printf "  %7.1f s  %s\n", $1, $2; sum += $1 }
+    END { printf "  %7.1f s  %s\n", total - sum, "the rest (stack starts and restarts)"
+          printf "  %7.1f s  total (%d min %02d s)\n", total, total / 60, total % 60 }'
 echo
 [ ${#failed[@]} -eq 0 ] || printf 'check: FAILED: %s\n' "${failed[@]}"
 echo "$npass passed, $nfail failed"
