@@ -4,7 +4,7 @@
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build deps run stop status check unit installcheck e2e faults \
+.PHONY: all build deps run stop status check unit coverage installcheck e2e faults \
         cluster-test soak bench freshness install install-ext install-module uninstall installcheck-system \
         deb system-test system-test-source clean
 
@@ -35,6 +35,10 @@ status:
 
 unit:
 	$(MAKE) -C tests/unit check
+
+# gcov line coverage per .c file of mod_blog, from the unit tests.
+coverage:
+	$(MAKE) -C tests/unit coverage
 
 # Every test; the stack this starts is stopped at the end, pass or fail.
 check: build install-ext
