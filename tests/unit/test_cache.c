@@ -32,7 +32,7 @@ static fake_server *tc_redis;
 static blog_cache_settings tc_g;
 
 /* As in test_db.c: long where a call must succeed, short where it fails. */
-#define TC_LONG  apr_time_from_sec(3)
+#define TC_LONG  apr_time_from_sec(10)
 #define TC_SHORT apr_time_from_msec(200)
 
 #define TC_KEY "blog:page:/post/hello"

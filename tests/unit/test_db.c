@@ -37,7 +37,7 @@ static blog_db_settings tdb_g;
  * Deadlines: long where the call must succeed on a loaded machine under
  * valgrind, short where the case waits for it to pass.
  */
-#define TDB_LONG  apr_time_from_sec(3)
+#define TDB_LONG  apr_time_from_sec(10)
 #define TDB_SHORT apr_time_from_msec(300)
 
 /* dbscale.c set up again for tdb_g, as a new child does. */
@@ -426,6 +426,8 @@ test_db_acquire_timeout(void)
     tdb_g.pool_max = 1;
     tdb_g.acquire_timeout = apr_time_from_msec(200);
     CHECK(tdb_settle() == 0);
+    /* the page that holds the connection gives it up after 3 s */
+    tdb_g.query_timeout = apr_time_from_sec(3);
     q = fake_pg_queries();
     tdb_fake(FAKE_STALL, 1, NULL);
     pthread_create(&th, NULL, tdb_page_thread, &rv_a);
@@ -436,6 +438,7 @@ test_db_acquire_timeout(void)
     CHECK(t_stat(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS) == to + 1);
     pthread_join(th, NULL);
     CHECK(rv_a != APR_SUCCESS);
+    tdb_g.query_timeout = TDB_LONG;
 
     /* handed over: a slow page, and one waiting for its connection */
     tdb_g.acquire_timeout = TDB_LONG;
