@@ -109,7 +109,7 @@ def restore_seed():
 
 
 def main():
-    T.check(bt.wait_for(lambda: len(listeners()) == 1, 5),
+    T.check(bt.wait_for(lambda: len(listeners()) == 1, 5 + bt.MARGIN),
             "one invalidation listener (LISTEN blog_cache) for the instance",
             "listeners: %s" % listeners())
 
@@ -172,9 +172,9 @@ def main():
     old = listeners()
     r = bt.stack("restart", "pg")
     T.check(r.returncode == 0, "PostgreSQL restarted", r.stdout.decode()[-300:])
-    T.check(bt.wait_for(lambda: listeners() and listeners() != old, 5),
+    T.check(bt.wait_for(lambda: listeners() and listeners() != old, 5 + bt.MARGIN),
             "the listener is back after the restart", "listeners %s" % listeners())
-    T.check(bt.wait_for(lambda: bt.redis_cmd("EXISTS", "blog:page:/post/post-5") == 0, 3),
+    T.check(bt.wait_for(lambda: bt.redis_cmd("EXISTS", "blog:page:/post/post-5") == 0, 3 + bt.MARGIN),
             "after the restart every page key is dropped")
     T.check(bt.redis_cmd("EXISTS", "blog:inv-test:other") == 1,
             "keys that are not pages stay")
@@ -187,9 +187,9 @@ def main():
     bt.redis_cmd("SET", "blog:page:/post/post-6", "stale", "EX", "60")
     old = listeners()
     bt.psql("SELECT pg_terminate_backend(%d);" % old[0] if old else "SELECT 1;")
-    T.check(bt.wait_for(lambda: listeners() and listeners() != old, 5),
+    T.check(bt.wait_for(lambda: listeners() and listeners() != old, 5 + bt.MARGIN),
             "a killed listener session is replaced", "listeners %s" % listeners())
-    T.check(bt.wait_for(lambda: bt.redis_cmd("EXISTS", "blog:page:/post/post-6") == 0, 3),
+    T.check(bt.wait_for(lambda: bt.redis_cmd("EXISTS", "blog:page:/post/post-6") == 0, 3 + bt.MARGIN),
             "after the listener's session was lost every page key is dropped")
     bt.redis_cmd("DEL", "blog:inv-test:other")
 
@@ -207,7 +207,7 @@ def main():
                             3 + bt.MARGIN),
                 "the new listener dropped every page key")
         T.note("listener moved to another child in %.2f s" % (time.monotonic() - t0))
-        T.check(bt.wait_for(lambda: len(bt.children()) >= 4, 10),
+        T.check(bt.wait_for(lambda: len(bt.children()) >= 4, 10 + bt.MARGIN),
                 "Apache replaced the killed child")
 
     # Back to the seed; the pages are the reference ones again.

@@ -495,7 +495,7 @@ def check_graceful():
         def both():
             kids = set(bt.children())
             return kids - set(old) and kids & set(old)
-        T.check(bt.wait_for(both, 15, 0.1), "graceful restart: new children beside an old one")
+        T.check(bt.wait_for(both, 15 + bt.MARGIN, 0.1), "graceful restart: new children beside an old one")
         # A child the parent is just starting, or stopping as a spare
         # beyond MaxSpareThreads, is in the process table without a row
         # for a moment: compare until both agree, within 3 s (well inside
@@ -533,7 +533,7 @@ def check_graceful():
         if sender.is_alive():
             sender.join()
         slow.close()
-    gone = bt.wait_for(lambda: not set(bt.children()) & set(old), 15, 0.2)
+    gone = bt.wait_for(lambda: not set(bt.children()) & set(old), 15 + bt.MARGIN, 0.2)
     # The old child's exit can make the parent start another child, which
     # is in the process table before it has a row: compare until they
     # agree, as above.
@@ -543,7 +543,7 @@ def check_graceful():
         last["rows"] = sorted(s["PID"] for s in slots(auto()).values())
         last["kids"] = bt.children()
         return last["rows"] == last["kids"]
-    T.check(gone and bt.wait_for(rows_match, 3, 0.2),
+    T.check(gone and bt.wait_for(rows_match, 3 + bt.MARGIN, 0.2),
             "graceful restart: the old row goes with its child",
             "%r vs %r" % (last["rows"], last["kids"]))
 

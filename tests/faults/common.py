@@ -376,7 +376,7 @@ def same_apache(what, before):
 
 def connections_bounded(what, limit=16):
     n = []
-    ok = bt.wait_for(lambda: n.append(blog_connections()) or 0 < n[-1] <= limit, 10, 0.5)
+    ok = bt.wait_for(lambda: n.append(blog_connections()) or 0 < n[-1] <= limit, 10 + bt.MARGIN, 0.5)
     T.check(ok, "%s: mod_blog has between 1 and %d connections" % (what, limit), "%s" % n[-5:])
 
 

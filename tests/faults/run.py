@@ -111,14 +111,14 @@ def backends_terminated():
         T.check(pids, "mod_blog has connections to terminate (round %d)" % rnd, "none")
         bt.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 " WHERE application_name = 'mod_blog' AND backend_type = 'client backend'")
-        gone = bt.wait_for(lambda: not set(pids) & set(bt.blog_backends()), 5)
+        gone = bt.wait_for(lambda: not set(pids) & set(bt.blog_backends()), 5 + bt.MARGIN)
         T.check(gone, "terminated backends are gone (round %d)" % rnd,
                 "still there: %s" % (set(pids) & set(bt.blog_backends())))
         results = spread(["/", "/post/post-1", "/tag/tag-1", "/post/post-42"], 16)
         with Conn() as c:
             results += [(p, c.request("GET", p)) for p in ("/", "/tag/tag-2", "/post/post-2")]
         all_ok("every request after pg_terminate_backend is 200 (round %d)" % rnd, results)
-        back = bt.wait_for(lambda: blog_connections() > 0, 5)
+        back = bt.wait_for(lambda: blog_connections() > 0, 5 + bt.MARGIN)
         T.check(back, "mod_blog connections come back (round %d)" % rnd,
                 "%d" % blog_connections())
         figure("round %d: %d backends terminated, then %d requests" % (rnd, len(pids),
@@ -228,12 +228,12 @@ def cache_comes_back(when, path):
         first = seen[-1] if seen else None
         T.check(first == "MISS", "%s: the first cached answer is a MISS" % when,
                 "sequence %s" % seen[-8:])
-        hit = bt.wait_for(lambda: c.request("GET", path).get("x-cache") == "HIT", 5, 0.1)
+        hit = bt.wait_for(lambda: c.request("GET", path).get("x-cache") == "HIT", 5 + bt.MARGIN, 0.1)
         T.check(hit, "%s: then a HIT" % when)
 
     def every_child_hits():
         return all(r.get("x-cache") == "HIT" for _, r in spread([path], 8))
-    T.check(bt.wait_for(every_child_hits, 6, 0.2), "%s: every child hits again" % when)
+    T.check(bt.wait_for(every_child_hits, 6 + bt.MARGIN, 0.2), "%s: every child hits again" % when)
 
 
 @case("redis-frozen", "SIGSTOP redis-server, then SIGCONT")
