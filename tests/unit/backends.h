@@ -8,6 +8,8 @@
 #include "httpd.h"
 #include "http_config.h"
 #include "mpm_common.h"
+#include "http_connection.h"
+#include "scoreboard.h"
 #include "apr_time.h"
 
 /* Log lines written so far; whether one since from contains needle. */
@@ -23,11 +25,18 @@ typedef struct t_hooks
     ap_HOOK_post_config_t *post_config;
     ap_HOOK_child_init_t *child_init;
     ap_HOOK_child_stopping_t *child_stopping;
+    ap_HOOK_pre_connection_t *pre_connection;
 } t_hooks;
 extern t_hooks t_hook;
 /* ap_proc_mutex_create fails while set; ap_state_query's main state. */
 extern int  t_mutex_fail;
 extern int  t_main_state;
+/* ap_mpm_query's HARD_LIMIT_DAEMONS; whether there is a scoreboard; its
+ * processes */
+#define T_MAX_PROCS 16
+extern int  t_mpm_limit;
+extern int  t_scoreboard;
+extern process_score t_procs[T_MAX_PROCS];
 
 /* A request_rec with its own pool and a server. */
 request_rec *t_request(apr_pool_t *parent);

@@ -14,7 +14,10 @@
 
 #include "httpd.h"
 #include "http_config.h"
+#include "http_connection.h"
 #include "http_core.h"
+#include "ap_mpm.h"
+#include "scoreboard.h"
 #include "http_log.h"
 #include "mpm_common.h"
 #include "util_mutex.h"
@@ -25,13 +28,11 @@
 
 module AP_MODULE_DECLARE_DATA blog_module;
 
-static apr_uint64_t t_stats[BLOG_STAT_N];
-apr_uint64_t *blog_stats_mine = t_stats;
-
+/* stats.c's counters, wherever they are (its private array or its slot) */
 apr_uint64_t
 t_stat(int k)
 {
-    return __atomic_load_n(&t_stats[k], __ATOMIC_RELAXED);
+    return __atomic_load_n(&blog_stats_mine[k], __ATOMIC_RELAXED);
 }
 
 /* The log: every line counted, the recent ones kept. */
@@ -130,6 +131,42 @@ ap_hook_child_stopping(ap_HOOK_child_stopping_t *pf, const char *const *pre,
     (void) succ;
     (void) order;
     t_hook.child_stopping = pf;
+}
+
+AP_DECLARE(void)
+ap_hook_pre_connection(ap_HOOK_pre_connection_t *pf, const char *const *pre,
+                       const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.pre_connection = pf;
+}
+
+/* The MPM's process limit and the scoreboard's processes, for stats.c. */
+int         t_mpm_limit = 4;
+int         t_scoreboard = 1;
+process_score t_procs[T_MAX_PROCS];
+
+AP_DECLARE(apr_status_t)
+ap_mpm_query(int query, int *result)
+{
+    if (query != AP_MPMQ_HARD_LIMIT_DAEMONS)
+        return APR_ENOTIMPL;
+    *result = t_mpm_limit;
+    return APR_SUCCESS;
+}
+
+AP_DECLARE(int)
+ap_exists_scoreboard_image(void)
+{
+    return t_scoreboard;
+}
+
+AP_DECLARE(process_score *)
+ap_get_scoreboard_process(int x)
+{
+    return x >= 0 && x < T_MAX_PROCS ? &t_procs[x] : NULL;
 }
 
 AP_DECLARE(apr_status_t)
