@@ -37,6 +37,15 @@ extern int  t_main_state;
 extern int  t_mpm_limit;
 extern int  t_scoreboard;
 extern process_score t_procs[T_MAX_PROCS];
+#define T_THREADS 2
+extern worker_score t_workers[T_MAX_PROCS][T_THREADS];
+/* What the code under test wrote with ap_rwrite, ap_rputs, ap_rprintf. */
+#define T_OUT_MAX 65536
+extern char t_out[T_OUT_MAX];
+extern size_t t_out_len;
+/* mod_status's hook, as status.c registers it. */
+typedef int t_status_fn (request_rec *r, int flags);
+extern t_status_fn *t_status_hook;
 
 /* A request_rec with its own pool and a server. */
 request_rec *t_request(apr_pool_t *parent);

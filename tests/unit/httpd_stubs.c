@@ -21,6 +21,8 @@
 #include "http_log.h"
 #include "mpm_common.h"
 #include "util_mutex.h"
+#include "http_protocol.h"
+#include "apr_optional_hooks.h"
 #include "apr_strings.h"
 
 #include "backends.h"
@@ -148,13 +150,69 @@ int         t_mpm_limit = 4;
 int         t_scoreboard = 1;
 process_score t_procs[T_MAX_PROCS];
 
+worker_score t_workers[T_MAX_PROCS][T_THREADS];
+
 AP_DECLARE(apr_status_t)
 ap_mpm_query(int query, int *result)
 {
-    if (query != AP_MPMQ_HARD_LIMIT_DAEMONS)
+    if (query == AP_MPMQ_HARD_LIMIT_THREADS)
+        *result = T_THREADS;
+    else if (query == AP_MPMQ_HARD_LIMIT_DAEMONS)
+        *result = t_mpm_limit;
+    else
         return APR_ENOTIMPL;
-    *result = t_mpm_limit;
     return APR_SUCCESS;
+}
+
+AP_DECLARE(worker_score *)
+ap_get_scoreboard_worker_from_indexes(int x, int y)
+{
+    return x >= 0 && x < T_MAX_PROCS && y >= 0 && y < T_THREADS
+        ? &t_workers[x][y] : NULL;
+}
+
+/* What a handler wrote: ap_rwrite, ap_rputs and ap_rprintf append here. */
+char        t_out[T_OUT_MAX];
+size_t      t_out_len;
+
+AP_DECLARE(int)
+ap_rwrite(const void *buf, int n, request_rec *r)
+{
+    (void) r;
+    if (n < 0 || t_out_len + (size_t) n >= sizeof(t_out))
+        return -1;
+    memcpy(t_out + t_out_len, buf, (size_t) n);
+    t_out_len += (size_t) n;
+    t_out[t_out_len] = '\0';
+    return n;
+}
+
+AP_DECLARE_NONSTD(int)
+ap_rprintf(request_rec *r, const char *fmt, ...)
+{
+    char        buf[4096];
+    va_list     ap;
+    int         n;
+
+    va_start(ap, fmt);
+    n = apr_vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    return ap_rwrite(buf, n, r);
+}
+
+/* mod_status's optional hook, as status.c adds it. */
+t_status_fn *t_status_hook;
+
+APU_DECLARE(void)
+apr_optional_hook_add(const char *name, void (*pfn) (void),
+                      const char *const *pre, const char *const *succ,
+                      int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    if (strcmp(name, "status_hook") == 0)
+        t_status_hook = (t_status_fn *) pfn;
 }
 
 AP_DECLARE(int)

@@ -12,6 +12,8 @@
 #include "apr_general.h"
 
 #include "stats.h"
+#include "status.h"
+#include "mod_status.h"
 #include "http_log.h"
 
 #include "backends.h"
@@ -149,6 +151,66 @@ test_stats_late_slot(void)
     t_scoreboard = 1;
 }
 
+/* mod_status's page: mod_blog's figures for each child still running. */
+static int
+ts_status(int flags)
+{
+    request_rec *r = t_request(ts_proc);
+    int         rc;
+
+    t_out_len = 0;
+    t_out[0] = '\0';
+    rc = t_status_hook(r, flags);
+    apr_pool_destroy(r->pool);
+    return rc;
+}
+
+static void
+test_status_page(void)
+{
+    char        want[64];
+
+    blog_status_register_hooks();
+    CHECK(t_status_hook != NULL);
+    if (t_status_hook == NULL)
+        return;
+    /* not ExtendedStatus: nothing */
+    CHECK(ts_status(0) == OK && t_out_len == 0);
+    /* stats slot 3 holds this process since the case before; the
+     * scoreboard says so too, generation 7 */
+    memset(t_procs, 0, sizeof(t_procs));
+    memset(t_workers, 0, sizeof(t_workers));
+    t_procs[3].pid = getpid();
+    t_procs[3].generation = 7;
+    CHECK(ts_status(AP_STATUS_EXTENDED | AP_STATUS_SHORT) == OK);
+    CHECK(strstr(t_out, "BlogChildren: 1\n") != NULL);
+    snprintf(want, sizeof(want), "BlogSlot3PID: %d\n", (int) getpid());
+    CHECK(strstr(t_out, want) != NULL);
+    CHECK(strstr(t_out, "BlogSlot3Generation: 7\n") != NULL);
+    CHECK(strstr(t_out, "BlogPoolIdle: ") != NULL);
+    CHECK(strstr(t_out, "BlogSlot3CacheErrors: ") != NULL);
+    CHECK(ts_status(AP_STATUS_EXTENDED) == OK);
+    CHECK(strstr(t_out, "<h2>mod_blog</h2>") != NULL);
+    CHECK(strstr(t_out, "<p>1 children;") != NULL);
+    CHECK(strstr(t_out, "<table") != NULL && strstr(t_out, "</table>") != NULL);
+    CHECK(ts_status(AP_STATUS_EXTENDED | AP_STATUS_NOTABLE) == OK);
+    CHECK(strstr(t_out, "<table") == NULL);
+    CHECK(strstr(t_out, "<p>Slot 3 (pid ") != NULL);
+    CHECK(strstr(t_out, "<p>All children:") != NULL);
+    /* worker MPM: the slot went to a new child, one thread of this one
+     * still runs there, with the old generation */
+    t_procs[3].pid = 0;
+    t_workers[3][1].pid = getpid();
+    t_workers[3][1].status = SERVER_BUSY_WRITE;
+    t_workers[3][1].generation = 6;
+    CHECK(ts_status(AP_STATUS_EXTENDED | AP_STATUS_SHORT) == OK);
+    CHECK(strstr(t_out, "BlogSlot3Generation: 6\n") != NULL);
+    /* its last thread gone: not listed */
+    t_workers[3][1].status = SERVER_DEAD;
+    CHECK(ts_status(AP_STATUS_EXTENDED | AP_STATUS_SHORT) == OK);
+    CHECK(strstr(t_out, "BlogChildren: 0\n") != NULL);
+}
+
 const t_case t_stats_cases[] = {
     /* in this order: a child finds its slot once, at child_init or at a
      * later connection */
@@ -156,5 +218,6 @@ const t_case t_stats_cases[] = {
     {"stats: found at a later connection", test_stats_late_slot},
     {"stats: the child's slot, counts carried over", test_stats_child_slot},
     {"stats: an old child's slot taken: the second", test_stats_second_slot},
+    {"status: mod_blog's figures on mod_status's page", test_status_page},
     {NULL, NULL}
 };
