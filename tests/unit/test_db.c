@@ -657,7 +657,7 @@ test_dbscale_retire(void)
 
     tdb_apr();
     apr_pool_create(&p, tdb_root);
-    dir = t_sockdir(p);
+    dir = t_sockdir(tdb_root);  /* outlives the pools of the set-ups */
     pg = fake_pg_start(dir);
     snprintf(ci, sizeof(ci), "host=%s port=5432 sslmode=disable "
              "gssencmode=disable", dir);
