@@ -10,10 +10,15 @@ failed=()
 npass=0
 nfail=0
 log=$(mktemp)
+# How long each part took, for the table at the end ("seconds<TAB>name").
+t_start=$EPOCHREALTIME
+times=()
+# (EPOCHREALTIME has the locale's decimal sign)
+since() { awk -v a="${1/,/.}" -v b="${EPOCHREALTIME/,/.}" 'BEGIN { printf "%.1f", b - a }'; }
 # part NAME CMD...: a suite that ends with "N passed, N failed" adds its
 # counts to the total; any other part counts as one test.
 part() {
-    local name=$1 rc counts
+    local name=$1 rc counts t0=$EPOCHREALTIME
     shift
     echo
     echo "==== $name"
@@ -29,6 +34,7 @@ part() {
         nfail=$((nfail + 1))
     fi
     if [ "$rc" -eq 0 ]; then echo "==== ok: $name"; else failed+=("$name"); echo "==== FAILED: $name"; fi
+    times+=("$(since "$t0")"$'\t'"$name")
 }
 
 was_running=$(scripts/stack.sh status | grep -c running || true)
@@ -98,12 +104,26 @@ if [ -n "${BLOG_SKIP_CLUSTER:-}" ]; then
 elif [ "$(id -u)" -ne 0 ]; then
     if sudo -n true 2>/dev/null; then as_root="sudo -n"; else cluster_skip="needs root (or sudo without a password)"; fi
 fi
-if [ -z "$cluster_skip" ]; then
-    if ! command -v ip >/dev/null || ! $as_root ip netns add "blog-probe-$$" 2>/dev/null; then
-        cluster_skip="network namespaces are not available here (ip netns add failed)"
-    else
-        $as_root ip netns del "blog-probe-$$"
+# The probe does what tests/cluster/run.sh does to the system, once: a
+# namespace, a bridge and a veth pair in it, and `ip netns exec`, which
+# makes / a slave mount in a new mount namespace (what a chroot refuses:
+# "mount --make-rslave / failed").  It prints why when a step fails.
+cluster_probe() {
+    local ns="blog-probe-$$" err rc=0
+    command -v ip >/dev/null || { echo "no ip command (iproute2)"; return 1; }
+    err=$($as_root ip netns add "$ns" 2>&1) || { echo "ip netns add: $err"; return 1; }
+    if ! err=$($as_root ip -n "$ns" link add br0 type bridge 2>&1); then
+        echo "a bridge in a namespace: $err"; rc=1
+    elif ! err=$($as_root ip -n "$ns" link add v0 type veth peer name v1 2>&1); then
+        echo "a veth pair: $err"; rc=1
+    elif ! err=$($as_root ip netns exec "$ns" true 2>&1); then
+        echo "ip netns exec: $err"; rc=1
     fi
+    $as_root ip netns del "$ns" 2>/dev/null
+    return $rc
+}
+if [ -z "$cluster_skip" ] && ! why=$(cluster_probe); then
+    cluster_skip="network namespaces do not work here: $(echo "$why" | tr '\n' ' ')"
 fi
 if [ -z "$cluster_skip" ]; then
     part "cluster (namespaces: standbys, PgBouncer, faults)" $as_root tests/cluster/run.sh
@@ -112,6 +132,15 @@ else
     echo "==== SKIP: cluster test: $cluster_skip"
 fi
 
+# The time of each part, the rest (the stack's starts and restarts), the
+# total; the counts stay the last line.
+echo
+echo "==== time"
+total=$(since "$t_start")
+printf '%s\n' "${times[@]}" | awk -F'\t' -v total="$total" '
+    { printf "  %7.1f s  %s\n", $1, $2; sum += $1 }
+    END { printf "  %7.1f s  %s\n", total - sum, "the rest (stack starts and restarts)"
+          printf "  %7.1f s  total (%d min %02d s)\n", total, total / 60, total % 60 }'
 echo
 [ ${#failed[@]} -eq 0 ] || printf 'check: FAILED: %s\n' "${failed[@]}"
 echo "$npass passed, $nfail failed"

@@ -21,7 +21,7 @@ stack="curl redis-tools procps"
 test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf
 iproute2 pgbouncer"
 # dh-apache2 is provided by apache2-dev (in build)
-deb="debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
+deb="build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 systest="debootstrap iproute2 util-linux python3"
 
 [ $# -gt 0 ] || set -- runtime build stack test

@@ -11,6 +11,18 @@
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
+# The daemons started here must not inherit the caller's descriptors: run
+# under `flock /tmp/blog-load.lock ./blog check`, an Apache that the check
+# restarted (and leaves running when the stack ran before) held the load
+# lock for as long as it ran, and every other load waited.  Bash reads
+# this script on fd 255.
+for fd in /proc/$$/fd/*; do
+    fd=${fd##*/}
+    case $fd in 0|1|2|255) continue ;; esac
+    [ "$(readlink "/proc/$$/fd/$fd" 2>/dev/null)" = "$(readlink -f "$0")" ] && continue
+    eval "exec $fd>&-" 2>/dev/null || true
+done
+
 die() { echo "stack: $*" >&2; exit 1; }
 is_root() { [ "$(id -u)" -eq 0 ]; }
 

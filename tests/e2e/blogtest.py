@@ -13,6 +13,10 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 HOST = "127.0.0.1"
+# What a loaded machine may add to any deadline a test checks: a bound is
+# the deadline that is the fact (BlogQueryTimeout, BlogRedisTimeout, a
+# listener's poll) plus this, never a speed.  `make bench` measures speeds.
+MARGIN = 5.0
 
 
 # ------------------------------------------------------------ environment

@@ -12,8 +12,9 @@ Against the running stack, under the load lock:
 3. the same load again while they are held open.
 Each round starts once Apache has closed the connections of the one before.
 Asserts every idle connection got its 200, 0 socket errors and 0 non-2xx
-in both runs, and the second run's requests/s at least IDLE_MIN_RATIO
-(0.90) of the first.  Reports how many idle connections the server closed
+in both runs; prints the second run's requests/s as a share of the first
+(a speed: a figure, never a check, on a machine shared with other
+work; `make bench` is where speeds are compared).  Reports how many idle connections the server closed
 during the run, and how many of those it closed before its own
 KeepAliveTimeout was up (a closed idle connection is a client that has to
 reconnect).  The idle connections must outlive the run, so the run is
@@ -350,7 +351,6 @@ def main():
     idle = int(os.environ.get("IDLE_CONNS", "1000"))
     seconds = int(os.environ.get("IDLE_SECONDS", "3"))
     rounds = int(os.environ.get("IDLE_ROUNDS", "5"))
-    min_ratio = float(os.environ.get("IDLE_MIN_RATIO", "0.90"))
     mpm = bt.ENV.get("BLOG_MPM", "event")
     if mpm != "event":
         t.note("the event MPM's promise: under %s every idle connection "
@@ -414,11 +414,9 @@ def main():
                loaded["write"], loaded["timeout"], loaded["errors_rounds"]))
     t.check(loaded["status"] == 0, "0 non-2xx with %d idle connections"
             % idle, "%d" % loaded["status"])
-    t.check(r["ratio"] >= min_ratio,
-            "throughput with %d idle connections >= %.0f %% of without"
-            % (idle, 100 * min_ratio),
-            "%.0f vs %.0f req/s (%.1f %%)" % (loaded["rps"], base["rps"],
-                                             100 * r["ratio"]))
+    t.note("throughput with %d idle connections: %.0f vs %.0f req/s "
+           "(%.1f %% of without; a figure, not a check)"
+           % (idle, loaded["rps"], base["rps"], 100 * r["ratio"]))
     t.finish()
 
 

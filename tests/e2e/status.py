@@ -364,8 +364,9 @@ def check_health():
 
     bt.stack("stop", "redis")
     try:
-        health_down("Redis stopped", "Redis", 1.0)
-        health_down("Redis stopped, asked again", "Redis", 1.0)
+        health_down("Redis stopped", "Redis", REDIS_TIMEOUT_MS / 1000.0 + bt.MARGIN)
+        health_down("Redis stopped, asked again", "Redis",
+                    REDIS_TIMEOUT_MS / 1000.0 + bt.MARGIN)
         r = bt.get("/cached")
         T.check(r.status == 200 and r.get("x-cache") == "BYPASS",
                 "Redis stopped: the pages still come, X-Cache: BYPASS", r.brief())
@@ -381,7 +382,7 @@ def check_health():
     faults.freeze([faults.redis_pid()])
     try:
         # per-thread contexts that were connected: each waits BlogRedisTimeout
-        health_down("Redis frozen", "Redis", REDIS_TIMEOUT_MS / 1000.0 * 2 + 0.8)
+        health_down("Redis frozen", "Redis", REDIS_TIMEOUT_MS / 1000.0 * 2 + bt.MARGIN)
     finally:
         faults.thaw(faults.STOPPED)
     back("Redis thawed")
@@ -389,8 +390,10 @@ def check_health():
     off = bt.error_log_size()
     bt.stack("stop", "pg")
     try:
-        health_down("PostgreSQL stopped", "PostgreSQL", 1.0)
-        health_down("PostgreSQL stopped, asked again", "PostgreSQL", 1.0)
+        health_down("PostgreSQL stopped", "PostgreSQL",
+                    QUERY_TIMEOUT_MS / 1000.0 + bt.MARGIN)
+        health_down("PostgreSQL stopped, asked again", "PostgreSQL",
+                    QUERY_TIMEOUT_MS / 1000.0 + bt.MARGIN)
         for _ in range(20):
             bt.get("/")
     finally:
@@ -406,7 +409,7 @@ def check_health():
     # several asks, so that a connection of each child sees the freeze.
     faults.freeze(pg_pids())
     try:
-        health_down("PostgreSQL frozen", "PostgreSQL", QUERY_TIMEOUT_MS / 1000.0 + 1.0)
+        health_down("PostgreSQL frozen", "PostgreSQL", QUERY_TIMEOUT_MS / 1000.0 + bt.MARGIN)
     finally:
         faults.thaw(faults.STOPPED)
     back("PostgreSQL thawed")
@@ -492,7 +495,7 @@ def check_graceful():
         def both():
             kids = set(bt.children())
             return kids - set(old) and kids & set(old)
-        T.check(bt.wait_for(both, 15, 0.1), "graceful restart: new children beside an old one")
+        T.check(bt.wait_for(both, 15 + bt.MARGIN, 0.1), "graceful restart: new children beside an old one")
         # A child the parent is just starting, or stopping as a spare
         # beyond MaxSpareThreads, is in the process table without a row
         # for a moment: compare until both agree, within 3 s (well inside
@@ -530,7 +533,7 @@ def check_graceful():
         if sender.is_alive():
             sender.join()
         slow.close()
-    gone = bt.wait_for(lambda: not set(bt.children()) & set(old), 15, 0.2)
+    gone = bt.wait_for(lambda: not set(bt.children()) & set(old), 15 + bt.MARGIN, 0.2)
     # The old child's exit can make the parent start another child, which
     # is in the process table before it has a row: compare until they
     # agree, as above.
@@ -540,7 +543,7 @@ def check_graceful():
         last["rows"] = sorted(s["PID"] for s in slots(auto()).values())
         last["kids"] = bt.children()
         return last["rows"] == last["kids"]
-    T.check(gone and bt.wait_for(rows_match, 3, 0.2),
+    T.check(gone and bt.wait_for(rows_match, 3 + bt.MARGIN, 0.2),
             "graceful restart: the old row goes with its child",
             "%r vs %r" % (last["rows"], last["kids"]))
 

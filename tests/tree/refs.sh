@@ -19,7 +19,22 @@ check() {
     fi
 }
 
-files=$(git ls-files | grep -v '^tests/tree/refs.sh$')
+# The tree's files: git's list in a checkout; in a tree received without
+# git (a tarball, a copy), every file but what .gitignore keeps out (the
+# build's and the stack's) and what a Debian build leaves in debian/.
+if command -v git >/dev/null 2>&1 && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    files=$(git ls-files)
+else
+    files=$(find . \( -path ./.git -o -path ./var -o -path ./results -o -path ./build \
+                -o -path ./tests/unit/build -o -path ./pg_blog_ext/results \
+                -o -name .libs -o -name __pycache__ -o -path ./debian/.debhelper \
+                -o -path ./debian/tmp -o -path ./debian/libapache2-mod-blog \
+                -o -path './debian/postgresql-*' \) -prune -o -type f \
+                ! -name '*.o' ! -name '*.lo' ! -name '*.la' ! -name '*.slo' \
+                ! -name '*.so' ! -name '*.bc' ! -path './pg_blog_ext/regression.*' \
+                -print | sed 's|^\./||' | sort)
+fi
+files=$(echo "$files" | grep -v '^tests/tree/refs.sh$')
 
 # The shared benchmark documents do not exist in a clone.
 outside=$(echo "$files" | xargs grep -nIE '\.\./shared|SPEC\.md|RESEARCH\.md|DESIGN\.md|SPEC section' 2>/dev/null)

@@ -148,7 +148,12 @@ t_check_mem(const char *file, int line, const char *got, size_t glen,
 static void
 t_run(const t_case *cases, int *passed, int *failed)
 {
+    /* BLOG_UNIT_ONLY=prefix: only the cases whose names start so */
+    const char *only = getenv("BLOG_UNIT_ONLY");
+
     for (; cases->name; cases++) {
+        if (only && strncmp(cases->name, only, strlen(only)) != 0)
+            continue;
         t_case_failures = 0;
         cases->fn();
         if (t_case_failures == 0) {
@@ -185,6 +190,11 @@ main(int argc, char **argv)
     t_run(t_golden_cases, &passed, &failed);
     t_run(t_build_cases, &passed, &failed);
     t_run(t_directives_cases, &passed, &failed);
+    t_run(t_dbscale_cases, &passed, &failed);
+    t_run(t_db_cases, &passed, &failed);
+    t_run(t_cache_cases, &passed, &failed);
+    t_run(t_invalidate_cases, &passed, &failed);
+    t_run(t_stats_cases, &passed, &failed);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -69,6 +69,11 @@ extern const t_case t_template_cases[];
 extern const t_case t_golden_cases[];
 extern const t_case t_build_cases[];
 extern const t_case t_directives_cases[];
+extern const t_case t_dbscale_cases[];
+extern const t_case t_db_cases[];
+extern const t_case t_cache_cases[];
+extern const t_case t_invalidate_cases[];
+extern const t_case t_stats_cases[];
 
 /* The directives block of README.md ("readme") or the man page ("man"). */
 char *t_directives_block(t_arena *a, const char *kind);

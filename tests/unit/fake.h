@@ -1,0 +1,109 @@
+/*
+ * fake.h - in-process stand-ins for PostgreSQL and Redis, for the tests of
+ * the module's back ends (db.c, dbscale.c, cache.c, invalidate.c).
+ *
+ * Each listens on a unix socket in a directory of its own and serves every
+ * connection in a thread of the test, speaking just enough of the real
+ * protocol (PostgreSQL's v3 frontend/backend protocol, Redis's RESP) for
+ * the module's client code, and misbehaving on demand: it stalls, sends
+ * half a reply, garbage, or closes in the middle of one.  The test sets the
+ * behaviour before the call it makes and counts what the fake saw.
+ */
+#ifndef BLOG_TEST_FAKE_H
+#define BLOG_TEST_FAKE_H
+
+#include <stddef.h>
+
+/* ---- the socket server both fakes are made of ---- */
+
+typedef struct fake_server fake_server;
+typedef struct fake_conn
+{
+    int         fd;
+    fake_server *srv;
+} fake_conn;
+
+typedef void (*fake_conn_fn) (fake_conn *c);
+
+/* Listen on path and serve each connection with fn in a thread. */
+fake_server *fake_start(const char *path, fake_conn_fn fn);
+/* Stop: every connection's reads fail, its thread ends, the socket goes. */
+void        fake_stop(fake_server *srv);
+/* Connections accepted since the start. */
+unsigned    fake_accepts(fake_server *srv);
+
+/* n bytes exactly: 0, or -1 on end of stream or stop. */
+int         fake_read(fake_conn *c, void *buf, size_t n);
+/* What has come, up to n bytes, waiting at most ms: bytes, 0 none, -1. */
+int         fake_read_some(fake_conn *c, void *buf, size_t n, int ms);
+int         fake_write(fake_conn *c, const void *buf, size_t n);
+/* Say nothing until the client closes or the server stops. */
+void        fake_hold(fake_conn *c);
+
+/* ---- misbehaviours, shared by both fakes ---- */
+
+typedef enum fake_mode
+{
+    FAKE_OK = 0,
+    FAKE_STALL,                 /* no answer at all */
+    FAKE_PARTIAL_STALL,         /* the first half of the answer, then none */
+    FAKE_PARTIAL_CLOSE,         /* the first half, then the socket closes */
+    FAKE_GARBAGE,               /* bytes that are not the protocol */
+    FAKE_CLOSE,                 /* the socket closes, no answer */
+    FAKE_ERROR,                 /* the protocol's error reply */
+    FAKE_OVERSIZE,              /* Redis: a bulk reply declaring 2 MB */
+    FAKE_LONG_LINE,             /* Redis: a status line that never ends */
+    FAKE_WRONG_TYPE,            /* Redis: an integer where a string is due */
+    FAKE_UNASKED,               /* Redis: the reply, then one more */
+    FAKE_SLOW                   /* the reply, after FAKE_SLOW_MS */
+} fake_mode;
+
+#define FAKE_SLOW_MS 300
+
+/* ---- PostgreSQL ---- */
+
+typedef struct fake_pg_conf
+{
+    fake_mode   startup;        /* OK, STALL, CLOSE, ERROR (a FATAL) */
+    fake_mode   setup;          /* the SET/PREPARE string: OK, STALL, ERROR */
+    fake_mode   query;          /* pages and SELECT 1 */
+    int         query_times;    /* queries that get "query", then OK; <0 all */
+    const char *sqlstate;       /* of FAKE_ERROR replies to queries */
+    fake_mode   listen;         /* LISTEN: OK, ERROR */
+} fake_pg_conf;
+
+/* The directory that holds .s.PGSQL.5432: the conninfo's host. */
+fake_server *fake_pg_start(const char *dir);
+void        fake_pg_set(const fake_pg_conf *conf);
+/* What the fake saw: page statements (extended protocol), Parse messages
+ * (BlogPrepare Off), simple queries. */
+unsigned    fake_pg_queries(void);
+unsigned    fake_pg_parses(void);
+unsigned    fake_pg_simple(void);
+/* A NotificationResponse on every connection that LISTENs. */
+void        fake_pg_notify(const char *payload);
+/* Connections that issued LISTEN and are still open. */
+int         fake_pg_listeners(void);
+/* Close every listening connection (a restart, seen by the listener). */
+void        fake_pg_kill_listeners(void);
+
+/* The row of every page reply: one text column. */
+#define FAKE_PG_ROW "fake row"
+
+/* ---- Redis ---- */
+
+/* The socket: path. */
+fake_server *fake_redis_start(const char *path);
+/* How it answers the next n commands (n < 0: all of them). */
+void        fake_redis_set(fake_mode mode, int n);
+/* A key in its store. */
+void        fake_redis_put(const char *key, const char *val);
+int         fake_redis_has(const char *key);
+void        fake_redis_clear(void);
+/* Commands received, as one line each ("DEL blog:page:/ blog:page:/x"). */
+unsigned    fake_redis_ncmds(void);
+/* Whether a command line starting with prefix came after command index
+ * from, waiting up to ms; the index after it, or -1. */
+int         fake_redis_wait_cmd(unsigned from, const char *prefix, int ms);
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * httpd_stubs.c - the few functions of httpd that the back ends call,
+ * at link time, so that db.c, dbscale.c, cache.c, invalidate.c and
+ * ratelog.c run in the test binary without an Apache: the log keeps its
+ * last lines for the tests to read, the hook registrations keep the
+ * functions (the tests call invalidate.c's hooks as httpd would), the
+ * process mutex is APR's.  stats.c's counters are a plain array here.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_connection.h"
+#include "http_core.h"
+#include "ap_mpm.h"
+#include "scoreboard.h"
+#include "http_log.h"
+#include "mpm_common.h"
+#include "util_mutex.h"
+#include "http_protocol.h"
+#include "apr_optional_hooks.h"
+#include "apr_strings.h"
+
+#include "backends.h"
+#include "stats.h"
+
+module AP_MODULE_DECLARE_DATA blog_module;
+
+/* stats.c's counters, wherever they are (its private array or its slot) */
+apr_uint64_t
+t_stat(int k)
+{
+    return __atomic_load_n(&blog_stats_mine[k], __ATOMIC_RELAXED);
+}
+
+/* The log: every line counted, the recent ones kept. */
+static pthread_mutex_t t_log_lock = PTHREAD_MUTEX_INITIALIZER;
+#define T_LOG_KEEP 64
+static char t_log_lines[T_LOG_KEEP][512];
+static unsigned t_log_n;
+
+AP_DECLARE(void)
+ap_log_error_(const char *file, int line, int module_index, int level,
+              apr_status_t status, const server_rec *s, const char *fmt, ...)
+{
+    va_list     ap;
+
+    (void) file;
+    (void) line;
+    (void) module_index;
+    (void) level;
+    (void) status;
+    (void) s;
+    pthread_mutex_lock(&t_log_lock);
+    va_start(ap, fmt);
+    apr_vsnprintf(t_log_lines[t_log_n % T_LOG_KEEP], sizeof(t_log_lines[0]),
+                  fmt, ap);
+    va_end(ap);
+    if (getenv("BLOG_UNIT_LOG"))
+        fprintf(stderr, "    log: %s\n", t_log_lines[t_log_n % T_LOG_KEEP]);
+    t_log_n++;
+    pthread_mutex_unlock(&t_log_lock);
+}
+
+unsigned
+t_log_count(void)
+{
+    unsigned    n;
+
+    pthread_mutex_lock(&t_log_lock);
+    n = t_log_n;
+    pthread_mutex_unlock(&t_log_lock);
+    return n;
+}
+
+int
+t_log_since(unsigned from, const char *needle)
+{
+    int         found = 0;
+    unsigned    i;
+
+    pthread_mutex_lock(&t_log_lock);
+    if (t_log_n > T_LOG_KEEP && from < t_log_n - T_LOG_KEEP)
+        from = t_log_n - T_LOG_KEEP;
+    for (i = from; i < t_log_n && !found; i++)
+        found = strstr(t_log_lines[i % T_LOG_KEEP], needle) != NULL;
+    pthread_mutex_unlock(&t_log_lock);
+    return found;
+}
+
+/* The hooks invalidate.c registers, for the tests to call. */
+t_hooks     t_hook;
+
+AP_DECLARE(void)
+ap_hook_pre_config(ap_HOOK_pre_config_t *pf, const char *const *pre,
+                   const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.pre_config = pf;
+}
+
+AP_DECLARE(void)
+ap_hook_post_config(ap_HOOK_post_config_t *pf, const char *const *pre,
+                    const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.post_config = pf;
+}
+
+AP_DECLARE(void)
+ap_hook_child_init(ap_HOOK_child_init_t *pf, const char *const *pre,
+                   const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.child_init = pf;
+}
+
+AP_DECLARE(void)
+ap_hook_child_stopping(ap_HOOK_child_stopping_t *pf, const char *const *pre,
+                       const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.child_stopping = pf;
+}
+
+AP_DECLARE(void)
+ap_hook_pre_connection(ap_HOOK_pre_connection_t *pf, const char *const *pre,
+                       const char *const *succ, int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    t_hook.pre_connection = pf;
+}
+
+/* The MPM's process limit and the scoreboard's processes, for stats.c. */
+int         t_mpm_limit = 4;
+int         t_scoreboard = 1;
+process_score t_procs[T_MAX_PROCS];
+
+worker_score t_workers[T_MAX_PROCS][T_THREADS];
+
+AP_DECLARE(apr_status_t)
+ap_mpm_query(int query, int *result)
+{
+    if (query == AP_MPMQ_HARD_LIMIT_THREADS)
+        *result = T_THREADS;
+    else if (query == AP_MPMQ_HARD_LIMIT_DAEMONS)
+        *result = t_mpm_limit;
+    else
+        return APR_ENOTIMPL;
+    return APR_SUCCESS;
+}
+
+AP_DECLARE(worker_score *)
+ap_get_scoreboard_worker_from_indexes(int x, int y)
+{
+    return x >= 0 && x < T_MAX_PROCS && y >= 0 && y < T_THREADS
+        ? &t_workers[x][y] : NULL;
+}
+
+/* What a handler wrote: ap_rwrite, ap_rputs and ap_rprintf append here. */
+char        t_out[T_OUT_MAX];
+size_t      t_out_len;
+
+AP_DECLARE(int)
+ap_rwrite(const void *buf, int n, request_rec *r)
+{
+    (void) r;
+    if (n < 0 || t_out_len + (size_t) n >= sizeof(t_out))
+        return -1;
+    memcpy(t_out + t_out_len, buf, (size_t) n);
+    t_out_len += (size_t) n;
+    t_out[t_out_len] = '\0';
+    return n;
+}
+
+AP_DECLARE_NONSTD(int)
+ap_rprintf(request_rec *r, const char *fmt, ...)
+{
+    char        buf[4096];
+    va_list     ap;
+    int         n;
+
+    va_start(ap, fmt);
+    n = apr_vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    return ap_rwrite(buf, n, r);
+}
+
+/* mod_status's optional hook, as status.c adds it. */
+t_status_fn *t_status_hook;
+
+APU_DECLARE(void)
+apr_optional_hook_add(const char *name, void (*pfn) (void),
+                      const char *const *pre, const char *const *succ,
+                      int order)
+{
+    (void) pre;
+    (void) succ;
+    (void) order;
+    if (strcmp(name, "status_hook") == 0)
+        t_status_hook = (t_status_fn *) pfn;
+}
+
+AP_DECLARE(int)
+ap_exists_scoreboard_image(void)
+{
+    return t_scoreboard;
+}
+
+AP_DECLARE(process_score *)
+ap_get_scoreboard_process(int x)
+{
+    return x >= 0 && x < T_MAX_PROCS ? &t_procs[x] : NULL;
+}
+
+AP_DECLARE(apr_status_t)
+ap_mutex_register(apr_pool_t *pconf, const char *type,
+                  const char *default_dir, apr_lockmech_e default_mech,
+                  apr_int32_t options)
+{
+    (void) pconf;
+    (void) type;
+    (void) default_dir;
+    (void) default_mech;
+    (void) options;
+    return APR_SUCCESS;
+}
+
+int         t_mutex_fail;
+
+AP_DECLARE(apr_status_t)
+ap_proc_mutex_create(apr_proc_mutex_t **mutex, const char **name,
+                     const char *type, const char *instance_id,
+                     server_rec *server, apr_pool_t *pool,
+                     apr_int32_t options)
+{
+    (void) name;
+    (void) type;
+    (void) instance_id;
+    (void) server;
+    (void) options;
+    if (t_mutex_fail)
+        return APR_EGENERAL;
+    return apr_proc_mutex_create(mutex, NULL, APR_LOCK_DEFAULT, pool);
+}
+
+int         t_main_state = AP_SQ_MS_RUN_MPM;
+
+AP_DECLARE(int)
+ap_state_query(int query)
+{
+    return query == AP_SQ_MAIN_STATE ? t_main_state : 0;
+}

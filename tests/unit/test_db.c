@@ -1,0 +1,697 @@
+/*
+ * test_db.c - the pool (db.c) and the host spreading (dbscale.c) against
+ * fake_pg.c: pages, the health check, deadlines on a server that stalls
+ * in the startup or in a reply, half replies, garbage, a disconnect in the
+ * middle of a reply (retried once on a new connection), SQL errors (not
+ * retried), the reconnect backoff, the wait for a free connection, and
+ * BlogPrepare Off.
+ *
+ * The pool is per process and keeps its state from one case to the next,
+ * as in a child: the cases run in order against one fake server.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apr_general.h"
+#include "apr_strings.h"
+
+#include "db.h"
+#include "dbscale.h"
+#include "stats.h"
+
+#include "backends.h"
+#include "fake.h"
+#include "harness.h"
+
+static apr_pool_t *tdb_root;    /* the process */
+static apr_pool_t *tdb_child;   /* the child: the pool's cleanup */
+static apr_pool_t *tdb_scale;   /* dbscale's parse of the conninfo */
+static const char *tdb_dir;
+static fake_server *tdb_pg;
+static blog_db_settings tdb_g;
+
+/*
+ * Deadlines: long where the call must succeed on a loaded machine under
+ * valgrind, short where the case waits for it to pass.
+ */
+#define TDB_LONG  apr_time_from_sec(10)
+#define TDB_SHORT apr_time_from_msec(300)
+
+/* dbscale.c set up again for tdb_g, as a new child does. */
+static void
+tdb_scale_init(void)
+{
+    if (tdb_scale != NULL)
+        apr_pool_destroy(tdb_scale);
+    apr_pool_create(&tdb_scale, tdb_root);
+    blog_dbscale_child_init(tdb_scale, NULL, &tdb_g);
+}
+
+static void
+tdb_apr(void)
+{
+    if (tdb_root == NULL) {
+        apr_initialize();
+        atexit(apr_terminate);
+        apr_pool_create(&tdb_root, NULL);
+    }
+}
+
+/* The fake behaving: every reply whole. */
+static void
+tdb_fake(fake_mode query, int times, const char *sqlstate)
+{
+    fake_pg_conf c = {0};
+
+    c.query = query;
+    c.query_times = times;
+    c.sqlstate = sqlstate;
+    fake_pg_set(&c);
+}
+
+/* One page: its status, the row checked when it succeeded. */
+static apr_status_t
+tdb_page(long *ms)
+{
+    request_rec *r = t_request(tdb_root);
+    PGresult   *res = NULL;
+    apr_time_t  t0 = apr_time_now();
+    apr_status_t rv = blog_db_page(r, BLOG_STMT_POST, "hello", 5, &res);
+
+    if (ms)
+        *ms = t_ms_since(t0);
+    if (rv == APR_SUCCESS) {
+        CHECK(res != NULL && PQntuples(res) == 1);
+        if (res != NULL && PQntuples(res) == 1)
+            CHECK_STR(PQgetvalue(res, 0, 0), (size_t) PQgetlength(res, 0, 0),
+                      FAKE_PG_ROW);
+    }
+    apr_pool_destroy(r->pool);
+    return rv;
+}
+
+/* Until a page succeeds: past any backoff a case before started. */
+static int
+tdb_settle(void)
+{
+    apr_time_t  t0 = apr_time_now();
+
+    tdb_fake(FAKE_OK, 0, NULL);
+    while (t_ms_since(t0) < 3000 + T_MARGIN_MS) {
+        request_rec *r = t_request(tdb_root);
+        PGresult   *res = NULL;
+        apr_status_t rv = blog_db_page(r, BLOG_STMT_INDEX, "\0\0\0\1", 4,
+                                       &res);
+
+        apr_pool_destroy(r->pool);
+        if (rv == APR_SUCCESS)
+            return 0;
+        usleep(20000);
+    }
+    return -1;
+}
+
+/* Every connection of the pool closed: two lost in a row. */
+static void
+tdb_lose_all(void)
+{
+    tdb_fake(FAKE_CLOSE, 2, NULL);
+    CHECK(tdb_page(NULL) != APR_SUCCESS);
+    tdb_fake(FAKE_OK, 0, NULL);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == 0);
+}
+
+static void
+test_db_ping_before_init(void)
+{
+    request_rec *r;
+    char        why[200];
+
+    tdb_apr();
+    r = t_request(tdb_root);
+    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    CHECK(strstr(why, "not set up") != NULL);
+    apr_pool_destroy(r->pool);
+}
+
+static void
+test_db_child_init_eager(void)
+{
+    server_rec *s;
+
+    tdb_apr();
+    apr_pool_create(&tdb_child, tdb_root);
+    s = apr_pcalloc(tdb_child, sizeof(*s));
+    tdb_dir = t_sockdir(tdb_root);
+    tdb_pg = fake_pg_start(tdb_dir);
+    tdb_g.conninfo = apr_psprintf(tdb_root, "host=%s port=5432 user=blog "
+                                  "dbname=blog sslmode=disable "
+                                  "gssencmode=disable", tdb_dir);
+    tdb_g.pool_min = 2;
+    tdb_g.pool_keep = 2;
+    tdb_g.pool_max = 4;
+    tdb_g.pool_exptime = apr_time_from_sec(60);
+    tdb_g.acquire_timeout = TDB_LONG;
+    tdb_g.query_timeout = TDB_LONG;
+    tdb_g.prepare = 1;
+    tdb_scale_init();
+    blog_db_child_init(tdb_child, s, &tdb_g, 1);
+    CHECK(fake_accepts(tdb_pg) == 2);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == 2);
+    /* each connection was set up in one simple query */
+    CHECK(fake_pg_simple() == 2);
+}
+
+static void
+test_db_page_reuses(void)
+{
+    unsigned    q = fake_pg_queries();
+
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(fake_pg_queries() == q + 2);
+    CHECK(fake_accepts(tdb_pg) == 2);   /* no connect: the pool's */
+    CHECK(t_stat(BLOG_STAT_POOL_BUSY) == 0);
+}
+
+static void
+test_db_ping(void)
+{
+    request_rec *r = t_request(tdb_root);
+    char        why[200] = "";
+
+    CHECK(blog_db_ping(r, why, sizeof(why)) == 0);
+    tdb_fake(FAKE_ERROR, 1, "42P01");
+    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    CHECK(strstr(why, "fake failure") != NULL);
+    tdb_fake(FAKE_STALL, 1, NULL);
+    tdb_g.query_timeout = TDB_SHORT;
+    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    tdb_g.query_timeout = TDB_LONG;
+    CHECK(strstr(why, "no answer within BlogQueryTimeout") != NULL);
+    /* a lost connection is retried on a new one, as a page is */
+    tdb_fake(FAKE_CLOSE, 1, NULL);
+    CHECK(blog_db_ping(r, why, sizeof(why)) == 0);
+    apr_pool_destroy(r->pool);
+    CHECK(tdb_settle() == 0);
+}
+
+/* A reply that does not come: 503 by the deadline, the connection gone. */
+static void
+tdb_deadline(fake_mode mode)
+{
+    long        ms;
+    apr_uint64_t timeouts = t_stat(BLOG_STAT_POOL_QUERY_TIMEOUTS);
+    apr_uint64_t open = t_stat(BLOG_STAT_POOL_OPEN);
+    long        limit = (long) apr_time_as_msec(TDB_SHORT);
+
+    tdb_fake(mode, 1, NULL);
+    tdb_g.query_timeout = TDB_SHORT;
+    CHECK(tdb_page(&ms) != APR_SUCCESS);
+    tdb_g.query_timeout = TDB_LONG;
+    CHECK(ms >= limit - 1);
+    CHECK(ms < limit + T_MARGIN_MS);
+    CHECK(t_stat(BLOG_STAT_POOL_QUERY_TIMEOUTS) == timeouts + 1);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == open - 1);
+    CHECK(tdb_settle() == 0);
+}
+
+static void
+test_db_stall_deadline(void)
+{
+    tdb_deadline(FAKE_STALL);
+}
+
+static void
+test_db_partial_reply_deadline(void)
+{
+    tdb_deadline(FAKE_PARTIAL_STALL);
+}
+
+/* A connection lost under a page: retried once, on a new connection. */
+static void
+tdb_retried(fake_mode mode, const char *sqlstate)
+{
+    unsigned    a = fake_accepts(tdb_pg);
+    unsigned    q = fake_pg_queries();
+    apr_uint64_t lost = t_stat(BLOG_STAT_POOL_RECONNECTS);
+
+    tdb_fake(mode, 1, sqlstate);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(fake_pg_queries() == q + 2);
+    /* the other pooled connection is older than the loss: not trusted */
+    CHECK(fake_accepts(tdb_pg) == a + 1);
+    CHECK(t_stat(BLOG_STAT_POOL_RECONNECTS) == lost + 1);
+}
+
+static void
+test_db_disconnect_mid_reply(void)
+{
+    tdb_retried(FAKE_PARTIAL_CLOSE, NULL);
+}
+
+static void
+test_db_disconnect_before_reply(void)
+{
+    tdb_retried(FAKE_CLOSE, NULL);
+}
+
+static void
+test_db_garbage(void)
+{
+    tdb_retried(FAKE_GARBAGE, NULL);
+}
+
+static void
+test_db_admin_shutdown(void)
+{
+    tdb_retried(FAKE_ERROR, "57P01");
+}
+
+/* Lost on the new connection too: a failure, not a third try. */
+static void
+test_db_lost_twice(void)
+{
+    unsigned    q = fake_pg_queries();
+
+    tdb_fake(FAKE_GARBAGE, -1, NULL);
+    CHECK(tdb_page(NULL) == APR_ECONNRESET);
+    CHECK(fake_pg_queries() == q + 2);
+    CHECK(tdb_settle() == 0);
+}
+
+/* An error of the statement: no retry, the connection stays pooled. */
+static void
+test_db_sql_error(void)
+{
+    unsigned    q = fake_pg_queries();
+    apr_uint64_t open = t_stat(BLOG_STAT_POOL_OPEN);
+    apr_uint64_t errs = t_stat(BLOG_STAT_POOL_QUERY_ERRORS);
+
+    tdb_fake(FAKE_ERROR, 1, "42P01");
+    CHECK(tdb_page(NULL) == APR_EGENERAL);
+    CHECK(fake_pg_queries() == q + 1);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == open);
+    CHECK(t_stat(BLOG_STAT_POOL_QUERY_ERRORS) == errs + 1);
+}
+
+/* A server that accepts and never answers the startup: the deadline. */
+static void
+test_db_connect_stall(void)
+{
+    fake_pg_conf c = {0};
+    long        ms;
+    long        limit = (long) apr_time_as_msec(TDB_SHORT);
+    apr_uint64_t fails = t_stat(BLOG_STAT_POOL_CONNECT_FAILURES);
+
+    tdb_lose_all();
+    c.startup = FAKE_STALL;
+    fake_pg_set(&c);
+    tdb_g.query_timeout = TDB_SHORT;
+    CHECK(tdb_page(&ms) == APR_EAGAIN);
+    tdb_g.query_timeout = TDB_LONG;
+    CHECK(ms < limit + T_MARGIN_MS);
+    CHECK(t_stat(BLOG_STAT_POOL_CONNECT_FAILURES) == fails + 1);
+    CHECK(tdb_settle() == 0);
+}
+
+/*
+ * While the server refuses, connects back off: 50 ms after the first
+ * failure, then twice as long each time.  Requests meanwhile fail at once,
+ * without a connect.  The bound follows from the backoff alone: the k-th
+ * retry cannot come before 50 (2^k - 1) ms, however slow the machine.
+ */
+static void
+test_db_backoff(void)
+{
+    fake_pg_conf c = {0};
+    apr_time_t  t0;
+    unsigned    a, attempts;
+    long        ms;
+    int         calls = 0;
+
+    tdb_lose_all();
+    c.startup = FAKE_CLOSE;
+    fake_pg_set(&c);
+    a = fake_accepts(tdb_pg);
+    t0 = apr_time_now();
+    /* 400 ms, longer on a machine so slow that no retry came in them */
+    while (t_ms_since(t0) < 400 || (fake_accepts(tdb_pg) - a < 2
+                                    && t_ms_since(t0) < 400 + T_MARGIN_MS)) {
+        CHECK(tdb_page(NULL) != APR_SUCCESS);
+        calls++;
+        usleep(2000);
+    }
+    ms = t_ms_since(t0);
+    attempts = fake_accepts(tdb_pg) - a;
+    CHECK(attempts >= 2);       /* it does try again */
+    CHECK(attempts <= 1 + (unsigned) floor(log2(ms / 50.0 + 1)));
+    CHECK((unsigned) calls > attempts);
+    /* the server back: served again once the backoff (1 s at most) ends */
+    CHECK(tdb_settle() == 0);
+}
+
+static void
+test_db_setup_error(void)
+{
+    fake_pg_conf c = {0};
+    apr_uint64_t fails = t_stat(BLOG_STAT_POOL_CONNECT_FAILURES);
+
+    tdb_lose_all();
+    c.setup = FAKE_ERROR;
+    fake_pg_set(&c);
+    CHECK(tdb_page(NULL) == APR_EAGAIN);
+    CHECK(t_stat(BLOG_STAT_POOL_CONNECT_FAILURES) == fails + 1);
+    c.setup = FAKE_STALL;
+    fake_pg_set(&c);
+    usleep(100000);             /* past the backoff: 50 ms */
+    tdb_g.query_timeout = TDB_SHORT;
+    CHECK(tdb_page(NULL) == APR_EAGAIN);
+    tdb_g.query_timeout = TDB_LONG;
+    CHECK(tdb_settle() == 0);
+}
+
+static void
+test_db_ping_cannot_connect(void)
+{
+    fake_pg_conf c = {0};
+    request_rec *r;
+    char        why[300] = "";
+
+    tdb_lose_all();
+    c.startup = FAKE_ERROR;
+    fake_pg_set(&c);
+    r = t_request(tdb_root);
+    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    CHECK(strstr(why, "cannot connect") != NULL);
+    CHECK(strstr(why, "password authentication failed") != NULL);
+    apr_pool_destroy(r->pool);
+    CHECK(tdb_settle() == 0);
+}
+
+/* A thread that runs one page, for the cases with two at once. */
+static void *
+tdb_page_thread(void *arg)
+{
+    apr_status_t *rv = arg;
+
+    *rv = tdb_page(NULL);
+    return NULL;
+}
+
+static void
+tdb_wait_queries(unsigned n)
+{
+    apr_time_t  t0 = apr_time_now();
+
+    while (fake_pg_queries() < n && t_ms_since(t0) < T_MARGIN_MS)
+        usleep(1000);
+}
+
+/*
+ * The only connection busy: the next page waits BlogPoolAcquireTimeout
+ * for it, then fails; a connection released goes to the one waiting.
+ */
+static void
+test_db_acquire_timeout(void)
+{
+    pthread_t   th;
+    apr_status_t rv_a = APR_SUCCESS;
+    long        ms;
+    unsigned    q;
+    apr_uint64_t to = t_stat(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS);
+
+    tdb_lose_all();
+    tdb_g.pool_max = 1;
+    tdb_g.acquire_timeout = apr_time_from_msec(200);
+    CHECK(tdb_settle() == 0);
+    /* the page that holds the connection gives it up after 3 s */
+    tdb_g.query_timeout = apr_time_from_sec(3);
+    q = fake_pg_queries();
+    tdb_fake(FAKE_STALL, 1, NULL);
+    pthread_create(&th, NULL, tdb_page_thread, &rv_a);
+    tdb_wait_queries(q + 1);
+    CHECK(tdb_page(&ms) == APR_EAGAIN);
+    CHECK(ms >= 199);
+    CHECK(ms < 200 + T_MARGIN_MS);
+    CHECK(t_stat(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS) == to + 1);
+    pthread_join(th, NULL);
+    CHECK(rv_a != APR_SUCCESS);
+    tdb_g.query_timeout = TDB_LONG;
+
+    /* handed over: a slow page, and one waiting for its connection */
+    tdb_g.acquire_timeout = TDB_LONG;
+    CHECK(tdb_settle() == 0);
+    q = fake_pg_queries();
+    tdb_fake(FAKE_SLOW, 1, NULL);
+    pthread_create(&th, NULL, tdb_page_thread, &rv_a);
+    tdb_wait_queries(q + 1);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    pthread_join(th, NULL);
+    CHECK(rv_a == APR_SUCCESS);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == 1);
+
+    /* a slot freed by a dropped connection wakes the one waiting */
+    q = fake_pg_queries();
+    tdb_g.query_timeout = TDB_SHORT;
+    tdb_fake(FAKE_STALL, 1, NULL);
+    pthread_create(&th, NULL, tdb_page_thread, &rv_a);
+    tdb_wait_queries(q + 1);
+    tdb_g.query_timeout = TDB_LONG;
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    pthread_join(th, NULL);
+    CHECK(rv_a != APR_SUCCESS);
+
+    tdb_g.pool_max = 4;
+}
+
+/* Idle connections above BlogPoolKeep close once BlogPoolExptime passed. */
+static void
+test_db_expiry(void)
+{
+    pthread_t   th[3];
+    apr_status_t rv[3];
+    unsigned    q = fake_pg_queries();
+    int         i;
+
+    tdb_g.pool_keep = 1;
+    tdb_g.pool_exptime = apr_time_from_msec(10);
+    tdb_fake(FAKE_SLOW, 3, NULL);
+    for (i = 0; i < 3; i++)
+        pthread_create(&th[i], NULL, tdb_page_thread, &rv[i]);
+    tdb_wait_queries(q + 3);
+    for (i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(rv[i] == APR_SUCCESS);
+    }
+    usleep(20000);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);       /* its release expires them */
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == 1);
+    tdb_g.pool_keep = 2;
+    tdb_g.pool_exptime = apr_time_from_sec(60);
+}
+
+/* BlogPrepare Off: the SQL text, parsed with each page. */
+static void
+test_db_prepare_off(void)
+{
+    unsigned    p = fake_pg_parses();
+    unsigned    s;
+
+    tdb_lose_all();
+    tdb_g.prepare = 0;
+    tdb_scale_init();
+    s = fake_pg_simple();
+    CHECK(tdb_settle() == 0);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(fake_pg_parses() >= p + 2);
+    CHECK(fake_pg_simple() == s);       /* no SET, no PREPARE */
+    tdb_g.prepare = 1;
+    tdb_scale_init();
+}
+
+static void
+test_db_child_exit(void)
+{
+    apr_pool_destroy(tdb_child);
+    tdb_child = NULL;
+    apr_pool_destroy(tdb_scale);
+    tdb_scale = NULL;
+    fake_stop(tdb_pg);
+    t_sockdir_remove(tdb_dir);
+}
+
+const t_case t_db_cases[] = {
+    {"db: ping before the pool is set up", test_db_ping_before_init},
+    {"db: BlogPoolMin connections at child start", test_db_child_init_eager},
+    {"db: pages reuse pooled connections", test_db_page_reuses},
+    {"db: health ping, error, deadline, lost", test_db_ping},
+    {"db: a stalled reply ends at BlogQueryTimeout", test_db_stall_deadline},
+    {"db: half a reply ends at BlogQueryTimeout",
+     test_db_partial_reply_deadline},
+    {"db: disconnect mid-reply retried on a new connection",
+     test_db_disconnect_mid_reply},
+    {"db: disconnect before the reply retried",
+     test_db_disconnect_before_reply},
+    {"db: garbage from the server retried", test_db_garbage},
+    {"db: 57P01 admin shutdown retried", test_db_admin_shutdown},
+    {"db: lost twice fails", test_db_lost_twice},
+    {"db: SQL error not retried", test_db_sql_error},
+    {"db: startup that stalls ends at the deadline", test_db_connect_stall},
+    {"db: reconnect backoff", test_db_backoff},
+    {"db: set-up error and stall", test_db_setup_error},
+    {"db: ping says why it cannot connect", test_db_ping_cannot_connect},
+    {"db: BlogPoolAcquireTimeout and hand-over", test_db_acquire_timeout},
+    {"db: BlogPoolKeep and BlogPoolExptime", test_db_expiry},
+    {"db: BlogPrepare Off", test_db_prepare_off},
+    {"db: child exit closes the pool", test_db_child_exit},
+    {NULL, NULL}
+};
+
+/* ---- dbscale.c alone: the conninfo each new connection gets ---- */
+
+static const char *
+tds_init(apr_pool_t *p, const char *conninfo, int *several)
+{
+    static blog_db_settings g;
+
+    memset(&g, 0, sizeof(g));
+    g.conninfo = conninfo;
+    g.prepare = 1;
+    blog_dbscale_child_init(p, NULL, &g);
+    *several = blog_dbscale_several();
+    return blog_dbscale_conninfo();
+}
+
+static void
+test_dbscale_one_host(void)
+{
+    apr_pool_t *p;
+    int         several;
+    const char *ci = "host=/tmp port=5432 dbname=blog";
+
+    tdb_apr();
+    apr_pool_create(&p, tdb_root);
+    CHECK(tds_init(p, ci, &several) == ci);     /* as written */
+    CHECK(!several);
+    apr_pool_destroy(p);
+}
+
+/* Three hosts: six orders in turn, each host first twice, ports along. */
+static void
+test_dbscale_permutations(void)
+{
+    apr_pool_t *p;
+    int         several, i, first[3] = {0, 0, 0};
+    char        seen[6][200];
+
+    tdb_apr();
+    apr_pool_create(&p, tdb_root);
+    tds_init(p, "host=a,b,c port=1,2,3 dbname='x y'", &several);
+    CHECK(several);
+    for (i = 0; i < 6; i++) {
+        const char *ci = blog_dbscale_conninfo();
+        const char *h = strstr(ci, "host='");
+        const char *port = strstr(ci, "port='");
+        int         j;
+
+        CHECK(h != NULL && port != NULL);
+        if (h == NULL || port == NULL)
+            break;
+        CHECK(strstr(ci, "dbname='x y'") != NULL);
+        /* the ports follow their hosts */
+        CHECK(port[6] - '1' == h[6] - 'a');
+        CHECK(port[8] - '1' == h[8] - 'a');
+        if (h[6] >= 'a' && h[6] <= 'c')
+            first[h[6] - 'a']++;
+        apr_cpystrn(seen[i], h, sizeof(seen[i]));
+        for (j = 0; j < i; j++)
+            CHECK(strncmp(seen[j], seen[i], 11) != 0);
+    }
+    CHECK(first[0] == 2 && first[1] == 2 && first[2] == 2);
+    apr_pool_destroy(p);
+}
+
+static void
+test_dbscale_lists(void)
+{
+    apr_pool_t *p;
+    int         several;
+    const char *ci;
+
+    tdb_apr();
+    apr_pool_create(&p, tdb_root);
+    /* one port for every host; a quote in a value stays quoted */
+    tds_init(p, "host=a,b port=5 options='-c x=\\'y\\''", &several);
+    CHECK(several);
+    ci = blog_dbscale_conninfo();
+    CHECK(strstr(ci, "port='5'") != NULL);
+    CHECK(strstr(ci, "\\'y\\'") != NULL);
+    apr_pool_destroy(p);
+    apr_pool_create(&p, tdb_root);
+    /* lists of different lengths: libpq refuses them; left as written */
+    ci = "host=a,b port=1,2,3";
+    CHECK(tds_init(p, ci, &several) == ci);
+    CHECK(!several);
+    apr_pool_destroy(p);
+    apr_pool_create(&p, tdb_root);
+    ci = "host=a,b,c,d,e,f,g,h,i";
+    CHECK(tds_init(p, ci, &several) == ci);
+    CHECK(!several);
+    apr_pool_destroy(p);
+}
+
+/* prefer-standby on a primary: retired every 500 ms at most. */
+static void
+test_dbscale_retire(void)
+{
+    apr_pool_t *p;
+    int         several;
+    const char *dir;
+    fake_server *pg;
+    PGconn     *conn;
+    char        ci[300];
+
+    tdb_apr();
+    apr_pool_create(&p, tdb_root);
+    dir = t_sockdir(tdb_root);  /* outlives the pools of the set-ups */
+    pg = fake_pg_start(dir);
+    snprintf(ci, sizeof(ci), "host=%s port=5432 sslmode=disable "
+             "gssencmode=disable", dir);
+    conn = PQconnectdb(ci);
+    CHECK(PQstatus(conn) == CONNECTION_OK);
+    tds_init(p, ci, &several);
+    CHECK(blog_dbscale_retire(conn) == 0);      /* one host: never */
+    apr_pool_destroy(p);
+    apr_pool_create(&p, tdb_root);
+    snprintf(ci, sizeof(ci), "host=%s,%s port=5432 "
+             "target_session_attrs=prefer-standby", dir, dir);
+    tds_init(p, ci, &several);
+    CHECK(blog_dbscale_retire(conn) == 1);
+    CHECK(blog_dbscale_retire(conn) == 0);
+    apr_pool_destroy(p);
+    apr_pool_create(&p, tdb_root);
+    snprintf(ci, sizeof(ci), "host=%s,%s port=5432", dir, dir);
+    tds_init(p, ci, &several);
+    CHECK(blog_dbscale_retire(conn) == 0);      /* within 5 s of the start */
+    PQfinish(conn);
+    fake_stop(pg);
+    t_sockdir_remove(dir);
+    apr_pool_destroy(p);
+}
+
+const t_case t_dbscale_cases[] = {
+    /*
+     * In this order: a child sets dbscale.c up once, and a list it keeps
+     * from an earlier set-up (in a pool since destroyed) would be used by
+     * a later one that has a single port.
+     */
+    {"dbscale: one host, the conninfo as written", test_dbscale_one_host},
+    {"dbscale: lists it does not spread", test_dbscale_lists},
+    {"dbscale: connections retired from a primary", test_dbscale_retire},
+    {"dbscale: every order of three hosts in turn", test_dbscale_permutations},
+    {NULL, NULL}
+};

@@ -1,0 +1,344 @@
+/*
+ * test_invalidate.c - the invalidation listener (invalidate.c) against
+ * fake_pg.c and fake_redis.c, driven through the hooks it registers, as
+ * httpd calls them: the listener's thread LISTENs, drops every page key
+ * when it starts, deletes the keys a notification names under every mount
+ * (and again twice later), and after a lost PostgreSQL connection, a LISTEN
+ * refused or a Redis that failed while a delete was due, drops every page
+ * key again once it can.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apr_general.h"
+#include "apr_strings.h"
+#include "http_core.h"
+#include "http_log.h"
+
+#include "cache.h"
+#include "db.h"
+#include "invalidate.h"
+
+#include "backends.h"
+#include "fake.h"
+#include "harness.h"
+
+static apr_pool_t *ti_root;
+static apr_pool_t *ti_conf;
+static apr_pool_t *ti_child;
+static server_rec *ti_s;
+static const char *ti_dir;
+static fake_server *ti_pg, *ti_redis;
+static blog_db_settings ti_db;
+static blog_cache_settings ti_cache;
+
+/* Generous: the listener's steps take milliseconds, its backoff 1 s. */
+#define TI_WAIT_MS (5000 + T_MARGIN_MS)
+
+static const char *const ti_bases[] = {"", "/blog", ""};
+
+static void
+ti_configure(int on)
+{
+    if (ti_conf != NULL)
+        apr_pool_destroy(ti_conf);
+    apr_pool_create(&ti_conf, ti_root);
+    blog_invalidate_configure(ti_conf, ti_s, on, NULL, &ti_db, &ti_cache,
+                              ti_bases, 3);
+    blog_invalidate_register_hooks();
+    CHECK(t_hook.pre_config(ti_conf, ti_conf, ti_conf) == OK);
+    CHECK(t_hook.post_config(ti_conf, ti_conf, ti_conf, ti_s) == OK);
+}
+
+static void
+ti_child_start(void)
+{
+    apr_pool_create(&ti_child, ti_root);
+    t_hook.child_init(ti_child, ti_s);
+}
+
+static int
+ti_wait_listeners(int n)
+{
+    apr_time_t  t0 = apr_time_now();
+
+    while (fake_pg_listeners() != n && t_ms_since(t0) < TI_WAIT_MS)
+        usleep(5000);
+    return fake_pg_listeners() == n;
+}
+
+static int
+ti_wait_gone(const char *key)
+{
+    apr_time_t  t0 = apr_time_now();
+
+    while (fake_redis_has(key) && t_ms_since(t0) < TI_WAIT_MS)
+        usleep(5000);
+    return !fake_redis_has(key);
+}
+
+static void
+test_inv_not_configured(void)
+{
+    server_rec *s;
+
+    if (ti_root == NULL) {
+        apr_initialize();
+        atexit(apr_terminate);
+        apr_pool_create(&ti_root, NULL);
+    }
+    s = apr_pcalloc(ti_root, sizeof(*s));
+    s->log.level = APLOG_DEBUG;
+    ti_s = s;
+    ti_dir = t_sockdir(ti_root);
+    ti_pg = fake_pg_start(ti_dir);
+    ti_redis = fake_redis_start(apr_pstrcat(ti_root, ti_dir, "/redis.sock",
+                                            NULL));
+    ti_db.conninfo = apr_psprintf(ti_root, "host=%s port=5432 "
+                                  "sslmode=disable gssencmode=disable",
+                                  ti_dir);
+    /*
+     * Long enough for a loaded machine under valgrind (LISTEN alone took
+     * a good part of 300 ms there); the last repeat of a delete comes
+     * after both (4 s), within TI_WAIT_MS.
+     */
+    ti_db.query_timeout = apr_time_from_sec(2);
+    ti_cache.redis_on = 1;
+    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/redis.sock", NULL);
+    ti_cache.redis_port = 0;
+    ti_cache.redis_connect_timeout = apr_time_from_msec(300);
+    ti_cache.redis_timeout = apr_time_from_sec(2);
+    /* BlogInvalidate Off: no thread, no connection */
+    ti_configure(0);
+    ti_child_start();
+    usleep(50000);
+    CHECK(fake_accepts(ti_pg) == 0);
+    apr_pool_destroy(ti_child);
+    /* no mutex, no listener: said once, the server refuses to start */
+    apr_pool_destroy(ti_conf);
+    apr_pool_create(&ti_conf, ti_root);
+    blog_invalidate_configure(ti_conf, ti_s, 1, NULL, &ti_db, &ti_cache,
+                              ti_bases, 3);
+    t_mutex_fail = 1;
+    CHECK(t_hook.post_config(ti_conf, ti_conf, ti_conf, ti_s)
+          == HTTP_INTERNAL_SERVER_ERROR);
+    t_mutex_fail = 0;
+    /* the first pass over the configuration makes no mutex */
+    t_main_state = AP_SQ_MS_CREATE_PRE_CONFIG;
+    CHECK(t_hook.post_config(ti_conf, ti_conf, ti_conf, ti_s) == OK);
+    t_main_state = AP_SQ_MS_RUN_MPM;
+}
+
+/* At start: LISTEN, then every page key of every mount goes. */
+static void
+test_inv_start_flushes(void)
+{
+    fake_redis_put("blog:page:/post/a", "a");
+    fake_redis_put("blog:page:/blog/tag/b", "b");
+    fake_redis_put("other:key", "c");
+    ti_configure(1);
+    ti_child_start();
+    CHECK(ti_wait_listeners(1));
+    CHECK(fake_redis_wait_cmd(0, "SCAN 0 MATCH blog:page:* COUNT 1000",
+                              TI_WAIT_MS) > 0);
+    CHECK(ti_wait_gone("blog:page:/post/a"));
+    CHECK(ti_wait_gone("blog:page:/blog/tag/b"));
+    CHECK(fake_redis_has("other:key"));
+}
+
+/*
+ * A notification: its keys under every mount (each mount once), deleted
+ * at once and again twice (after 50 ms, after BlogQueryTimeout +
+ * BlogRedisTimeout); what is not a page key of ours is ignored.
+ */
+static void
+test_inv_notify_deletes(void)
+{
+    static const char want[] = "DEL blog:page:/post/x blog:page:/blog/post/x "
+        "blog:page:/ blog:page:/blog/";
+    unsigned    n = fake_redis_ncmds();
+    int         at;
+
+    fake_redis_put("blog:page:/post/x", "x");
+    fake_redis_put("blog:page:/blog/post/x", "x");
+    fake_pg_notify("blog:page:/post/x other:page:/y blog:page:/ blog:page:");
+    CHECK(ti_wait_gone("blog:page:/post/x"));
+    CHECK(ti_wait_gone("blog:page:/blog/post/x"));
+    at = fake_redis_wait_cmd(n, want, TI_WAIT_MS);
+    CHECK(at > 0);
+    at = fake_redis_wait_cmd((unsigned) at, want, TI_WAIT_MS);
+    CHECK(at > 0);
+    at = fake_redis_wait_cmd((unsigned) at, want, TI_WAIT_MS);
+    CHECK(at > 0);
+    /* a key that names nothing of ours: nothing sent */
+    n = fake_redis_ncmds();
+    fake_pg_notify("other:page:/z");
+    usleep(100000);
+    CHECK(fake_redis_wait_cmd(n, "DEL", 0) < 0);
+}
+
+/* "*": every page. */
+static void
+test_inv_notify_all(void)
+{
+    unsigned    n = fake_redis_ncmds();
+
+    fake_redis_put("blog:page:/post/y", "y");
+    fake_pg_notify("*");
+    CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
+    CHECK(ti_wait_gone("blog:page:/post/y"));
+}
+
+/*
+ * Redis fails while a delete is due: every page goes once it answers.  A
+ * connection that had worked and is found closed is Redis restarted: the
+ * DEL is sent again on a new one, and nothing else goes.
+ */
+static void
+test_inv_redis_fails(void)
+{
+    static const struct
+    {
+        fake_mode   mode;
+        int         flush;
+    } cases[] = {
+        {FAKE_STALL, 1}, {FAKE_GARBAGE, 1}, {FAKE_OVERSIZE, 1},
+        {FAKE_ERROR, 1}, {FAKE_PARTIAL_CLOSE, 0}, {FAKE_CLOSE, 0}
+    };
+    size_t      i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        unsigned    n = fake_redis_ncmds();
+        int         at;
+
+        fake_redis_put("blog:page:/post/z", "z");
+        fake_redis_set(cases[i].mode, 1);
+        fake_pg_notify("blog:page:/post/q");
+        at = fake_redis_wait_cmd(n, "DEL blog:page:/post/q", TI_WAIT_MS);
+        CHECK(at > 0);
+        if (cases[i].flush) {
+            CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
+            CHECK(ti_wait_gone("blog:page:/post/z"));
+        }
+        else {
+            CHECK(at > 0 && fake_redis_wait_cmd((unsigned) at,
+                                                "DEL blog:page:/post/q",
+                                                TI_WAIT_MS) > 0);
+            /* no flush: nothing failed */
+            usleep(700000);
+            CHECK(fake_redis_wait_cmd(n, "SCAN", 0) < 0);
+            CHECK(fake_redis_has("blog:page:/post/z"));
+        }
+        if (t_case_failures) {
+            fprintf(stderr, "  (mode %d)\n", (int) cases[i].mode);
+            break;
+        }
+    }
+}
+
+/* The PostgreSQL connection lost: it listens again, and flushes. */
+static void
+test_inv_pg_lost(void)
+{
+    unsigned    n = fake_redis_ncmds();
+    unsigned    a = fake_accepts(ti_pg);
+
+    fake_redis_put("blog:page:/post/w", "w");
+    fake_pg_kill_listeners();
+    CHECK(ti_wait_listeners(0));
+    CHECK(ti_wait_listeners(1));
+    CHECK(fake_accepts(ti_pg) > a);
+    CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
+    CHECK(ti_wait_gone("blog:page:/post/w"));
+}
+
+/* LISTEN refused, then the startup stalled: retried until it works. */
+static void
+test_inv_listen_refused(void)
+{
+    fake_pg_conf c = {0};
+    unsigned    a = fake_accepts(ti_pg);
+    apr_time_t  t0;
+
+    c.listen = FAKE_ERROR;
+    fake_pg_set(&c);
+    fake_pg_kill_listeners();
+    CHECK(ti_wait_listeners(0));
+    t0 = apr_time_now();
+    while (fake_accepts(ti_pg) < a + 3 && t_ms_since(t0) < TI_WAIT_MS)
+        usleep(5000);
+    CHECK(fake_accepts(ti_pg) >= a + 3);
+    CHECK(fake_pg_listeners() == 0);
+    /* still refused: a connection under way when this changes fails */
+    c.startup = FAKE_STALL;
+    fake_pg_set(&c);
+    a = fake_accepts(ti_pg);
+    t0 = apr_time_now();
+    while (fake_accepts(ti_pg) < a + 2 && t_ms_since(t0) < TI_WAIT_MS)
+        usleep(5000);
+    CHECK(fake_accepts(ti_pg) >= a + 2);
+    c.startup = FAKE_OK;
+    c.listen = FAKE_OK;
+    fake_pg_set(&c);
+    CHECK(ti_wait_listeners(1));
+}
+
+/* Redis unreachable at the start: the flush waits for it. */
+static void
+test_inv_redis_down_at_start(void)
+{
+    const char *good = ti_cache.redis_host;
+    unsigned    n;
+
+    t_hook.child_stopping(ti_child, 1);
+    CHECK(ti_wait_listeners(0));
+    apr_pool_destroy(ti_child);
+    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/none.sock", NULL);
+    fake_redis_put("blog:page:/post/v", "v");
+    /* a new child: the listener's state as the fork gives it */
+    ti_configure(1);
+    ti_child_start();
+    CHECK(ti_wait_listeners(1));
+    usleep(200000);
+    CHECK(fake_redis_has("blog:page:/post/v"));
+    n = fake_redis_ncmds();
+    ti_cache.redis_host = good;
+    CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
+    CHECK(ti_wait_gone("blog:page:/post/v"));
+}
+
+/* The child stops: the thread ends, the connection closes. */
+static void
+test_inv_child_stops(void)
+{
+    t_hook.child_stopping(ti_child, 0);
+    CHECK(ti_wait_listeners(0));
+    /* the pool's own cleanup after it finds nothing to do */
+    apr_pool_destroy(ti_child);
+    /* a child that ends without child_stopping: the pool's cleanup */
+    ti_configure(1);
+    ti_child_start();
+    CHECK(ti_wait_listeners(1));
+    apr_pool_destroy(ti_child);
+    CHECK(ti_wait_listeners(0));
+    apr_pool_destroy(ti_conf);
+    ti_conf = NULL;
+    fake_stop(ti_pg);
+    fake_stop(ti_redis);
+    t_sockdir_remove(ti_dir);
+}
+
+const t_case t_invalidate_cases[] = {
+    {"invalidate: Off, no mutex, the first pass", test_inv_not_configured},
+    {"invalidate: LISTEN, then every page key goes", test_inv_start_flushes},
+    {"invalidate: a notification's keys under every mount, three times",
+     test_inv_notify_deletes},
+    {"invalidate: \"*\" drops every page", test_inv_notify_all},
+    {"invalidate: Redis fails while a delete is due", test_inv_redis_fails},
+    {"invalidate: PostgreSQL connection lost", test_inv_pg_lost},
+    {"invalidate: LISTEN refused, startup stalled", test_inv_listen_refused},
+    {"invalidate: Redis down when it starts", test_inv_redis_down_at_start},
+    {"invalidate: the child stops", test_inv_child_stops},
+    {NULL, NULL}
+};
