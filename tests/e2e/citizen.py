@@ -48,7 +48,9 @@ except ImportError:
         h2 = None
 
 MODULES = "/usr/lib/apache2/modules"
-MODULE = os.path.join(bt.ROOT, "mod_blog", ".libs", "mod_blog.so")
+# BLOG_CITIZEN_MODULE: another build of the module to try the suite on
+MODULE = os.environ.get("BLOG_CITIZEN_MODULE") or os.path.join(
+    bt.ROOT, "mod_blog", ".libs", "mod_blog.so")
 BASE_PORT = int(os.environ.get("BLOG_CITIZEN_PORT", "8150"))
 PORT_A = BASE_PORT          # the blog's virtual hosts, and the static one
 PORT_TLS = BASE_PORT + 1    # the blog over TLS (h2 and http/1.1)
