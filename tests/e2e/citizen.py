@@ -111,6 +111,8 @@ def blog_vhost(port, name, extra="", require="Require all granted"):
     DocumentRoot "{{dir}}/empty"
     BlogMount /
     <Location />
+        # How today's module is made the handler; harmless once BlogMount
+        # maps the mount to it by itself.
         SetHandler blog
         {require}
     </Location>
