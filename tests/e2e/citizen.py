@@ -213,7 +213,10 @@ ServerTokens Prod
         except ProcessLookupError:
             pass
         if not bt.wait_for(lambda: not os.path.exists("/proc/%d" % self.pid), 20):
-            os.kill(self.pid, 9)
+            try:
+                os.kill(self.pid, 9)
+            except ProcessLookupError:
+                pass
         self.pid = None
 
     def children(self):
