@@ -17,15 +17,16 @@ runtime="apache2 postgresql-15 postgresql-client-15 redis-server"
 build="make gcc libc6-dev pkg-config apache2-dev libapr1-dev libaprutil1-dev
 postgresql-server-dev-15 libpq-dev libhiredis-dev"
 stack="curl redis-tools procps"
-# iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer);
-# openssl (a certificate), apache2-utils (htpasswd) and python3-h2 (the h2c
-# Upgrade): tests/e2e/citizen.py, whose other HTTP/2 cases need Debian's
-# curl (built with nghttp2)
+# iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer)
 test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf
-iproute2 pgbouncer openssl apache2-utils python3-h2"
+iproute2 pgbouncer"
 # dh-apache2 is provided by apache2-dev (in build)
 deb="debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 systest="debootstrap iproute2 util-linux python3"
+# tests/e2e/citizen.py: a certificate (openssl), htpasswd (apache2-utils) and
+# the h2c Upgrade (python3-h2); its other HTTP/2 cases need Debian's curl,
+# which is built with nghttp2
+test="$test openssl apache2-utils python3-h2"
 
 [ $# -gt 0 ] || set -- runtime build stack test
 PKGS=""
