@@ -6,9 +6,10 @@
 # writes an extension's objects as one CREATE EXTENSION, so they are first
 # released from it (ALTER EXTENSION ... DROP, in both databases alike) to be
 # dumped one by one: tables, indexes, functions, their options and grants.
-# From PostgreSQL 17 on, the array types of an extension's tables are
-# members too and are released with their tables: they are left out of
-# the list (and of the count), which is then the same on every major.
+# From PostgreSQL 17 on, the row types of an extension's tables and their
+# array types are members too and are released with their tables: they are
+# left out of the list (and of the count), which is then the same on every
+# major.
 # 1.1 has no script of its own: CREATE EXTENSION ... VERSION '1.1' runs
 # 1.0's and the update to 1.1, as PostgreSQL does for a version without one.
 # CREATE EXTENSION and the updates must create no role (roles are the
@@ -45,13 +46,17 @@ roles_before=$(roles)
 q -d $created -c "SET client_min_messages = warning" -c "CREATE EXTENSION pg_blog"
 fresh=$(q -d $created -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
 
-# the extension's members, but for its tables' array types (17 on)
+# the extension's members, but for its tables' row types and their array
+# types (17 on), which go with their tables
 members_of="d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
   AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'pg_blog')
-  AND NOT EXISTS (SELECT FROM pg_catalog.pg_type t, pg_catalog.pg_type e
+  AND NOT EXISTS (SELECT FROM pg_catalog.pg_type t
                   WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
-                    AND t.oid = d.objid AND e.oid = t.typelem AND e.typarray = t.oid
-                    AND e.typrelid <> 0)"
+                    AND t.oid = d.objid
+                    AND (t.typrelid <> 0
+                         OR EXISTS (SELECT FROM pg_catalog.pg_type e
+                                    WHERE e.oid = t.typelem AND e.typarray = t.oid
+                                      AND e.typrelid <> 0)))"
 release="SELECT pg_catalog.format('ALTER EXTENSION pg_blog DROP %s %s', o.type, o.identity)
 FROM pg_catalog.pg_depend d, pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) o
 WHERE $members_of"
