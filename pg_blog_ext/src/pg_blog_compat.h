@@ -55,12 +55,4 @@ pg_cmp_s64(int64 a, int64 b)
 	index_beginscan((heap), (index), (snapshot), (nkeys), (norderbys))
 #endif
 
-/*
- * From PostgreSQL 17 on, a B-tree scan with an array of keys
- * (SK_SEARCHARRAY) reads them in one walk of the leaf level; before, it
- * descends from the root once per key, and scan.c reads close keys as
- * ranges instead.
- */
-#define BLOG_BTREE_WALKS_ARRAY_KEYS (PG_VERSION_NUM >= 170000)
-
 #endif							/* PG_BLOG_COMPAT_H */

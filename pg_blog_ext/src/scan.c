@@ -213,14 +213,16 @@ blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
  * blog_index_lookup(): the entries of many keys through the index access
  * method's public interface.
  *
- * The keys go to the B-tree as one array (SK_SEARCHARRAY), as the executor
- * passes "key = ANY($1)"; the B-tree sorts them and returns the entries in
- * index order.  From PostgreSQL 17 on, it reads many of them in one walk
- * of the leaf level.  Before 17 it descends from the root once per key,
- * which costs as much as reading some twenty entries in a row; there the
- * keys that are close (fewer entries between two of them than a descent
- * costs, by the table's statistics) are read as one range instead, and
- * the entries between them are passed over before any heap access.
+ * Keys far apart go to the B-tree as one array (SK_SEARCHARRAY), as the
+ * executor passes "key = ANY($1)"; the B-tree sorts them and returns the
+ * entries in index order.  Before PostgreSQL 17 it descends from the root
+ * once per key; from 17 on it walks the leaf level from key to key when
+ * they are close, and descends when they are not.  Either way a descent
+ * costs as much as passing over some ten entries (measured with
+ * bench/callgrind.sh on 15 and 17), so runs of keys closer than that, by
+ * the column's statistics, are read as one range instead, and the entries
+ * between them are passed over before any heap access.  The runs and the
+ * arrays are read in key order, so the entries still come in index order.
  *
  * The B-tree takes its own predicate locks, checks for old snapshots and
  * copies the entries of a leaf page out before it releases the page's
@@ -373,14 +375,14 @@ lookup_int4_keys(LookupState *st, const int32 *keys, int nkeys, int first)
 	lookup_scan(st, &skey, 1, keys, nkeys, first);
 }
 
-#if !BLOG_BTREE_WALKS_ARRAY_KEYS
-
 /*
  * How many entries between two keys cost as much as a descent from the
  * root: measured with bench/callgrind.sh on PostgreSQL 15, a descent costs
- * about 5 500 instructions, an entry passed over about 250.
+ * about 4 500 instructions and an entry passed over in a range about 350
+ * (the B-tree's key checks and copy, then the entry's key here); the tag
+ * page costs 5% less with 10 than with 20.
  */
-#define RANGE_GAP_ENTRIES 20.0
+#define RANGE_GAP_ENTRIES 10.0
 
 /*
  * The index's entries per value of its first column, by the statistics of
@@ -410,7 +412,6 @@ entries_per_key(Relation heap, Relation index)
 		ndistinct = -ndistinct * reltuples;
 	return ndistinct >= 1 ? reltuples / ndistinct : -1.0;
 }
-#endif
 
 /*
  * Call fn for each visible entry of index (a B-tree of heap opened with
@@ -427,9 +428,6 @@ blog_index_lookup(Relation heap, Relation index, const int32 *keys, int nkeys,
 	if (nkeys == 0)
 		return;
 	lookup_begin(&st, heap, index, want_rows, fn, arg);
-#if BLOG_BTREE_WALKS_ARRAY_KEYS
-	lookup_int4_keys(&st, keys, nkeys, 0);
-#else
 	if (nkeys == 1)
 		lookup_int4_keys(&st, keys, nkeys, 0);
 	else
@@ -474,7 +472,6 @@ blog_index_lookup(Relation heap, Relation index, const int32 *keys, int nkeys,
 			i = k;
 		}
 	}
-#endif
 	lookup_end(&st);
 }
 
