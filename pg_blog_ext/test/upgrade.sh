@@ -35,7 +35,8 @@ mkdir -p "$tmp"
 
 q() { "${bin}psql" -X -A -t -q -v ON_ERROR_STOP=1 "$@"; }
 
-extdir=$("${bin}pg_config" --sharedir)/extension
+# the scripts the server runs (superuser: the suite's role)
+extdir=$(q -d postgres -c "SELECT setting FROM pg_catalog.pg_config WHERE name = 'SHAREDIR'")/extension
 if grep -il 'CREATE[[:space:]]\{1,\}ROLE' "$extdir"/pg_blog--*.sql; then
 	echo "an extension script creates a role"
 fi
