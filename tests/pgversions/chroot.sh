@@ -82,7 +82,15 @@ make_one() {
     mount -t proc proc "$new/proc"
     mount --bind /dev "$new/dev"
     mount --bind "$PGCHROOTS/.archives" "$new/var/cache/apt/archives"
-    in_chroot "$new" apt-get update -q >/dev/null
+    # A mirror that is a frozen copy of the archive serves sid's Release
+    # past its Valid-Until (a week): say so, and read it all the same.
+    in_chroot "$new" apt-get update -q >"$new.log" 2>&1 || true
+    if grep -q 'is expired' "$new.log"; then
+        echo "pgchroot: $suite: $(grep -m1 -o 'Release file.*expired[^.]*' "$new.log"): using it anyway"
+        in_chroot "$new" apt-get update -q -o Acquire::Check-Valid-Until=false >"$new.log" 2>&1
+    fi
+    grep -q '^E:' "$new.log" && { cat "$new.log"; rm -f "$new.log"; return 1; }
+    rm -f "$new.log"
     major=$(in_chroot "$new" apt-cache depends postgresql |
             sed -n 's/^ *Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -n1)
     [ -n "$major" ] || { echo "pgchroot: $suite: no postgresql-NN in the archive" >&2; return 1; }
