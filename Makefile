@@ -4,9 +4,17 @@
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
+# The extension is built for the PostgreSQL the stack runs (scripts/env.sh,
+# scripts/pgmajor.sh), not for whichever pg_config comes first in PATH.
+ifndef PG_CONFIG
+PG_MAJOR := $(shell sh scripts/pgmajor.sh 2>/dev/null)
+PG_CONFIG := $(if $(BLOG_PG_BIN),$(BLOG_PG_BIN)/pg_config,$(if $(PG_MAJOR),/usr/lib/postgresql/$(PG_MAJOR)/bin/pg_config,pg_config))
+endif
+export PG_CONFIG
+
 .PHONY: all build deps run stop status check unit installcheck e2e faults \
         cluster-test soak bench freshness install install-ext install-module uninstall installcheck-system \
-        deb system-test system-test-source clean
+        deb system-test system-test-source pg-versions clean
 
 all: build
 
@@ -19,7 +27,7 @@ build:
 
 # The private stack needs the extension where PostgreSQL finds it.
 install-ext: build
-	$(SUDO) $(MAKE) -C pg_blog_ext install DESTDIR=$(DESTDIR)
+	$(SUDO) $(MAKE) -C pg_blog_ext install PG_CONFIG=$(PG_CONFIG) DESTDIR=$(DESTDIR)
 
 run: build install-ext
 	scripts/stack.sh start
@@ -96,7 +104,7 @@ uninstall:
 	    $(MAN7_DIR)/mod_blog.7
 	$(SUDO) rm -rf $(SHARE_DIR)
 	$(SUDO) $(MAKE) -C mod_blog uninstall DESTDIR=$(DESTDIR)
-	$(SUDO) $(MAKE) -C pg_blog_ext uninstall DESTDIR=$(DESTDIR)
+	$(SUDO) $(MAKE) -C pg_blog_ext uninstall PG_CONFIG=$(PG_CONFIG) DESTDIR=$(DESTDIR)
 
 # pg_regress against the system cluster (as its superuser postgres when run
 # as root), without the private stack; drops its database afterwards.
@@ -128,6 +136,14 @@ system-test:
 # The same with `./blog install` and `make uninstall` instead of the packages.
 system-test-source:
 	tests/system/run.sh --source
+
+# pg_blog built with -Wall -Wextra -Werror, its pg_regress suite and
+# test/upgrade.sh on each PostgreSQL Debian ships, each in a minbase chroot
+# of its distribution (bookworm 15, trixie 17, sid 18), kept in
+# /var/cache/blog-pgchroots (a few minutes; the first run makes them).
+# PG_SUITES=... picks some.
+pg-versions:
+	tests/pgversions/run.sh $(PG_SUITES)
 
 clean:
 	$(MAKE) -C mod_blog clean
