@@ -106,7 +106,7 @@ reason() {
                              tr -s ' ' | paste -sd, -)
                       line="failed: ${line:-see log}" ;;
         upgrade.sh) line=$(grep -m1 -E 'ERROR|different' "$log") ;;
-        *) line=$(grep -v '^== ' "$log" | tail -n1) ;;
+        *) line=$(sed -n "/^== $stepname\$/,\$p" "$log" | sed 1d | grep -v '^make\(\[[0-9]*\]\)\?: ' | head -n1) ;;
     esac
     echo "$stepname: ${line:-see $log}" | cut -c1-300
 }
