@@ -39,6 +39,10 @@ trap cleanup EXIT
 
 make_one() {
     local suite=$1 dir=$PGCHROOTS/$1 t0 major
+    # one maker per suite at a time (several checkouts share the cache);
+    # the second finds the first one's chroot ready
+    exec 9>"$PGCHROOTS/.$suite.lock"
+    flock 9
     if [ $fresh = 0 ] && chroot_ready "$dir" &&
        [ -z "$(find "$dir/etc/blog-pgchroot" -mtime +"$PGCHROOT_DAYS")" ]; then
         echo "pgchroot: $suite: cached ($(sed -n 's/^made=//p' "$dir/etc/blog-pgchroot"))"
@@ -126,5 +130,6 @@ make_one() {
 rc=0
 for suite in "$@"; do
     make_one "$suite" || rc=1
+    exec 9>&-
 done
 exit $rc

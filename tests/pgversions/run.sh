@@ -7,8 +7,8 @@
 # or FAIL line per version with the reason, then "N passed, N failed".
 #
 #   tests/pgversions/run.sh [--src DIR] [SUITE...]
-#   tests/pgversions/run.sh --probe    why it cannot run here (exit 77), or
-#                                      nothing (exit 0)
+#   tests/pgversions/run.sh --probe [SUITE...]   why it cannot run here
+#                                      (exit 77), or nothing (exit 0)
 #
 # --src DIR: the pg_blog_ext tree to test (default: this checkout's, its
 # tracked and unignored files only, so that no object built for the host
@@ -26,6 +26,15 @@ probe() {
     [ "$(id -u)" -eq 0 ] || { echo "needs root (debootstrap, chroot, mount)"; return 1; }
     command -v debootstrap >/dev/null || { echo "debootstrap missing (sh scripts/deps.sh systest)"; return 1; }
     host_mirror >/dev/null || { echo "no Debian archive in this host's apt sources"; return 1; }
+    # the archive, for each chroot still to be made (debootstrap fetches
+    # with wget, which it depends on)
+    local suite mirror
+    mirror=$(host_mirror)
+    for suite in "${suites[@]}"; do
+        chroot_ready "$PGCHROOTS/$suite" && continue
+        wget -q -T 20 -t 1 --spider "$mirror/dists/$suite/InRelease" ||
+            { echo "the archive's $suite is not reachable ($mirror)"; return 1; }
+    done
     local t
     t=$(mktemp -d /var/tmp/blog-pgv-probe.XXXXXX) || { echo "mktemp failed"; return 1; }
     mkdir "$t/lower" "$t/upper" "$t/work" "$t/merged"
@@ -39,15 +48,18 @@ probe() {
     rm -rf "$t"
     [ $ok = 1 ] || { echo "chroot not permitted"; return 1; }
 }
-if [ "${1:-}" = --probe ]; then
+probe_only=0
+if [ "${1:-}" = --probe ]; then probe_only=1; shift; fi
+src=""
+if [ "${1:-}" = --src ]; then src=$(cd "$2" && pwd) || exit 2; shift 2; fi
+[ $# -gt 0 ] || set -- bookworm trixie sid
+suites=("$@")
+if [ $probe_only = 1 ]; then
     why=$(probe) && exit 0
     echo "$why"
     exit 77
 fi
-
-src=""
-if [ "${1:-}" = --src ]; then src=$(cd "$2" && pwd) || exit 2; shift 2; fi
-[ $# -gt 0 ] || set -- bookworm trixie sid
+started=$(date +%s)
 why=$(probe) || { echo "pg-versions: cannot run: $why"; echo "0 passed, 1 failed"; exit 1; }
 
 logs=$root/var/pgversions
@@ -159,5 +171,6 @@ for suite in "$@"; do
     cleanup
 done
 
+echo "pg-versions: $# versions in $(( $(date +%s) - started )) s"
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]
