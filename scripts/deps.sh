@@ -32,9 +32,10 @@ runtime="apache2 postgresql-$pg postgresql-client-$pg redis-server"
 build="make gcc libc6-dev pkg-config apache2-dev libapr1-dev libaprutil1-dev
 postgresql-server-dev-$pg libpq-dev libhiredis-dev"
 stack="curl redis-tools procps"
-# iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer)
+# iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer);
+# debootstrap: tests/pgversions (PostgreSQL 15, 17, 18 in chroots)
 test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf
-iproute2 pgbouncer"
+iproute2 pgbouncer debootstrap"
 # dh-apache2 is provided by apache2-dev (in build)
 deb="debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 systest="debootstrap iproute2 util-linux python3"
