@@ -77,7 +77,7 @@ freshness: build install-ext
 	scripts/stack.sh start
 	bash -c ". scripts/env.sh && exec python3 bench/freshness.py"
 
-# A system install: Debian's Apache and PostgreSQL 15 (see README).
+# A system install: Debian's Apache and PostgreSQL (see README).
 # DESTDIR stages both into a folder (tests/system/run.sh checks that
 # uninstall removes every file install puts there).
 MODS_AVAILABLE = $(DESTDIR)/etc/apache2/mods-available
@@ -128,7 +128,7 @@ deb:
 	else lintian --info --display-info --pedantic "$$changes"; fi
 	@ls -l $(DEB_DIR)/*.deb
 
-# The packages installed into a fresh Debian 12 chroot, the README's system
+# The packages installed into a fresh chroot of the host's Debian, the README's system
 # install run there, the golden pages from Debian's Apache (several minutes).
 system-test:
 	tests/system/run.sh
