@@ -6,13 +6,14 @@
 # whole pg_regress suite (make installcheck) and test/upgrade.sh.  One PASS
 # or FAIL line per version with the reason, then "N passed, N failed".
 #
-#   tests/pgversions/run.sh [--src DIR] [SUITE...]
+#   tests/pgversions/run.sh [--tree DIR] [SUITE...]
 #   tests/pgversions/run.sh --probe [SUITE...]   why it cannot run here
 #                                      (exit 77), or nothing (exit 0)
 #
-# --src DIR: the pg_blog_ext tree to test (default: this checkout's, its
-# tracked and unignored files only, so that no object built for the host
-# goes in).  The cached chroot is never written: each run works in an
+# --tree DIR: the checkout whose pg_blog_ext/ to test (default: this one);
+# pg_blog_ext/ goes in with sql/ beside it (the tests run ../sql/setup.sql),
+# their tracked and unignored files only, so that no object built for the
+# host goes in.  The cached chroot is never written: each run works in an
 # overlay on it, which goes at exit with its mounts, pass or fail.  Logs:
 # var/pgversions/<suite>.log.
 set -uo pipefail
@@ -50,8 +51,8 @@ probe() {
 }
 probe_only=0
 if [ "${1:-}" = --probe ]; then probe_only=1; shift; fi
-src=""
-if [ "${1:-}" = --src ]; then src=$(cd "$2" && pwd) || exit 2; shift 2; fi
+tree=$root
+if [ "${1:-}" = --tree ]; then tree=$(cd "$2" && pwd) || exit 2; shift 2; fi
 [ $# -gt 0 ] || set -- bookworm trixie sid
 suites=("$@")
 if [ $probe_only = 1 ]; then
@@ -84,7 +85,7 @@ major=$1
 pgbin=/usr/lib/postgresql/$major/bin
 step() { echo "== $*"; }
 as_pg() { su postgres -s /bin/sh -c "$*"; }
-cd /var/lib/postgresql/pg_blog_ext
+cd /var/lib/postgresql/blog/pg_blog_ext
 step build
 as_pg "make PG_CONFIG=$pgbin/pg_config COPT=\"-Wall -Wextra -Werror\""
 step install
@@ -145,16 +146,17 @@ for suite in "$@"; do
     mount -t tmpfs -o mode=1777 shm "$m/dev/shm"
     mount -t tmpfs -o mode=1777 tmp "$m/tmp"
 
-    dest=$m/var/lib/postgresql/pg_blog_ext
+    dest=$m/var/lib/postgresql/blog
     mkdir -p "$dest"
-    if [ -n "$src" ]; then
-        tar -C "$src" --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-            --exclude=results --exclude='regression.*' -cf - . | tar -C "$dest" -xf -
-    else
-        (cd "$root/pg_blog_ext" && git ls-files -co --exclude-standard -z |
+    if git -C "$tree" rev-parse --git-dir >/dev/null 2>&1; then
+        (cd "$tree" && git ls-files -co --exclude-standard -z -- pg_blog_ext sql |
             tar --null -T - -cf -) | tar -C "$dest" -xf -
+    else
+        tar -C "$tree" --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+            --exclude=results --exclude='regression.*' -cf - pg_blog_ext sql |
+            tar -C "$dest" -xf -
     fi
-    in_chroot "$m" chown -R postgres: /var/lib/postgresql/pg_blog_ext
+    in_chroot "$m" chown -R postgres: /var/lib/postgresql/blog
 
     if in_chroot "$m" sh -c "$inner" inner "$major" >>"$log" 2>&1; then
         tests=$(grep -m1 -oE 'All [0-9]+ tests passed' "$log" | cut -d' ' -f2)
