@@ -10,7 +10,9 @@
 # --fresh; a new one is built beside the old and moved in place, so a user of
 # the old one is not disturbed.  Its marker, /etc/blog-pgchroot, says the
 # suite, the major, and when it was made.  The archive is the one this
-# host's apt sources name.  Needs root and debootstrap.  Users must not
+# host's apt sources name.  An old chroot that something still has mounted,
+# or a process has as its root or folder, is left in place (.SUITE.old.*).
+# Needs root and debootstrap.  Users must not
 # write into a cached chroot: tests/pgversions/run.sh works in an overlay.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -121,7 +123,7 @@ make_one() {
     mv "$new" "$dir"
     new=""
     if [ -n "$old" ]; then
-        if [ -z "$(mounts_under "$old")" ]; then rm -rf --one-file-system "$old"
+        if ! in_use "$old"; then rm -rf --one-file-system "$old"
         else echo "pgchroot: $suite: left $old (in use)"; fi
     fi
     echo "pgchroot: $suite: PostgreSQL $major ready in $dir ($(( $(date +%s) - t0 )) s)"

@@ -62,3 +62,15 @@ in_chroot() {
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         DEBIAN_FRONTEND=noninteractive "$@"
 }
+
+# in_use DIR: something is mounted under DIR, or a process has its root or
+# its folder there
+in_use() {
+    [ -n "$(mounts_under "$1")" ] && return 0
+    local p
+    for p in /proc/[0-9]*; do
+        case "$(readlink "$p/root" 2>/dev/null)/" in "$1"/*) return 0 ;; esac
+        case "$(readlink "$p/cwd" 2>/dev/null)/" in "$1"/*) return 0 ;; esac
+    done
+    return 1
+}
