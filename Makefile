@@ -122,7 +122,7 @@ deb:
 	cd $(DEB_DIR)/src && dpkg-buildpackage -us -uc -b
 	rm -rf $(DEB_DIR)/src
 	@# lintian warns when run as root: as nobody when nobody can read the packages
-	changes=$$(ls $(DEB_DIR)/*.changes); \
+	changes=$$(readlink -f $$(ls $(DEB_DIR)/*.changes)); \
 	if [ "$$(id -u)" -eq 0 ] && runuser -u nobody -- test -r "$$changes"; then \
 	    runuser -u nobody -- lintian --info --display-info --pedantic "$$changes"; \
 	else lintian --info --display-info --pedantic "$$changes"; fi

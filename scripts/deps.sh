@@ -37,7 +37,8 @@ stack="curl redis-tools procps"
 test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf
 iproute2 pgbouncer debootstrap"
 # dh-apache2 is provided by apache2-dev (in build)
-deb="debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
+# build-essential: dpkg-buildpackage checks for it
+deb="build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 systest="debootstrap iproute2 util-linux python3"
 
 [ $# -gt 0 ] || set -- runtime build stack test
