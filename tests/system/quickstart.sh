@@ -40,7 +40,7 @@ chmod 755 "$chroot_dir"
 ns=blog-qs-$$
 holder=""
 holder_job=""
-enter() { nsenter -t "$holder" -p -m "$@" chroot "$chroot_dir" /usr/bin/env -i \
+enter() { nsenter -t "$holder" -p -m -r "$@" chroot "$chroot_dir" /usr/bin/env -i \
     HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "${cmd[@]}"; }
 in_host() { local cmd=("$@"); enter; }

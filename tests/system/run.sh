@@ -110,9 +110,11 @@ ns=blog-system-$$
 # must not see this host's processes), and the servers in a network
 # namespace of their own.  A reaper process holds the namespaces; the
 # commands enter them with nsenter.  in_ns: the private network (the
-# servers and the checks); in_host: the host's network (apt-get).
+# servers and the checks); in_host: the host's network (apt-get).  -r: the
+# holder's root, which is not / when this test itself runs in a chroot
+# (entering a mount namespace resets the root to the namespace's).
 holder=""
-enter() { nsenter -t "$holder" -p -m "$@" chroot "$chroot_dir" /usr/bin/env -i \
+enter() { nsenter -t "$holder" -p -m -r "$@" chroot "$chroot_dir" /usr/bin/env -i \
     HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${cmd[@]}"; }
 in_host() { local cmd=("$@"); enter; }
