@@ -5,9 +5,9 @@
 #
 #   tests/system/quickstart.sh [--tree DIR] [SUITE]
 #
-# --tree DIR: the checkout to copy in (default: this one; its tracked and
-# unignored files, as a clone has them).  The packages come first, in the
-# host's network (scripts/deps.sh, what `./blog` calls first, needs the
+# --tree DIR: the repository to clone in (default: this one; its HEAD, as
+# a user's clone has it, with git installed).  The packages come first, in
+# the host's network (scripts/deps.sh, what `./blog` calls first, needs the
 # archive); then the README's commands run as root in a network namespace
 # of their own (only its loopback: the stack's ports meet nothing on this
 # host) and a PID namespace with its own /proc.  Inside, no archive is
@@ -72,6 +72,9 @@ debootstrap --variant=minbase --cache-dir="$cache/debootstrap" "$suite" "$chroot
     { tail -n 20 "$logs/debootstrap.log"; die "debootstrap failed"; }
 say "debootstrap: $(( $(date +%s) - t0 )) s"
 
+# The chroot's / a mount point, as a system's is (tests/cluster makes its
+# mounts rslave).
+mount --bind "$chroot_dir" "$chroot_dir"
 mount -t sysfs sysfs "$chroot_dir/sys"
 mount --bind /dev "$chroot_dir/dev"
 mount --bind /dev/pts "$chroot_dir/dev/pts"
@@ -114,16 +117,9 @@ for _ in $(seq 50); do
 done
 [ -n "$holder" ] || die "could not start the namespace holder"
 
-# The clone, as a clone has it.
-mkdir -p "$chroot_dir/root/blog"
-if git -C "$tree" rev-parse --git-dir >/dev/null 2>&1; then
-    (cd "$tree" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) |
-        tar -C "$chroot_dir/root/blog" -xf -
-else
-    tar -C "$tree" --exclude=./var --exclude=./build --exclude=./results \
-        --exclude='*.o' --exclude='*.so' --exclude=.libs -cf - . |
-        tar -C "$chroot_dir/root/blog" -xf -
-fi
+# The clone, as a user makes it.
+git clone -q --no-local "$tree" "$chroot_dir/root/blog" || die "git clone $tree failed"
+say "clone of $(git -C "$tree" log -1 --format='%h %s' | cut -c1-60)"
 
 # step NAME WHERE CMD: one command in /root/blog, its log kept
 step() {
@@ -143,7 +139,7 @@ step() {
 
 # apt-get needs the archive: the package sets `./blog check` installs,
 # in the host's network (the only step outside the README's words).
-step packages in_host "apt-get update -q && sh scripts/deps.sh" ||
+step packages in_host "apt-get update -q && apt-get install -y -q git && sh scripts/deps.sh" ||
     die "the packages did not install"
 in_host sh -c 'ls -d /usr/lib/postgresql/*/bin' | sed 's/^/    PostgreSQL: /'
 step run in_ns "./blog run" && curl_ok=1 || curl_ok=0
