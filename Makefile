@@ -14,7 +14,7 @@ export PG_CONFIG
 
 .PHONY: all build deps run stop status check unit installcheck e2e faults \
         cluster-test soak bench freshness install install-ext install-module uninstall installcheck-system \
-        deb system-test system-test-source pg-versions clean
+        deb system-test system-test-source pg-versions quickstart-test clean
 
 all: build
 
@@ -136,6 +136,13 @@ system-test:
 # The same with `./blog install` and `make uninstall` instead of the packages.
 system-test-source:
 	tests/system/run.sh --source
+
+# The README's quick start (./blog run, make stop, ./blog check) as written,
+# in a fresh minbase chroot of QUICKSTART_SUITE (trixie: Debian 13), in
+# namespaces of its own (tests/system/quickstart.sh; a quarter of an hour).
+QUICKSTART_SUITE = trixie
+quickstart-test:
+	tests/system/quickstart.sh $(QUICKSTART_SUITE)
 
 # pg_blog built with -Wall -Wextra -Werror, its pg_regress suite and
 # test/upgrade.sh on each PostgreSQL Debian ships, each in a minbase chroot
