@@ -4,9 +4,17 @@
 
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
+# The extension is built for the PostgreSQL the stack runs (scripts/env.sh,
+# scripts/pgmajor.sh), not for whichever pg_config comes first in PATH.
+ifndef PG_CONFIG
+PG_MAJOR := $(shell sh scripts/pgmajor.sh 2>/dev/null)
+PG_CONFIG := $(if $(BLOG_PG_BIN),$(BLOG_PG_BIN)/pg_config,$(if $(PG_MAJOR),/usr/lib/postgresql/$(PG_MAJOR)/bin/pg_config,pg_config))
+endif
+export PG_CONFIG
+
 .PHONY: all build deps run stop status check unit coverage installcheck e2e faults \
         cluster-test soak bench freshness install install-ext install-module uninstall installcheck-system \
-        deb system-test system-test-source clean
+        deb system-test system-test-source pg-versions quickstart-test clean
 
 all: build
 
@@ -19,7 +27,7 @@ build:
 
 # The private stack needs the extension where PostgreSQL finds it.
 install-ext: build
-	$(SUDO) $(MAKE) -C pg_blog_ext install DESTDIR=$(DESTDIR)
+	$(SUDO) $(MAKE) -C pg_blog_ext install PG_CONFIG=$(PG_CONFIG) DESTDIR=$(DESTDIR)
 
 run: build install-ext
 	scripts/stack.sh start
@@ -73,7 +81,7 @@ freshness: build install-ext
 	scripts/stack.sh start
 	bash -c ". scripts/env.sh && exec python3 bench/freshness.py"
 
-# A system install: Debian's Apache and PostgreSQL 15 (see README).
+# A system install: Debian's Apache and PostgreSQL (see README).
 # DESTDIR stages both into a folder (tests/system/run.sh checks that
 # uninstall removes every file install puts there).
 MODS_AVAILABLE = $(DESTDIR)/etc/apache2/mods-available
@@ -100,7 +108,7 @@ uninstall:
 	    $(MAN7_DIR)/mod_blog.7
 	$(SUDO) rm -rf $(SHARE_DIR)
 	$(SUDO) $(MAKE) -C mod_blog uninstall DESTDIR=$(DESTDIR)
-	$(SUDO) $(MAKE) -C pg_blog_ext uninstall DESTDIR=$(DESTDIR)
+	$(SUDO) $(MAKE) -C pg_blog_ext uninstall PG_CONFIG=$(PG_CONFIG) DESTDIR=$(DESTDIR)
 	@echo "make uninstall removed the files; it leaves the database blog, the roles" \
 	    "blog_web, pgblog_web and pgblog_writer and the blog lines of pg_hba.conf and" \
 	    "pg_ident.conf (README.md, 'Removing it', drops them)"
@@ -133,7 +141,7 @@ deb:
 	else lintian --info --display-info --pedantic "$$changes"; fi
 	@ls -l $(DEB_DIR)/*.deb
 
-# The packages installed into a fresh Debian 12 chroot, the README's system
+# The packages installed into a fresh chroot of the host's Debian, the README's system
 # install run there, the golden pages from Debian's Apache (several minutes).
 system-test:
 	tests/system/run.sh
@@ -141,6 +149,21 @@ system-test:
 # The same with `./blog install` and `make uninstall` instead of the packages.
 system-test-source:
 	tests/system/run.sh --source
+
+# The README's quick start (./blog run, make stop, ./blog check) as written,
+# in a fresh minbase chroot of QUICKSTART_SUITE (trixie: Debian 13), in
+# namespaces of its own (tests/system/quickstart.sh; a quarter of an hour).
+QUICKSTART_SUITE = trixie
+quickstart-test:
+	tests/system/quickstart.sh $(QUICKSTART_SUITE)
+
+# pg_blog built with -Wall -Wextra -Werror, its pg_regress suite and
+# test/upgrade.sh on each PostgreSQL Debian ships, each in a minbase chroot
+# of its distribution (bookworm 15, trixie 17, sid 18), kept in
+# /var/cache/blog-pgchroots (a few minutes; the first run makes them).
+# PG_SUITES=... picks some.
+pg-versions:
+	tests/pgversions/run.sh $(PG_SUITES)
 
 clean:
 	$(MAKE) -C mod_blog clean

@@ -139,6 +139,23 @@ else
     echo "==== SKIP: cluster test: $cluster_skip"
 fi
 
+# pg_blog on every PostgreSQL Debian ships (15, 17, 18), each in a chroot of
+# its distribution: where debootstrap, chroot and an overlay work.
+pgv_as_root=""
+pgv_skip=""
+if [ "$(id -u)" -ne 0 ]; then
+    if sudo -n true 2>/dev/null; then pgv_as_root="sudo -n"; else pgv_skip="needs root (or sudo without a password)"; fi
+fi
+if [ -z "$pgv_skip" ]; then
+    pgv_skip=$($pgv_as_root tests/pgversions/run.sh --probe) && pgv_skip=""
+fi
+if [ -z "$pgv_skip" ]; then
+    part "pg-versions (PostgreSQL 15, 17, 18 in chroots)" $pgv_as_root tests/pgversions/run.sh
+else
+    echo
+    echo "==== SKIP: pg-versions: $pgv_skip"
+fi
+
 # The time of each part, the rest (the stack's starts and restarts), the
 # total; the counts stay the last line.
 echo

@@ -5,22 +5,39 @@
 #   sh scripts/deps.sh [SET ...]     (default: runtime build stack test)
 #
 # The sets, so that a production host gets only what it runs:
-#   runtime   what a system install serves with (Apache, PostgreSQL 15, Redis)
+#   runtime   what a system install serves with (Apache, PostgreSQL, Redis)
 #   build     compiler and headers to build the module and the extension
 #   stack     what the private stack's scripts call besides (curl, redis-cli)
 #   test      the test and benchmark tools (python3, valgrind, wrk, ...)
 #   deb       what `make deb` needs (debhelper, lintian, ...)
-#   systest   what `make system-test` needs (debootstrap, ip)
+#   systest   what `make system-test` and `make pg-versions` need
+#             (debootstrap, ip)
+#
+# PostgreSQL is the distribution's major (15 on Debian 12, 17 on Debian 13)
+# or the one installed: scripts/pgmajor.sh, BLOG_PG_MAJOR to choose.
 set -eu
+here=$(dirname "$0")
 
-runtime="apache2 postgresql-15 postgresql-client-15 redis-server"
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+updated=0
+if ! pg=$(sh "$here/pgmajor.sh" 2>/dev/null); then
+    # a fresh system: apt knows no package yet
+    $SUDO apt-get update -q
+    updated=1
+    pg=$(sh "$here/pgmajor.sh")
+fi
+
+runtime="apache2 postgresql-$pg postgresql-client-$pg redis-server"
 build="make gcc libc6-dev pkg-config apache2-dev libapr1-dev libaprutil1-dev
-postgresql-server-dev-15 libpq-dev libhiredis-dev"
+postgresql-server-dev-$pg libpq-dev libhiredis-dev"
 stack="curl redis-tools procps"
-# iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer)
+# iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer);
+# debootstrap: tests/pgversions (PostgreSQL 15, 17, 18 in chroots)
 test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf
-iproute2 pgbouncer"
+iproute2 pgbouncer debootstrap"
 # dh-apache2 is provided by apache2-dev (in build)
+# build-essential: dpkg-buildpackage checks for it
 deb="build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 systest="debootstrap iproute2 util-linux python3"
 # tests/e2e/citizen.py: a certificate (openssl), htpasswd (apache2-utils) and
@@ -51,10 +68,8 @@ for p in $(printf '%s\n' $PKGS | sort -u); do
 done
 [ -z "$missing" ] && exit 0
 
-if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 echo "deps: installing$missing"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
+[ $updated = 1 ] || $SUDO apt-get update -q
 # The private stack does not need the packages' own services (the system
 # PostgreSQL, Redis and Apache): it runs its own on other ports.
 $SUDO apt-get install -y -q --no-install-recommends $missing

@@ -2,7 +2,7 @@
 # `make installcheck-system`: pg_blog's pg_regress suite against the
 # system's PostgreSQL (Debian's cluster, default socket and port; PGHOST,
 # PGPORT override), not the private stack; the suite's database is dropped
-# afterwards, pass or fail.  Needs make and postgresql-client-15 (which
+# afterwards, pass or fail.  Needs make and postgresql-client-NN (which
 # holds pg_regress and PGXS), and the extension installed.
 #
 # As root the suite runs as the cluster's superuser postgres, from a copy
@@ -25,11 +25,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# the suite's first test runs ../sql/setup.sql (the roles and grants)
-mkdir "$work/pg_blog_ext" "$work/sql"
+# sql/ beside it, as in the checkout: the tests may read ../sql/setup.sql
+mkdir "$work/pg_blog_ext"
 cp -r pg_blog_ext/. "$work/pg_blog_ext"
-cp sql/setup.sql "$work/sql/"
-rm -rf "$work/pg_blog_ext/results" "$work"/pg_blog_ext/regression.*
+cp -r sql "$work/sql"
+rm -rf "$work/pg_blog_ext/results" "$work/pg_blog_ext"/regression.*
 [ "$(id -u)" -ne 0 ] || chown -R postgres: "$work"
 if as_pg make -s -C "$work/pg_blog_ext" installcheck; then
     exit 0

@@ -4,7 +4,7 @@
 # client host.  Run as root.
 #
 #   switch   a namespace holding only the bridge br0
-#   pg1      10.77.0.11  PostgreSQL 15 primary
+#   pg1      10.77.0.11  PostgreSQL primary
 #   pg2/pg3  10.77.0.12/13  streaming standbys (pg_basebackup, a slot each)
 #   redis    10.77.0.20  the page cache
 #   web1/2   10.77.0.31/32  Apache (event MPM) with this checkout's mod_blog
@@ -20,7 +20,7 @@ set -uo pipefail
 # the cluster's servers have their own addresses and ports.
 unset PGHOST PGPORT PGDATABASE PGUSER PGHOSTADDR PGSERVICE
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PG_BIN=${BLOG_PG_BIN:-/usr/lib/postgresql/15/bin}
+PG_BIN=${BLOG_PG_BIN:-/usr/lib/postgresql/$(sh "$ROOT/scripts/pgmajor.sh")/bin}
 PG_OSUSER=${BLOG_PG_OSUSER:-pgblog}
 NET=10.77.0
 ID=bc$$

@@ -1,5 +1,6 @@
 #!/bin/bash
-# make system-test: the two Debian packages on a fresh Debian 12, installed
+# make system-test: the two Debian packages on a fresh Debian of the host's
+# release (12 or 13: the packages are built here, for it), installed
 # the way the README's "Install on a system" says, as root, without sudo
 # and without systemd.
 #
@@ -7,8 +8,9 @@
 #   tests/system/run.sh --source     the same install from the source instead
 #                                    (`./blog install`, then `make uninstall`)
 #
-# A debootstrap minbase bookworm chroot gets the packages' dependencies from
-# the archive named in this host's apt sources, a copy of this tree in
+# A debootstrap minbase chroot of this host's release (BLOG_SYSTEST_SUITE:
+# another) gets the packages' dependencies from the archive named in this
+# host's apt sources, a copy of this tree in
 # /root/blog (with the packages in build/deb/), and then runs, in order, the
 # README's shell blocks marked <!-- system-test --> (or <!-- system-test:
 # host -->, and "packages" or "source" for the first step's two ways): the
@@ -29,7 +31,9 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$root/tests/pgversions/lib.sh"     # host_mirror, host_security_mirror
 cache=/var/cache/blog-system-test
+suite=${BLOG_SYSTEST_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}
 npass=0
 nfail=0
 
@@ -44,6 +48,8 @@ check() {   # check NAME CMD...: one test
 }
 
 [ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, mount, ip netns)"
+[ -n "$suite" ] || die "this host's release has no codename (/etc/os-release): set BLOG_SYSTEST_SUITE"
+mirror=$(host_mirror) || die "no Debian archive in this host's apt sources"
 for tool in debootstrap ip chroot nsenter unshare python3; do
     command -v $tool >/dev/null || die "$tool missing: sh scripts/deps.sh systest"
 done
@@ -63,7 +69,7 @@ elif [ -z "$deb_dir" ]; then
 fi
 if [ $route = packages ]; then
     deb_dir=$(cd "$deb_dir" && pwd)
-    ls "$deb_dir"/libapache2-mod-blog_*.deb "$deb_dir"/postgresql-15-pg-blog_*.deb \
+    ls "$deb_dir"/libapache2-mod-blog_*.deb "$deb_dir"/postgresql-*-pg-blog_*.deb \
         >/dev/null 2>&1 || die "no packages in $deb_dir"
 fi
 
@@ -81,7 +87,7 @@ if [ $route = source ]; then
     :
 elif make -s -C "$root" install DESTDIR="$stage" >"$stage.log" 2>&1; then
     (cd "$stage" && find . -type f | sed 's/^\.//' | sort) >"$stage.installed"
-    for d in "$deb_dir"/libapache2-mod-blog_*.deb "$deb_dir"/postgresql-15-pg-blog_*.deb; do
+    for d in "$deb_dir"/libapache2-mod-blog_*.deb "$deb_dir"/postgresql-*-pg-blog_*.deb; do
         dpkg-deb --fsys-tarfile "$d" | tar -t | sed 's/^\.//' | grep -v '/$'
     done | grep -v '^/usr/share/doc/' | sed 's/\.gz$//' | sort >"$stage.packaged"
     check "make install puts the packages' files (but docs)" \
@@ -104,9 +110,11 @@ ns=blog-system-$$
 # must not see this host's processes), and the servers in a network
 # namespace of their own.  A reaper process holds the namespaces; the
 # commands enter them with nsenter.  in_ns: the private network (the
-# servers and the checks); in_host: the host's network (apt-get).
+# servers and the checks); in_host: the host's network (apt-get).  -r: the
+# holder's root, which is not / when this test itself runs in a chroot
+# (entering a mount namespace resets the root to the namespace's).
 holder=""
-enter() { nsenter -t "$holder" -p -m "$@" chroot "$chroot_dir" /usr/bin/env -i \
+enter() { nsenter -t "$holder" -p -m -r "$@" chroot "$chroot_dir" /usr/bin/env -i \
     HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${cmd[@]}"; }
 in_host() { local cmd=("$@"); enter; }
@@ -145,10 +153,10 @@ trap cleanup EXIT
 trap 'fail "interrupted"; echo "$npass passed, $nfail failed"; exit 130' INT TERM
 
 # ------------------------------------------------------------ the chroot
-say "debootstrap bookworm (minbase) into $chroot_dir"
+say "debootstrap $suite (minbase) into $chroot_dir"
 mkdir -p "$cache/debootstrap" "$cache/archives/partial"
-debootstrap --variant=minbase --cache-dir="$cache/debootstrap" bookworm \
-    "$chroot_dir" >"$chroot_dir.debootstrap.log" 2>&1 ||
+debootstrap --variant=minbase --cache-dir="$cache/debootstrap" "$suite" \
+    "$chroot_dir" "$mirror" >"$chroot_dir.debootstrap.log" 2>&1 ||
     { tail -20 "$chroot_dir.debootstrap.log"; rm -f "$chroot_dir.debootstrap.log"
       die "debootstrap failed"; }
 rm -f "$chroot_dir.debootstrap.log"
@@ -163,8 +171,18 @@ cp /etc/resolv.conf /etc/hosts /etc/hostname "$chroot_dir/etc/"
 
 # The same archive (and updates) as this host, so that the packages built
 # here find the versions they were built against.
-if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+if [ -f /etc/apt/sources.list.d/debian.sources ] && [ -z "${BLOG_SYSTEST_SUITE:-}" ]; then
     cp /etc/apt/sources.list.d/debian.sources "$chroot_dir/etc/apt/sources.list.d/"
+    : >"$chroot_dir/etc/apt/sources.list"
+else
+    security=$(host_security_mirror || true)
+    {
+        printf 'Types: deb\nURIs: %s\nSuites: %s %s-updates\nComponents: main\n' \
+            "$mirror" "$suite" "$suite"
+        [ -z "$security" ] ||
+            printf '\nTypes: deb\nURIs: %s\nSuites: %s-security\nComponents: main\n' \
+                "$security" "$suite"
+    } >"$chroot_dir/etc/apt/sources.list.d/debian.sources"
     : >"$chroot_dir/etc/apt/sources.list"
 fi
 # As in any chroot: packages do not start their services on installation
@@ -343,9 +361,10 @@ else
         tail -20 "$blocks_dir/remove.log"
         fail "make uninstall"
     fi
+    pg=$(in_ns sh -c 'cd /root/blog && sh scripts/pgmajor.sh')
     for f in /usr/lib/apache2/modules/mod_blog.so /etc/apache2/mods-available/blog.load \
              /etc/apache2/mods-available/blog.conf /usr/share/mod_blog \
-             /usr/share/postgresql/15/extension/pg_blog.control /usr/lib/postgresql/15/lib/pg_blog.so; do
+             /usr/share/postgresql/$pg/extension/pg_blog.control /usr/lib/postgresql/$pg/lib/pg_blog.so; do
         check "make uninstall removed $f" test ! -e "$chroot_dir$f"
     done
 fi

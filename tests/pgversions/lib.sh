@@ -1,0 +1,76 @@
+# Sourced by tests/pgversions/*.sh: where the chroots are kept, the host's
+# archive, mounts.
+
+PGCHROOTS=${BLOG_PGCHROOTS:-/var/cache/blog-pgchroots}
+PGCHROOT_DAYS=${BLOG_PGCHROOT_DAYS:-7}
+
+# The URIs of the host's apt sources, one "URI SUITE" a line, from the
+# deb822 files and the one-line ones alike.
+host_sources() {
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        awk '
+            function flush() { if (types ~ /(^| )deb( |$)/ && enabled != "no")
+                                   for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++)
+                                       print u[i], s[j]
+                               types = ""; enabled = ""; nu = ns = 0 }
+            /^[ \t]*#/ { next }
+            /^[ \t]*$/ { flush(); next }
+            { key = tolower($1); sub(/:$/, "", key); $1 = "" }
+            key == "types" { types = $0 }
+            key == "enabled" { enabled = tolower($2) }
+            key == "uris" { nu = split($0, u, " ") }
+            key == "suites" { ns = split($0, s, " ") }
+            END { flush() }' "$f"
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$f" ] || continue
+        # deb [options] URI SUITE COMPONENT...
+        sed -n 's/^[ \t]*deb[ \t]\+\(\[[^]]*\][ \t]\+\)\?\([^ \t]\+\)[ \t]\+\([^ \t]\+\).*/\2 \3/p' "$f"
+    done
+}
+
+# The archive of a release (a suite without a -security or -updates tail),
+# and the security archive.
+host_mirror() {
+    host_sources | awk '$2 !~ /-/ && $1 ~ /^(https?|file|ftp):/ { print $1; found = 1; exit }
+                        END { exit !found }'
+}
+host_security_mirror() {
+    host_sources | awk '$2 ~ /-security$/ { print $1; found = 1; exit } END { exit !found }'
+}
+
+chroot_ready() { [ -f "$1/etc/blog-pgchroot" ]; }
+chroot_pg() { sed -n 's/^pg=//p' "$1/etc/blog-pgchroot"; }
+
+mounts_under() {   # the mount points at or under $1, deepest first
+    awk -v r="$1" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/self/mounts | sort -r
+}
+unmount_under() {
+    local m
+    for m in $(mounts_under "$1"); do
+        umount "$m" 2>/dev/null || umount -l "$m"
+    done
+}
+
+# in_chroot DIR CMD...: as root in DIR, with a clean environment.
+in_chroot() {
+    local dir=$1
+    shift
+    chroot "$dir" /usr/bin/env -i HOME=/root LANG=C.UTF-8 \
+        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# in_use DIR: something is mounted under DIR, or a process has its root or
+# its folder there
+in_use() {
+    [ -n "$(mounts_under "$1")" ] && return 0
+    local p
+    for p in /proc/[0-9]*; do
+        case "$(readlink "$p/root" 2>/dev/null)/" in "$1"/*) return 0 ;; esac
+        case "$(readlink "$p/cwd" 2>/dev/null)/" in "$1"/*) return 0 ;; esac
+    done
+    return 1
+}

@@ -1,0 +1,165 @@
+#!/bin/bash
+# The README's quick start as a new user meets it: `./blog run`, `make stop`
+# and `./blog check`, as written, in a fresh debootstrap minbase chroot of a
+# Debian release (default trixie: Debian 13 and its PostgreSQL 17).
+#
+#   tests/system/quickstart.sh [--tree DIR] [SUITE]
+#
+# --tree DIR: the repository to clone in (default: this one; its HEAD, as
+# a user's clone has it, with git installed).  The packages come first, in
+# the host's network (scripts/deps.sh, what `./blog` calls first, needs the
+# archive); then the README's commands run as root in a network namespace
+# of their own (only its loopback: the stack's ports meet nothing on this
+# host) and a PID namespace with its own /proc.  Inside, no archive is
+# reachable, so `./blog check` skips what needs one (pg-versions).  Each
+# command's last lines are shown; logs stay in var/quickstart/.  The chroot,
+# its mounts, namespaces and processes go at exit, pass or fail.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$root/tests/pgversions/lib.sh"
+tree=$root
+if [ "${1:-}" = --tree ]; then tree=$(cd "$2" && pwd) || exit 2; shift 2; fi
+suite=${1:-trixie}
+cache=/var/cache/blog-system-test
+logs=$root/var/quickstart
+npass=0
+nfail=0
+say() { echo "quickstart: $*"; }
+die() { say "$*" >&2; echo "$npass passed, $((nfail + 1)) failed"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, chroot, mount, namespaces)"
+for tool in debootstrap ip chroot nsenter unshare python3; do
+    command -v $tool >/dev/null || die "$tool missing: sh scripts/deps.sh systest"
+done
+mirror=$(host_mirror) || die "no Debian archive in this host's apt sources"
+mkdir -p "$logs"
+
+chroot_dir=$(mktemp -d /var/tmp/blog-quickstart.XXXXXX)
+chmod 755 "$chroot_dir"
+ns=blog-qs-$$
+holder=""
+holder_job=""
+enter() { nsenter -t "$holder" -p -m -r "$@" chroot "$chroot_dir" /usr/bin/env -i \
+    HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "${cmd[@]}"; }
+in_host() { local cmd=("$@"); enter; }
+in_ns() { local cmd=("$@"); enter -n; }
+
+cleanup() {
+    set +e
+    if [ -n "$holder" ]; then
+        in_ns sh -c 'cd /root/blog && make stop' >/dev/null 2>&1
+        kill -KILL "$holder" 2>/dev/null    # the PID namespace's init: all go
+        wait "$holder_job" 2>/dev/null
+    fi
+    ip netns del "$ns" 2>/dev/null
+    unmount_under "$chroot_dir"
+    if [ -z "$(mounts_under "$chroot_dir")" ]; then
+        rm -rf --one-file-system "$chroot_dir"
+    else
+        say "left $chroot_dir: still mounted"
+    fi
+}
+trap cleanup EXIT
+trap 'echo "$npass passed, $((nfail + 1)) failed"; exit 130' INT TERM
+
+t0=$(date +%s)
+say "debootstrap $suite (minbase) from $mirror"
+mkdir -p "$cache/debootstrap" "$cache/archives/partial"
+debootstrap --variant=minbase --cache-dir="$cache/debootstrap" "$suite" "$chroot_dir" \
+    "$mirror" >"$logs/debootstrap.log" 2>&1 ||
+    { tail -n 20 "$logs/debootstrap.log"; die "debootstrap failed"; }
+say "debootstrap: $(( $(date +%s) - t0 )) s"
+
+# The chroot's / a mount point, as a system's is (tests/cluster makes its
+# mounts rslave).
+mount --bind "$chroot_dir" "$chroot_dir"
+mount -t sysfs sysfs "$chroot_dir/sys"
+mount --bind /dev "$chroot_dir/dev"
+mount --bind /dev/pts "$chroot_dir/dev/pts"
+mount -t tmpfs -o mode=1777 shm "$chroot_dir/dev/shm"
+mount --bind "$cache/archives" "$chroot_dir/var/cache/apt/archives"
+cp /etc/resolv.conf /etc/hosts "$chroot_dir/etc/"
+printf '#!/bin/sh\nexit 101\n' >"$chroot_dir/usr/sbin/policy-rc.d"
+chmod 755 "$chroot_dir/usr/sbin/policy-rc.d"
+security=$(host_security_mirror || true)
+{
+    printf 'Types: deb\nURIs: %s\nSuites: %s' "$mirror" "$suite"
+    case $suite in sid|unstable) ;; *) printf ' %s-updates' "$suite" ;; esac
+    printf '\nComponents: main\n'
+    case $suite in sid|unstable) ;; *)
+        [ -z "$security" ] || printf '\nTypes: deb\nURIs: %s\nSuites: %s-security\nComponents: main\n' \
+            "$security" "$suite" ;;
+    esac
+} >"$chroot_dir/etc/apt/sources.list.d/debian.sources"
+: >"$chroot_dir/etc/apt/sources.list"
+
+ip netns add "$ns" || die "ip netns add failed"
+ip netns exec "$ns" ip link set lo up
+reaper='import os, time
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        time.sleep(0.2)'
+ip netns exec "$ns" unshare --pid --fork --kill-child --mount \
+    --mount-proc="$chroot_dir/proc" python3 -c "$reaper" 2>/dev/null &
+holder_job=$!
+for _ in $(seq 50); do
+    p=$holder_job
+    for _ in 1 2 3; do
+        p=$(pgrep -P "$p" | head -n1) || break
+        if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = python3 ]; then holder=$p; break; fi
+    done
+    [ -n "$holder" ] && break
+    sleep 0.1
+done
+[ -n "$holder" ] || die "could not start the namespace holder"
+
+# The clone, as a user makes it.
+git clone -q --no-local "$tree" "$chroot_dir/root/blog" || die "git clone $tree failed"
+say "clone of $(git -C "$tree" log -1 --format='%h %s' | cut -c1-60)"
+
+# step NAME WHERE CMD: one command in /root/blog, its log kept
+step() {
+    local name=$1 where=$2 cmd=$3 t rc
+    t=$(date +%s)
+    say "$name: $cmd"
+    $where sh -c "cd /root/blog && $cmd" >"$logs/$name.log" 2>&1
+    rc=$?
+    tail -n 4 "$logs/$name.log" | sed 's/^/    | /'
+    if [ $rc -eq 0 ]; then
+        npass=$((npass + 1)); echo "PASS $name ($(( $(date +%s) - t )) s)"
+    else
+        nfail=$((nfail + 1)); echo "FAIL $name: exit $rc ($(( $(date +%s) - t )) s; $logs/$name.log)"
+    fi
+    return $rc
+}
+
+# apt-get needs the archive: the package sets `./blog check` installs,
+# in the host's network (the only step outside the README's words).
+step packages in_host "apt-get update -q && apt-get install -y -q git && sh scripts/deps.sh" ||
+    die "the packages did not install"
+in_host sh -c 'ls -d /usr/lib/postgresql/*/bin' | sed 's/^/    PostgreSQL: /'
+step run in_ns "./blog run" && curl_ok=1 || curl_ok=0
+if [ $curl_ok = 1 ]; then
+    step get in_ns "curl -sf -o /dev/null http://127.0.0.1:8080/"
+fi
+step stop in_ns "make stop"
+# The chroot's /tmp/blog-load.lock is its own: the host's is held around
+# the whole check, so that it does not load the machine beside another load.
+lock=${BLOG_LOAD_LOCK-/tmp/blog-load.lock}
+if [ -n "$lock" ]; then
+    say "waiting for $lock"
+    exec 8>"$lock"
+    flock 8
+fi
+step check in_ns "./blog check"
+[ -z "$lock" ] || exec 8>&-
+grep -E '^(check: FAILED|==== (FAILED|SKIP))|^[0-9]+ passed, [0-9]+ failed' "$logs/check.log" |
+    sed 's/^/    /'
+
+say "$suite: $(( $(date +%s) - t0 )) s"
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
