@@ -59,9 +59,10 @@ typedef enum blog_dir_where
       "where the blog answers (links carry the prefix); with shared, only " \
       "its own paths, the rest of the host is left to Apache") \
     X(FAST_PATH, "BlogFastPath", fast_path, BLOG_DT_FLAG, BLOG_DW_VHOST, \
-      "On", 0, 0, "On|Off", \
-      "On: answered from quick_handler, before access control and auth; " \
-      "Off: by the handler of SetHandler blog, after them") \
+      "Off", 0, 0, "On|Off", \
+      "Off: an ordinary content handler, after access control, auth and " \
+      "with the output filters; On: answered from quick_handler, bypassing " \
+      "them all (as CacheQuickHandler)") \
     X(DATABASE, "BlogDatabase", db.conninfo, BLOG_DT_CONNINFO, \
       BLOG_DW_SERVER, "dbname=blog", 0, 0, "\"conninfo\"", \
       "the pg_blog database, as a libpq connection string") \

@@ -3,20 +3,24 @@
  *
  * Two ways in, serving byte-identical responses:
  *
- *  - The fast path (BlogFastPath On, the default) answers every URI under
- *    BlogMount from quick_handler, as mod_cache serves its hits: no
- *    translate_name, no map_to_storage directory walk or stat, no access,
- *    authentication or authorization hooks, no type checker or fixups.  On
- *    this machine those hooks cost about as much as the rest of a cached
- *    page.  The price: <Location> and <Directory> settings, Require, auth
- *    and every other module's URL hooks never see these requests.
+ *  - The ordinary path (BlogFastPath Off, the default): a content handler.
+ *    translate_name maps every URI under BlogMount to "blog:<uri>" and the
+ *    handler "blog" (as mod_proxy maps its URIs to "proxy:"), and
+ *    map_to_storage skips the filesystem walk for them, as mod_proxy's does:
+ *    there is no file behind a page to stat.  Everything else of Apache's
+ *    request processing applies: <Location>, Require and authentication,
+ *    mod_headers, mod_deflate, mod_cache, Range and conditional requests.
+ *    "SetHandler blog" in a <Location> still works as well.  (405s and 404s
+ *    for paths that are not routes are answered from quick_handler; see
+ *    blog_static_answer.)
  *
- *  - The ordinary path (BlogFastPath Off) answers from the handler hook the
- *    requests whose handler is "blog" ("SetHandler blog" in a <Location>),
- *    after all of Apache's request hooks, so Require and authentication
- *    apply to every page.  A user who protects the blog turns the fast path
- *    off.  (405s and 404s for paths that are not routes are still answered
- *    from quick_handler; see blog_static_answer.)
+ *  - The fast path (BlogFastPath On), an explicit opt-in like mod_cache's
+ *    CacheQuickHandler: every URI under BlogMount is answered from
+ *    quick_handler, before translate_name, map_to_storage, access control,
+ *    authentication, the type checker and fixups, and with only the
+ *    protocol's output filters.  Nothing an admin configures for these URLs
+ *    applies; where access control covers the mount, each child logs a
+ *    warning once (blog_warn_fast_path).
  *
  * Both route the raw request path as sent (before Apache decodes or
  * normalises it), so a path is either exactly one of the contract's
@@ -633,6 +637,33 @@ blog_site_of(request_rec *r)
 }
 
 /*
+ * With the fast path on, a child checks once per virtual host whether
+ * access control covers the mount, by a subrequest for it (which runs
+ * every access, authentication and authorization hook, and which the
+ * quick_handler declines): 401 or 403 means the fast path is serving pages
+ * that the configuration protects, which the admin must hear of.
+ */
+static void
+blog_warn_fast_path(request_rec *r, blog_site *site)
+{
+    request_rec *sub;
+    const char *uri;
+
+    if (__atomic_exchange_n(&site->fast_path_checked, 1, __ATOMIC_RELAXED))
+        return;
+    uri = apr_pstrcat(r->pool, site->base, "/", NULL);
+    sub = ap_sub_req_lookup_uri(uri, r, NULL);
+    if (sub->status == HTTP_UNAUTHORIZED || sub->status == HTTP_FORBIDDEN)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
+                     "blog: BlogFastPath On answers every URL under %s "
+                     "from quick_handler, but access control covers it "
+                     "(a request for it would get %d): Require, "
+                     "authentication and output filters are bypassed; "
+                     "set BlogFastPath Off", uri, sub->status);
+    ap_destroy_sub_req(sub);
+}
+
+/*
  * With the fast path off, a request under the mount that can only get a
  * fixed answer (405 for another method, the 404 page for a path that is not
  * a route) is still answered here: core would otherwise reject some of them
@@ -677,9 +708,53 @@ blog_quick_handler(request_rec *r, int lookup)
     /* "BlogMount / shared": the rest of the virtual host is Apache's. */
     if (site->shared && !blog_route_owned(path, len))
         return DECLINED;
-    if (!site->fast_path && !blog_static_answer(r, path, len))
-        return DECLINED;
+    if (!site->fast_path)
+        return blog_static_answer(r, path, len)
+            ? blog_serve(r, site, path, len) : DECLINED;
+    if (!site->fast_path_checked)
+        blog_warn_fast_path(r, (blog_site *) site);
     return blog_serve(r, site, path, len);
+}
+
+/* The prefix of the r->filename of a URI the blog answers. */
+#define BLOG_FILENAME_PREFIX "blog:"
+
+/*
+ * The ordinary path's mapping: a URI under the mount (and, with "shared",
+ * one of the blog's own) is the blog's, with no file behind it.  Run late,
+ * so that mod_rewrite and mod_alias, which an admin may point at it, come
+ * first; before core's DocumentRoot mapping.
+ */
+static int
+blog_translate_name(request_rec *r)
+{
+    const blog_site *site = blog_site_of(r);
+    const char *path;
+    apr_size_t  len;
+
+    if (site == NULL || !site->mounted || r->proxyreq != PROXYREQ_NONE
+        || !blog_raw_path(r, &path, &len)
+        || !blog_under_mount(site, &path, &len)
+        || (site->shared && !blog_route_owned(path, len)))
+        return DECLINED;
+    r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri, NULL);
+    r->handler = "blog";
+    return OK;
+}
+
+/*
+ * No <Directory> walk nor stat for the blog's URIs, as mod_proxy skips
+ * them for its own: core would look for a file under the DocumentRoot for
+ * every page.  <Location> sections are still walked after this hook.
+ */
+static int
+blog_map_to_storage(request_rec *r)
+{
+    if (r->filename == NULL
+        || strncmp(r->filename, BLOG_FILENAME_PREFIX,
+                   sizeof(BLOG_FILENAME_PREFIX) - 1) != 0)
+        return DECLINED;
+    return OK;
 }
 
 static int
@@ -719,7 +794,8 @@ blog_register_hooks(apr_pool_t *p)
      * The blog's pages have a cache of their own (X-Cache, the contract's
      * keys and TTL), so a CacheEnable over the mount must not answer them
      * from mod_cache's: the blog runs first, whatever the LoadModule order.
-     * Its handler needs no order: it answers only "SetHandler blog".
+     * Only with BlogFastPath On, or for the fixed 405 and 404 answers.
+     * Its handler needs no order: it answers only the handler "blog".
      */
     static const char *const before_cache[] = {"mod_cache.c", NULL};
 
@@ -728,6 +804,8 @@ blog_register_hooks(apr_pool_t *p)
     ap_hook_child_init(blog_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_quick_handler(blog_quick_handler, NULL, before_cache,
                           APR_HOOK_FIRST);
+    ap_hook_translate_name(blog_translate_name, NULL, NULL, APR_HOOK_LAST);
+    ap_hook_map_to_storage(blog_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
     blog_connection_register_hooks();
     blog_stats_register_hooks();

@@ -10,7 +10,9 @@ BLOG_PG_PORT=${BLOG_PG_PORT:-54329}
 BLOG_REDIS_PORT=${BLOG_REDIS_PORT:-63790}
 BLOG_HTTP_PORT=${BLOG_HTTP_PORT:-8080}
 BLOG_MPM=${BLOG_MPM:-event}
-BLOG_FASTPATH=${BLOG_FASTPATH:-on}
+# BlogFastPath of the stack's Apache: off (the ordinary content handler);
+# on runs the quick_handler opt-in
+BLOG_FASTPATH=${BLOG_FASTPATH:-off}
 # BlogConnectionHold of the stack's Apache (Off: core's connection loop)
 BLOG_CONN_HOLD=${BLOG_CONN_HOLD:-2ms}
 # BlogConnectionPark of the stack's Apache, and its Timeout (seconds)

@@ -10,7 +10,7 @@ against tests/golden), consistency with the database, the Redis cache,
 methods, HEAD, bad paths and malformed requests, keep-alive and pipelining.
 Prints one line per failed check and ends with `N passed, N failed`.
 Nothing here depends on the MPM: the same suite runs under event and worker,
-with the fast path on and off (BLOG_MPM, BLOG_FASTPATH say which).
+with the ordinary handler or the quick_handler opt-in (BLOG_MPM, BLOG_FASTPATH say which).
 """
 
 import os
@@ -101,7 +101,7 @@ def preflight():
         T.finish()
     conf = open(os.path.join(bt.VAR, "httpd", "httpd.conf")).read()
     mpm = bt.ENV.get("BLOG_MPM", "event")
-    fast = "On" if bt.ENV.get("BLOG_FASTPATH", "on").lower() == "on" else "Off"
+    fast = "On" if bt.ENV.get("BLOG_FASTPATH", "off").lower() == "on" else "Off"
     T.check("mpm_%s_module" % mpm in conf, "httpd.conf loads the %s MPM" % mpm)
     T.check(re.search(r"(?mi)^\s*BlogFastPath\s+%s\b" % fast, conf) is not None,
             "httpd.conf has BlogFastPath %s" % fast)
