@@ -60,7 +60,6 @@
 #include "apr_strings.h"
 
 #include <libpq-fe.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,7 +125,7 @@ typedef char blog_set_holds_every_directive[BLOG_NDIRECTIVES <= 32 ? 1 : -1];
 
 /* The process-wide settings: the main server's configuration. */
 static const blog_config *blog_g;
-/* Whether some server mounts the blog or names a database: open eagerly. */
+/* Whether some server mounts the blog: only then a child opens anything. */
 static int blog_in_use;
 
 /* A duration bound for messages: "200 ms", "1 s", "3600 s". */
@@ -544,7 +543,7 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     blog_g = c;
-    blog_in_use = (c->set & BLOG_SET(BLOG_D_DATABASE)) != 0;
+    blog_in_use = 0;
     if (blog_check_pool(ptemp, c, s) != 0)
         return HTTP_INTERNAL_SERVER_ERROR;
     pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
@@ -565,27 +564,24 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     return OK;
 }
 
+/*
+ * With no BlogMount anywhere the module changes nothing in the child: no
+ * PostgreSQL or Redis connection, no allocator, no thread (the invalidation
+ * listener starts only for mounted sites), nothing process-wide: malloc is
+ * left as Apache and the other modules expect it.  The settings are still
+ * handed over, for a blog-health handler configured without a mount, which
+ * then connects on demand.
+ */
 static void
 blog_child_init(apr_pool_t *pchild, server_rec *s)
 {
     if (blog_g == NULL)
         return;
-    /*
-     * One malloc arena for the child: glibc would give each busy thread one
-     * of its own (up to 8 per CPU), each keeping its own free memory, which
-     * made most of a child's size.  The request path mallocs little (libpq
-     * results, hiredis replies), so the shared lock costs nothing
-     * measurable.  Blocks up to 256 KiB stay on the heap, which is not
-     * trimmed below 4 MiB of free space: in steady state a request touches
-     * no new page and makes no mmap, munmap or brk.  An outlier above that
-     * (a huge page, a large reply) is mmapped and given back when freed.
-     */
-    mallopt(M_ARENA_MAX, 1);
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-    mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
     blog_dbscale_child_init(pchild, s, &blog_g->db);
     blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
     blog_cache_child_init(pchild, s, &blog_g->cache);
+    if (!blog_in_use)
+        return;
     blog_pages_child_init(pchild, s);
     blog_connection_child_init(blog_g->conn_hold, blog_g->conn_park);
 }

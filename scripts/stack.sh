@@ -179,7 +179,11 @@ httpd_conf() {
     mv "$BLOG_VAR/httpd/httpd.conf.new" "$BLOG_VAR/httpd/httpd.conf"
 }
 
-apachectl_() { /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"; }
+# The stack's own malloc setting, from outside as an admin would set it in
+# Apache's envvars (the module sets nothing process-wide): one arena per
+# child, where glibc would give each busy thread its own, each keeping its
+# own free memory.
+apachectl_() { MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-1} /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"; }
 
 start_httpd() {
     make_dirs
