@@ -13,9 +13,9 @@
 #   systest   what `make system-test` needs (debootstrap, ip)
 set -eu
 
-runtime="apache2 postgresql-15 postgresql-client-15 redis-server"
+runtime="apache2 postgresql-15 postgresql-client-15 redis-server libxxhash0"
 build="make gcc libc6-dev pkg-config apache2-dev libapr1-dev libaprutil1-dev
-postgresql-server-dev-15 libpq-dev libhiredis-dev"
+postgresql-server-dev-15 libpq-dev libhiredis-dev libxxhash-dev"
 stack="curl redis-tools procps"
 # iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer)
 test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf
