@@ -119,13 +119,12 @@ typedef enum blog_dir_where
       "/compute sums the primes below n") \
     X(CONN_HOLD, "BlogConnectionHold", conn_hold, BLOG_DT_MSEC_OFF, \
       BLOG_DW_SERVER, "Off", 1, 1000, "Off|duration", \
-      "event MPM: how long a worker waits for the next request on its " \
-      "connection before handing it back to the MPM") \
+      "ignored, with a warning at start-up (the connection loop it set " \
+      "was removed); accepted so that old configurations start") \
     X(CONN_PARK, "BlogConnectionPark", conn_park, BLOG_DT_FLAG, \
       BLOG_DW_SERVER, "Off", 0, 0, "On|Off", \
-      "with BlogConnectionHold: hand a connection back to wait under " \
-      "Timeout, never closed for want of an idle worker, instead of " \
-      "under KeepAliveTimeout")
+      "ignored, with a warning at start-up (the connection loop it set " \
+      "was removed); accepted so that old configurations start")
 
 #define BLOG_DIRECTIVE_ID(id, name, field, type, where, def, lo, hi, \
                           syntax, help) BLOG_D_##id,

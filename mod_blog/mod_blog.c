@@ -37,7 +37,6 @@
  * shared state is locked or atomic, per-thread state is thread-local.
  */
 #include "cache.h"
-#include "connection.h"
 #include "db.h"
 #include "dbscale.h"
 #include "directives.h"
@@ -521,6 +520,30 @@ blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
 }
 
 /*
+ * BlogConnectionHold and BlogConnectionPark set the module's own HTTP/1.1
+ * connection loop, removed because it did not earn its place against
+ * core's (README, "Connections"): still accepted, so that an existing
+ * configuration starts, and ignored, which the admin is told once per
+ * start (not on the first, dry, configuration pass).
+ */
+static void
+blog_warn_removed(apr_pool_t *ptemp, const blog_config *c, server_rec *s)
+{
+    static const int ids[] = {BLOG_D_CONN_HOLD, BLOG_D_CONN_PARK};
+    int         k;
+
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
+        return;
+    for (k = 0; k < 2; k++)
+        if (c->set & BLOG_SET(ids[k]))
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                         "blog: %s (%s) is ignored: the blog's connection "
+                         "loop was removed, connections are core's; remove "
+                         "the directive", blog_directives[ids[k]].name,
+                         blog_where(ptemp, c, ids[k]));
+}
+
+/*
  * Everything is checked and compiled here, before the logs open, so that a
  * bad template or directive stops "apachectl start" and "configtest" with
  * its message on the terminal.
@@ -544,6 +567,7 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     }
     blog_g = c;
     blog_in_use = 0;
+    blog_warn_removed(ptemp, c, s);
     if (blog_check_pool(ptemp, c, s) != 0)
         return HTTP_INTERNAL_SERVER_ERROR;
     pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
@@ -583,7 +607,6 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
     if (!blog_in_use)
         return;
     blog_pages_child_init(pchild, s);
-    blog_connection_child_init(blog_g->conn_hold, blog_g->conn_park);
 }
 
 /* ------------------------------------------------------------------ */
@@ -803,7 +826,6 @@ blog_register_hooks(apr_pool_t *p)
     ap_hook_translate_name(blog_translate_name, NULL, NULL, APR_HOOK_LAST);
     ap_hook_map_to_storage(blog_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
-    blog_connection_register_hooks();
     blog_stats_register_hooks();
     blog_status_register_hooks();
     blog_health_register_hooks();

@@ -153,7 +153,8 @@ stop_redis() {
 
 # -------------------------------------------------------------------- Apache
 httpd_pidfile() { echo "$BLOG_VAR/run/httpd.pid"; }
-module_path() { echo "$BLOG_ROOT/mod_blog/.libs/mod_blog.so"; }
+# BLOG_MODULE: another build of the module (bench/sweep.py compares them)
+module_path() { echo "${BLOG_MODULE:-$BLOG_ROOT/mod_blog/.libs/mod_blog.so}"; }
 
 httpd_conf() {
     local user="" location=""
@@ -167,8 +168,7 @@ httpd_conf() {
         -e "s|@HTTP_PORT@|$BLOG_HTTP_PORT|g" -e "s|@MPM@|$BLOG_MPM|g" \
         -e "s|@REDIS_PORT@|$BLOG_REDIS_PORT|g" -e "s|@PG_PORT@|$BLOG_PG_PORT|g" \
         -e "s|@MODULE@|$(module_path)|g" -e "s|@FASTPATH@|$fast|g" \
-        -e "s|@CONN_HOLD@|$BLOG_CONN_HOLD|g" -e "s|@REDIS@|$BLOG_REDIS|g" \
-        -e "s|@PARK@|$BLOG_PARK|g" -e "s|@TIMEOUT@|$BLOG_TIMEOUT|g" \
+        -e "s|@REDIS@|$BLOG_REDIS|g" -e "s|@TIMEOUT@|$BLOG_TIMEOUT|g" \
         -e "s|@INVALIDATE@|$BLOG_INVALIDATE|g" \
         -e "s|@THREADS@|$BLOG_THREADS|g" -e "s|@WORKERS@|$((4 * BLOG_THREADS))|g" \
         -e "s|@SERVER_LIMIT@|$BLOG_SERVER_LIMIT|g" \

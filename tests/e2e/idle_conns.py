@@ -12,8 +12,9 @@ Against the running stack, under the load lock:
 3. the same load again while they are held open.
 Each round starts once Apache has closed the connections of the one before.
 Asserts every idle connection got its 200, 0 socket errors and 0 non-2xx
-in both runs, and the second run's requests/s at least IDLE_MIN_RATIO
-(0.90) of the first.  Reports how many idle connections the server closed
+in both runs; reports the second run's requests/s as a share of the
+first's (IDLE_MIN_RATIO, 0.90, is what to expect: a speed is reported,
+never asserted), and how many idle connections the server closed
 during the run, and how many of those it closed before its own
 KeepAliveTimeout was up (a closed idle connection is a client that has to
 reconnect).  The idle connections must outlive the run, so the run is
@@ -414,11 +415,12 @@ def main():
                loaded["write"], loaded["timeout"], loaded["errors_rounds"]))
     t.check(loaded["status"] == 0, "0 non-2xx with %d idle connections"
             % idle, "%d" % loaded["status"])
-    t.check(r["ratio"] >= min_ratio,
-            "throughput with %d idle connections >= %.0f %% of without"
-            % (idle, 100 * min_ratio),
-            "%.0f vs %.0f req/s (%.1f %%)" % (loaded["rps"], base["rps"],
-                                             100 * r["ratio"]))
+    # A speed, reported, never asserted (the check asserts facts; speeds
+    # belong to `make bench`'s reports).
+    t.note("throughput with %d idle connections: %.1f %% of without (%.0f "
+           "vs %.0f req/s; %.0f %% expected)"
+           % (idle, 100 * r["ratio"], loaded["rps"], base["rps"],
+              100 * min_ratio))
     t.finish()
 
 
