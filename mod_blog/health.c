@@ -71,7 +71,7 @@ health_failed(request_rec *r, int which, const char *why)
     health_last_at[which] = apr_time_now();
     pthread_mutex_unlock(&health_lock);
     blog_log_limited(&health_log, APLOG_WARNING, 0, r->server,
-                     "blog: health check failed: %s", why);
+                     BLOGLOGNO(00025) "health check failed: %s", why);
 }
 
 int

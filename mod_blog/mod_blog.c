@@ -37,6 +37,7 @@
  * shared state is locked or atomic, per-thread state is thread-local.
  */
 #include "cache.h"
+#include "logno.h"
 #include "db.h"
 #include "dbscale.h"
 #include "directives.h"
@@ -451,7 +452,7 @@ blog_check_pool(apr_pool_t *p, const blog_config *c, server_rec *s)
     if (db->pool_min <= db->pool_keep && db->pool_keep <= db->pool_max)
         return 0;
     ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                 "blog: BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
+                 BLOGLOGNO(00001) "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
                  "hold: BlogPoolMin %d (%s), BlogPoolKeep %d (%s), "
                  "BlogPoolMax %d (%s)",
                  db->pool_min, blog_where(p, c, BLOG_D_POOL_MIN),
@@ -537,7 +538,7 @@ blog_warn_removed(apr_pool_t *ptemp, const blog_config *c, server_rec *s)
     for (k = 0; k < 2; k++)
         if (c->set & BLOG_SET(ids[k]))
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                         "blog: %s (%s) is ignored: the blog's connection "
+                         BLOGLOGNO(00002) "%s (%s) is ignored: the blog's connection "
                          "loop was removed, connections are core's; remove "
                          "the directive", blog_directives[ids[k]].name,
                          blog_where(ptemp, c, ids[k]));
@@ -561,7 +562,7 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     (void) plog;
     if (c->default_error != NULL) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     "blog: a built-in default does not parse: %s",
+                     BLOGLOGNO(00003) "a built-in default does not parse: %s",
                      c->default_error);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -574,14 +575,14 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                               sizeof(err));
     if (pages == NULL) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     "blog: BlogTemplates %s (%s): %s", c->templates_dir,
+                     BLOGLOGNO(00004) "BlogTemplates %s (%s): %s", c->templates_dir,
                      blog_where(ptemp, c, BLOG_D_TEMPLATES), err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     for (vs = s; vs != NULL; vs = vs->next)
         if (blog_make_site(pconf, vs, pages) != 0) {
             ap_log_error(APLOG_MARK, APLOG_EMERG, 0, vs,
-                         "blog: cannot render the static pages");
+                         BLOGLOGNO(00005) "cannot render the static pages");
             return HTTP_INTERNAL_SERVER_ERROR;
         }
     blog_configure_invalidation(pconf, s, c);
@@ -674,7 +675,7 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
     sub = ap_sub_req_lookup_uri(uri, r, NULL);
     if (sub->status == HTTP_UNAUTHORIZED || sub->status == HTTP_FORBIDDEN)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
-                     "blog: BlogFastPath On answers every URL under %s "
+                     BLOGLOGNO(00006) "BlogFastPath On answers every URL under %s "
                      "from quick_handler, but access control covers it "
                      "(a request for it would get %d): Require, "
                      "authentication and output filters are bypassed; "

@@ -14,6 +14,7 @@
  * would need a hardware instruction that not every build target has.
  */
 #include "response.h"
+#include "logno.h"
 
 #include "http_log.h"
 #include "http_protocol.h"
@@ -78,6 +79,6 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
     rv = ap_pass_brigade(r->output_filters, bb);
     if (rv != APR_SUCCESS)
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, rv, r,
-                      "blog: writing the response failed");
+                      BLOGLOGNO(00040) "writing the response failed");
     return OK;
 }

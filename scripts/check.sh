@@ -40,6 +40,7 @@ cleanup() {
 trap cleanup EXIT
 
 part tree tests/tree/refs.sh
+part "log tags" python3 tests/tree/logno.py
 part unit make -s -C tests/unit check
 part valgrind make -s -C tests/unit valgrind
 
