@@ -10,9 +10,9 @@
  *    there is no file behind a page to stat.  Everything else of Apache's
  *    request processing applies: <Location>, Require and authentication,
  *    mod_headers, mod_deflate, mod_cache, Range and conditional requests.
- *    "SetHandler blog" in a <Location> still works as well.  (405s and 404s
- *    for paths that are not routes are answered from quick_handler; see
- *    blog_static_answer.)
+ *    "SetHandler blog" in a <Location> still works as well.  (Paths that
+ *    core would reject or rewrite before any hook, and that are no route,
+ *    get the blog's 404 from quick_handler; see blog_static_answer.)
  *
  *  - The fast path (BlogFastPath On), an explicit opt-in like mod_cache's
  *    CacheQuickHandler: every URI under BlogMount is answered from
@@ -634,6 +634,28 @@ blog_raw_path(request_rec *r, const char **path, apr_size_t *len)
     return 0;
 }
 
+/* Whether path has a "." or ".." segment, or an empty one ("//"). */
+static int
+blog_has_dot_or_empty_segment(const char *path, apr_size_t len)
+{
+    apr_size_t  i;
+
+    for (i = 0; i < len; i++) {
+        if (path[i] != '/')
+            continue;
+        if (i + 1 == len)
+            return 0;           /* a trailing slash is not a segment */
+        if (path[i + 1] == '/')
+            return 1;
+        if (path[i + 1] == '.'
+            && (i + 2 == len || path[i + 2] == '/'
+                || (path[i + 2] == '.'
+                    && (i + 3 == len || path[i + 3] == '/'))))
+            return 1;
+    }
+    return 0;
+}
+
 /* Strip the mount: 1 when path is under it (the rest starts with '/'). */
 static int
 blog_under_mount(const blog_site *site, const char **path, apr_size_t *len)
@@ -684,21 +706,25 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
 }
 
 /*
- * With the fast path off, a request under the mount that can only get a
- * fixed answer (405 for another method, the 404 page for a path that is not
- * a route) is still answered here: core would otherwise reject some of them
- * (%2F, %00, encoded dot segments, bad escapes) or answer TRACE itself with
- * its own status and body before any handler runs, and neither answer
- * discloses anything or touches PostgreSQL or Redis.  Every route goes
- * through Apache's access hooks.
+ * With the fast path off, one kind of request under the mount is still
+ * answered here, before Apache's URL processing: a raw path that core
+ * would reject or rewrite itself before any hook (an escape: %2F, %00,
+ * encoded dot segments, bad escapes; a dot segment or an empty segment) and
+ * that is no route.  The answer is the blog's fixed 404 page (405 for
+ * another method), as docs/CONTRACT.md wants it whichever way it came in:
+ * it discloses nothing and touches neither PostgreSQL nor Redis.  Every
+ * other path, routes or not, goes through translate_name (where
+ * mod_rewrite, mod_alias and mod_proxy's ProxyPass come first), access
+ * control and the handler.
  */
 static int
-blog_static_answer(request_rec *r, const char *path, apr_size_t len)
+blog_static_answer(const char *path, apr_size_t len)
 {
     blog_route  rt;
 
-    if (r->method_number != M_GET)
-        return 1;
+    if (memchr(path, '%', len) == NULL
+        && !blog_has_dot_or_empty_segment(path, len))
+        return 0;
     blog_route_match(path, len, &rt);
     return rt.kind == BLOG_ROUTE_NOT_FOUND;
 }
@@ -729,7 +755,7 @@ blog_quick_handler(request_rec *r, int lookup)
     if (site->shared && !blog_route_owned(path, len))
         return DECLINED;
     if (!site->fast_path)
-        return blog_static_answer(r, path, len)
+        return blog_static_answer(path, len)
             ? blog_serve(r, site, path, len) : DECLINED;
     if (!site->fast_path_checked)
         blog_warn_fast_path(r, (blog_site *) site);
