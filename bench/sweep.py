@@ -9,8 +9,10 @@ socket error and non-2xx response summed over the rounds.
 
     flock /tmp/blog-load.lock python3 bench/sweep.py SPEC...
 
-SPEC is "name:VAR=value,VAR=value" (the scripts/env.sh variables, and
-BLOG_MODULE for another build of the module).  Environment: PATHS
+SPEC is "name:VAR=value,VAR=value|Directive args|..." (the scripts/env.sh
+variables, and BLOG_MODULE for another build of the module; each "|" adds
+a line to the stack's httpd configuration for that configuration, through
+var/httpd/conf.d/sweep.conf, e.g. an older module's own directives).  Environment: PATHS
 (comma-separated, "/cached,/post/post-31/cached"), ROUNDS (3),
 SECONDS_PER_RUN (3), WARMUP (1).  A speed report, never a test: nothing
 here passes or fails.
@@ -30,9 +32,21 @@ import loads  # noqa: E402
 
 
 def parse(spec):
-    name, _, kv = spec.partition(":")
+    name, _, rest = spec.partition(":")
+    kv, *lines = rest.split("|")
     env = dict(x.split("=", 1) for x in kv.split(",") if x)
-    return name, env
+    return name, (env, lines)
+
+
+def write_extra(lines):
+    var = os.environ.get("BLOG_VAR", os.path.join(ROOT, "var"))
+    path = os.path.join(var, "httpd", "conf.d", "sweep.conf")
+    if lines:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    elif os.path.exists(path):
+        os.unlink(path)
 
 
 def main():
@@ -48,8 +62,9 @@ def main():
     rps = {(n, p): [] for n, _ in specs for p in paths}
     errs = {(n, p): 0 for n, _ in specs for p in paths}
     for rnd in range(rounds):
-        for name, env in specs:
+        for name, (env, lines) in specs:
             e = dict(os.environ, **env)
+            write_extra(lines)
             subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
                             "httpd"], env=e, check=True,
                            stdout=subprocess.DEVNULL)
@@ -65,7 +80,7 @@ def main():
     first = specs[0][0]
     print("| configuration | " + " | ".join(paths) + " |")
     print("|---|" + "---:|" * len(paths))
-    for name, env in specs:
+    for name, _ in specs:
         cells = []
         for p in paths:
             med = statistics.median(rps[name, p])
@@ -73,6 +88,7 @@ def main():
             cells.append("%.0f (%.2f) %d err" % (med, ratio, errs[name, p]))
         print("| %s | %s |" % (name, " | ".join(cells)))
     # leave the stack as scripts/env.sh configures it
+    write_extra([])
     subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
                     "httpd"], check=True, stdout=subprocess.DEVNULL)
 
