@@ -452,7 +452,8 @@ blog_check_pool(apr_pool_t *p, const blog_config *c, server_rec *s)
     if (db->pool_min <= db->pool_keep && db->pool_keep <= db->pool_max)
         return 0;
     ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                 BLOGLOGNO(00001) "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
+                 BLOGLOGNO(00001)
+                 "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
                  "hold: BlogPoolMin %d (%s), BlogPoolKeep %d (%s), "
                  "BlogPoolMax %d (%s)",
                  db->pool_min, blog_where(p, c, BLOG_D_POOL_MIN),
@@ -525,23 +526,31 @@ blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
  * connection loop, removed because it did not earn its place against
  * core's (README, "Connections"): still accepted, so that an existing
  * configuration starts, and ignored, which the admin is told once per
- * start (not on the first, dry, configuration pass).
+ * start, in the error log (post_config: the logs are open; not on the
+ * first, dry, configuration pass).
  */
-static void
-blog_warn_removed(apr_pool_t *ptemp, const blog_config *c, server_rec *s)
+static int
+blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                 server_rec *s)
 {
     static const int ids[] = {BLOG_D_CONN_HOLD, BLOG_D_CONN_PARK};
+    const blog_config *c = ap_get_module_config(s->module_config,
+                                                &blog_module);
     int         k;
 
+    (void) pconf;
+    (void) plog;
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
-        return;
+        return OK;
     for (k = 0; k < 2; k++)
         if (c->set & BLOG_SET(ids[k]))
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                         BLOGLOGNO(00002) "%s (%s) is ignored: the blog's connection "
+                         BLOGLOGNO(00002)
+                         "%s (%s) is ignored: the blog's connection "
                          "loop was removed, connections are core's; remove "
                          "the directive", blog_directives[ids[k]].name,
                          blog_where(ptemp, c, ids[k]));
+    return OK;
 }
 
 /*
@@ -568,14 +577,14 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     }
     blog_g = c;
     blog_in_use = 0;
-    blog_warn_removed(ptemp, c, s);
     if (blog_check_pool(ptemp, c, s) != 0)
         return HTTP_INTERNAL_SERVER_ERROR;
     pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
                               sizeof(err));
     if (pages == NULL) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     BLOGLOGNO(00004) "BlogTemplates %s (%s): %s", c->templates_dir,
+                     BLOGLOGNO(00004)
+                     "BlogTemplates %s (%s): %s", c->templates_dir,
                      blog_where(ptemp, c, BLOG_D_TEMPLATES), err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -697,7 +706,8 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
     sub = ap_sub_req_lookup_uri(uri, r, NULL);
     if (sub->status == HTTP_UNAUTHORIZED || sub->status == HTTP_FORBIDDEN)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
-                     BLOGLOGNO(00006) "BlogFastPath On answers every URL under %s "
+                     BLOGLOGNO(00006)
+                     "BlogFastPath On answers every URL under %s "
                      "from quick_handler, but access control covers it "
                      "(a request for it would get %d): Require, "
                      "authentication and output filters are bypassed; "
@@ -847,6 +857,7 @@ blog_register_hooks(apr_pool_t *p)
 
     (void) p;
     ap_hook_check_config(blog_check_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(blog_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(blog_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_quick_handler(blog_quick_handler, NULL, before_cache,
                           APR_HOOK_FIRST);
