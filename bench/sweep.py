@@ -7,7 +7,10 @@ machine's drift moves them alike.  Prints a Markdown table of the median
 req/s per path (and the ratio to the first configuration), with every
 socket error and non-2xx response summed over the rounds.
 
-    flock /tmp/blog-load.lock python3 bench/sweep.py SPEC...
+    flock -o /tmp/blog-load.lock python3 bench/sweep.py SPEC...
+
+(-o: the Apache it restarts must not inherit the lock's descriptor, or it
+holds the load lock for as long as it runs.)
 
 SPEC is "name:VAR=value,VAR=value|Directive args|..." (the scripts/env.sh
 variables, and BLOG_MODULE for another build of the module; each "|" adds
