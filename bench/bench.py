@@ -91,7 +91,7 @@ class Config:
         self.redis_port = num("BLOG_REDIS_PORT", 63790)
         self.var = env["BLOG_VAR"]
         self.pg_user = env.get("BENCH_PG_USER", "blog_web")
-        self.fastpath = env.get("BLOG_FASTPATH", "on")
+        self.fastpath = env.get("BLOG_FASTPATH", "off")
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         self.results = os.path.join(ROOT, "results")
         self.out_dir = os.path.join(self.results, stamp)

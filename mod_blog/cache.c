@@ -227,7 +227,7 @@ cache_connect(request_rec *r, char *why)
     apr_snprintf(why, CACHE_WHY_MAX, "connect failed: %s",
                  c ? c->errstr : "out of memory");
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                 "blog: cannot connect to Redis at %s%s%.0d: %s",
+                 BLOGLOGNO(00007) "cannot connect to Redis at %s%s%.0d: %s",
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
                  cache_g->redis_port, c ? c->errstr : "out of memory");
     if (c != NULL)
@@ -324,11 +324,13 @@ cache_fail_all(request_rec *r, cache_io io, const char *what,
          */
         if (back_off)
             blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                             "blog: Redis %s failed: %s; bypassing the cache",
+                             BLOGLOGNO(00008)
+                             "Redis %s failed: %s; bypassing the cache",
                              what, why[io]);
         else
             ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server,
-                         "blog: Redis closed the connection; reconnecting");
+                         BLOGLOGNO(00009)
+                         "Redis closed the connection; reconnecting");
         redisFree(cache_l.ctx);
         cache_l.ctx = NULL;
         if (back_off)
@@ -563,7 +565,8 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
 
         if (io == CACHE_IO_OK) {
             redisFreeCommand(buf);
-            blog_outage_end(&cache_outage, r->server, "Redis reachable");
+            blog_outage_end(&cache_outage, r->server, BLOGLOGNO(00010)
+                                                      "Redis reachable");
             return reply;
         }
         /* Nothing tried (the backoff) is no new error. */
@@ -593,7 +596,8 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
     if (reply->type != REDIS_REPLY_STRING) {
         blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
         blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                     "blog: unexpected Redis reply to GET (type %d); "
+                     BLOGLOGNO(00011)
+                     "unexpected Redis reply to GET (type %d); "
                      "bypassing the cache", reply->type);
         freeReplyObject(reply);
         return BLOG_CACHE_DOWN;
@@ -622,14 +626,14 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     ok = reply->type == REDIS_REPLY_STATUS;
     if (ok)
         blog_outage_end(&cache_write_outage, r->server,
-                        "Redis accepting writes");
+                        BLOGLOGNO(00012) "Redis accepting writes");
     else {
         blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
         blog_outage_begin(&cache_write_outage);
     }
     if (!ok)
         blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                     "blog: Redis refused SET: %.*s",
+                     BLOGLOGNO(00013) "Redis refused SET: %.*s",
                      reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 0,
                      reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);

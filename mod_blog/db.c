@@ -239,7 +239,7 @@ db_connect(apr_time_t deadline)
            && st != PGRES_POLLING_FAILED) {
         if (db_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
             blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP,
-                             db_server, "blog: cannot connect to "
+                             db_server, BLOGLOGNO(00014) "cannot connect to "
                              "PostgreSQL: no answer in time");
             db_note_error("no answer in time");
             PQfinish(pg);
@@ -249,7 +249,7 @@ db_connect(apr_time_t deadline)
     }
     if (st != PGRES_POLLING_OK) {
         blog_log_limited(&db_log, APLOG_ERR, 0, db_server,
-                         "blog: cannot connect to PostgreSQL: %s",
+                         BLOGLOGNO(00015) "cannot connect to PostgreSQL: %s",
                          db_msg(msg, PQerrorMessage(pg)));
         db_note_error(msg);
         PQfinish(pg);
@@ -299,7 +299,8 @@ db_open(apr_time_t deadline)
         res = db_results(pg, deadline, &timed_out);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) {
         blog_log_limited(&db_log, APLOG_ERR, 0, db_server,
-                         "blog: cannot prepare the page statements: %s",
+                         BLOGLOGNO(00016)
+                         "cannot prepare the page statements: %s",
                          timed_out ? "no answer in time"
                          : db_msg(msg, res ? PQresultErrorMessage(res)
                                   : PQerrorMessage(pg)));
@@ -546,7 +547,8 @@ db_checkout(request_rec *r, apr_time_t deadline)
         blog_stat_inc(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS);
     if (c == NULL && timed_out)
         blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP, r->server,
-                         "blog: no free PostgreSQL connection within "
+                         BLOGLOGNO(00017)
+                         "no free PostgreSQL connection within "
                          "BlogPoolAcquireTimeout");
   done:
     while (stale != NULL) {
@@ -610,7 +612,8 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
     if (timed_out) {
         blog_stat_inc(BLOG_STAT_POOL_QUERY_TIMEOUTS);
         blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP, r->server,
-                         "blog: %s timed out after BlogQueryTimeout; "
+                         BLOGLOGNO(00018)
+                         "%s timed out after BlogQueryTimeout; "
                          "dropping its connection", db_stmt_names[stmt]);
         h->bad = 1;
         return DB_FAILED;
@@ -626,7 +629,8 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
     }
     else
         blog_log_limited(&db_log, APLOG_ERR, 0, r->server,
-                         "blog: %s failed: %s", db_stmt_names[stmt], msg);
+                         BLOGLOGNO(00019)
+                         "%s failed: %s", db_stmt_names[stmt], msg);
     PQclear(res);
     return outcome;
 }
@@ -711,10 +715,12 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
         if (outcome == DB_OK) {
             if (attempt > 0)
                 blog_log_limited(&db_log, APLOG_WARNING, 0, r->server,
-                                 "blog: %s: a pooled connection was lost, "
+                                 BLOGLOGNO(00020)
+                                 "%s: a pooled connection was lost, "
                                  "the page retried on a new one: %s",
                                  db_stmt_names[stmt], lost);
-            blog_outage_end(&db_outage, r->server, "PostgreSQL reachable");
+            blog_outage_end(&db_outage, r->server, BLOGLOGNO(00021)
+                                                   "PostgreSQL reachable");
             apr_pool_cleanup_register(r->pool, *res, db_clear_result,
                                       apr_pool_cleanup_null);
             return APR_SUCCESS;
@@ -723,7 +729,8 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
             return db_fail(APR_EGENERAL);
     }
     blog_log_limited(&db_log, APLOG_ERR, 0, r->server,
-                     "blog: %s failed: connection lost, on a new connection "
+                     BLOGLOGNO(00022)
+                     "%s failed: connection lost, on a new connection "
                      "too: %s", db_stmt_names[stmt], lost);
     return db_fail(APR_ECONNRESET);
 }

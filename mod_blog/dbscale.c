@@ -30,6 +30,7 @@
  * every time instead of once per connection.
  */
 #include "dbscale.h"
+#include "logno.h"
 
 #include "http_log.h"
 #include "apr_atomic.h"
@@ -135,7 +136,8 @@ blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
     for (i = 0; i < DBS_NLISTS; i++) {
         if (counts[i] < 0) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                         "blog: BlogDatabase lists more than %d hosts; "
+                         BLOGLOGNO(00023)
+                         "BlogDatabase lists more than %d hosts; "
                          "connecting in the order written", DBS_MAX_HOSTS);
             return;
         }
@@ -162,7 +164,8 @@ blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
     dbs_next = ((apr_uint32_t) getpid() * 2654435761u) % dbs_nperms;
     dbs_refresh_due = apr_time_now() + DBS_REFRESH;
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s,
-                 "blog: %d hosts, each connection tries them in another "
+                 BLOGLOGNO(00024)
+                 "%d hosts, each connection tries them in another "
                  "order", dbs_nhosts);
 }
 

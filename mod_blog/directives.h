@@ -59,9 +59,10 @@ typedef enum blog_dir_where
       "where the blog answers (links carry the prefix); with shared, only " \
       "its own paths, the rest of the host is left to Apache") \
     X(FAST_PATH, "BlogFastPath", fast_path, BLOG_DT_FLAG, BLOG_DW_VHOST, \
-      "On", 0, 0, "On|Off", \
-      "On: answered from quick_handler, before access control and auth; " \
-      "Off: by the handler of SetHandler blog, after them") \
+      "Off", 0, 0, "On|Off", \
+      "Off: an ordinary content handler, after access control, auth and " \
+      "with the output filters; On: answered from quick_handler, bypassing " \
+      "them all (as CacheQuickHandler)") \
     X(DATABASE, "BlogDatabase", db.conninfo, BLOG_DT_CONNINFO, \
       BLOG_DW_SERVER, "dbname=blog", 0, 0, "\"conninfo\"", \
       "the pg_blog database, as a libpq connection string") \
@@ -118,13 +119,12 @@ typedef enum blog_dir_where
       "/compute sums the primes below n") \
     X(CONN_HOLD, "BlogConnectionHold", conn_hold, BLOG_DT_MSEC_OFF, \
       BLOG_DW_SERVER, "Off", 1, 1000, "Off|duration", \
-      "event MPM: how long a worker waits for the next request on its " \
-      "connection before handing it back to the MPM") \
+      "ignored, with a warning at start-up (the connection loop it set " \
+      "was removed); accepted so that old configurations start") \
     X(CONN_PARK, "BlogConnectionPark", conn_park, BLOG_DT_FLAG, \
       BLOG_DW_SERVER, "Off", 0, 0, "On|Off", \
-      "with BlogConnectionHold: hand a connection back to wait under " \
-      "Timeout, never closed for want of an idle worker, instead of " \
-      "under KeepAliveTimeout")
+      "ignored, with a warning at start-up (the connection loop it set " \
+      "was removed); accepted so that old configurations start")
 
 #define BLOG_DIRECTIVE_ID(id, name, field, type, where, def, lo, hi, \
                           syntax, help) BLOG_D_##id,

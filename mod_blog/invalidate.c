@@ -142,7 +142,8 @@ static void
 inv_redis_drop(const char *what, const char *why)
 {
     blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
-                     "blog: invalidation: Redis %s failed: %s; every "
+                     BLOGLOGNO(00026)
+                     "invalidation: Redis %s failed: %s; every "
                      "cached page will be dropped once Redis answers",
                      what, why);
     redisFree(inv.redis);
@@ -175,7 +176,8 @@ inv_redis(void)
         return c;
     }
     blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
-                     "blog: invalidation: cannot connect to Redis at "
+                     BLOGLOGNO(00027)
+                     "invalidation: cannot connect to Redis at "
                      "%s%s%.0d: %s", g->redis_host, g->redis_port ? ":" : "",
                      g->redis_port, c ? c->errstr : "out of memory");
     if (c != NULL)
@@ -251,7 +253,7 @@ inv_redis_run(const char *what, int argc, const char **argv,
         rc = inv_redis_try(c, argc, argv, lens, deadline, &reply, &why);
         if (rc == 0) {
             blog_outage_end(&inv_redis_outage, inv.s,
-                            "invalidation: Redis reachable");
+                            BLOGLOGNO(00028) "invalidation: Redis reachable");
             return reply;
         }
         if (rc > 0 && reused && attempt == 0) {
@@ -286,7 +288,8 @@ inv_del(int n, const char **keys, const size_t *lens)
     ok = reply->type == REDIS_REPLY_INTEGER;
     if (!ok)
         blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
-                         "blog: invalidation: Redis refused DEL: %.*s",
+                         BLOGLOGNO(00029)
+                         "invalidation: Redis refused DEL: %.*s",
                          reply->type == REDIS_REPLY_ERROR
                          ? (int) reply->len : 0,
                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
@@ -355,7 +358,8 @@ inv_flush(void)
             return -1;
     } while (strcmp(cursor, "0") != 0);
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
-                 "blog: invalidation: dropped every cached page (%lu keys)",
+                 BLOGLOGNO(00030)
+                 "invalidation: dropped every cached page (%lu keys)",
                  total);
     return 0;
 }
@@ -512,9 +516,10 @@ inv_pg_drop(const char *why, int connecting)
     if (why != NULL)
         blog_log_limited(&inv_pg_log, APLOG_WARNING, 0, inv.s,
                          connecting
-                         ? "blog: cannot connect to PostgreSQL: %s "
+                         ? BLOGLOGNO(00031) "cannot connect to PostgreSQL: %s "
                          "(invalidation listener)"
-                         : "blog: invalidation: not listening: %s", why);
+                         : BLOGLOGNO(00032)
+                           "invalidation: not listening: %s", why);
     if (inv.pg != NULL)
         PQfinish(inv.pg);
     inv.pg = NULL;
@@ -645,9 +650,11 @@ inv_pg_open(void)
     /* Whatever committed before now was not heard: it all goes. */
     inv.flush_due = 1;
     blog_outage_end(&inv_pg_outage, inv.s,
+                    BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
-                 "blog: invalidation: listening on " BLOG_INVALIDATE_CHANNEL
+                 BLOGLOGNO(00034)
+                 "invalidation: listening on " BLOG_INVALIDATE_CHANNEL
                  " (pid %d)", PQbackendPID(pg));
     return 0;
 }
@@ -810,7 +817,8 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                               pconf, 0);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
-                     "blog: cannot create the invalidation listener's mutex");
+                     BLOGLOGNO(00035)
+                     "cannot create the invalidation listener's mutex");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     return OK;
@@ -863,7 +871,8 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
     }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
-                     "blog: cannot start the invalidation listener in this "
+                     BLOGLOGNO(00036)
+                     "cannot start the invalidation listener in this "
                      "child");
         return;
     }

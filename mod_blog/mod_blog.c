@@ -3,20 +3,24 @@
  *
  * Two ways in, serving byte-identical responses:
  *
- *  - The fast path (BlogFastPath On, the default) answers every URI under
- *    BlogMount from quick_handler, as mod_cache serves its hits: no
- *    translate_name, no map_to_storage directory walk or stat, no access,
- *    authentication or authorization hooks, no type checker or fixups.  On
- *    this machine those hooks cost about as much as the rest of a cached
- *    page.  The price: <Location> and <Directory> settings, Require, auth
- *    and every other module's URL hooks never see these requests.
+ *  - The ordinary path (BlogFastPath Off, the default): a content handler.
+ *    translate_name maps every URI under BlogMount to "blog:<uri>" and the
+ *    handler "blog" (as mod_proxy maps its URIs to "proxy:"), and
+ *    map_to_storage skips the filesystem walk for them, as mod_proxy's does:
+ *    there is no file behind a page to stat.  Everything else of Apache's
+ *    request processing applies: <Location>, Require and authentication,
+ *    mod_headers, mod_deflate, mod_cache, Range and conditional requests.
+ *    "SetHandler blog" in a <Location> still works as well.  (Paths that
+ *    core would reject or rewrite before any hook, and that are no route,
+ *    get the blog's 404 from quick_handler; see blog_static_answer.)
  *
- *  - The ordinary path (BlogFastPath Off) answers from the handler hook the
- *    requests whose handler is "blog" ("SetHandler blog" in a <Location>),
- *    after all of Apache's request hooks, so Require and authentication
- *    apply to every page.  A user who protects the blog turns the fast path
- *    off.  (405s and 404s for paths that are not routes are still answered
- *    from quick_handler; see blog_static_answer.)
+ *  - The fast path (BlogFastPath On), an explicit opt-in like mod_cache's
+ *    CacheQuickHandler: every URI under BlogMount is answered from
+ *    quick_handler, before translate_name, map_to_storage, access control,
+ *    authentication, the type checker and fixups, and with only the
+ *    protocol's output filters.  Nothing an admin configures for these URLs
+ *    applies; where access control covers the mount, each child logs a
+ *    warning once (blog_warn_fast_path).
  *
  * Both route the raw request path as sent (before Apache decodes or
  * normalises it), so a path is either exactly one of the contract's
@@ -33,7 +37,7 @@
  * shared state is locked or atomic, per-thread state is thread-local.
  */
 #include "cache.h"
-#include "connection.h"
+#include "logno.h"
 #include "db.h"
 #include "dbscale.h"
 #include "directives.h"
@@ -56,7 +60,6 @@
 #include "apr_strings.h"
 
 #include <libpq-fe.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,7 +125,7 @@ typedef char blog_set_holds_every_directive[BLOG_NDIRECTIVES <= 32 ? 1 : -1];
 
 /* The process-wide settings: the main server's configuration. */
 static const blog_config *blog_g;
-/* Whether some server mounts the blog or names a database: open eagerly. */
+/* Whether some server mounts the blog: only then a child opens anything. */
 static int blog_in_use;
 
 /* A duration bound for messages: "200 ms", "1 s", "3600 s". */
@@ -449,7 +452,8 @@ blog_check_pool(apr_pool_t *p, const blog_config *c, server_rec *s)
     if (db->pool_min <= db->pool_keep && db->pool_keep <= db->pool_max)
         return 0;
     ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                 "blog: BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
+                 BLOGLOGNO(00001)
+                 "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
                  "hold: BlogPoolMin %d (%s), BlogPoolKeep %d (%s), "
                  "BlogPoolMax %d (%s)",
                  db->pool_min, blog_where(p, c, BLOG_D_POOL_MIN),
@@ -518,6 +522,38 @@ blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
 }
 
 /*
+ * BlogConnectionHold and BlogConnectionPark set the module's own HTTP/1.1
+ * connection loop, removed because it did not earn its place against
+ * core's (README, "Connections"): still accepted, so that an existing
+ * configuration starts, and ignored, which the admin is told once per
+ * start, in the error log (post_config: the logs are open; not on the
+ * first, dry, configuration pass).
+ */
+static int
+blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                 server_rec *s)
+{
+    static const int ids[] = {BLOG_D_CONN_HOLD, BLOG_D_CONN_PARK};
+    const blog_config *c = ap_get_module_config(s->module_config,
+                                                &blog_module);
+    int         k;
+
+    (void) pconf;
+    (void) plog;
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
+        return OK;
+    for (k = 0; k < 2; k++)
+        if (c->set & BLOG_SET(ids[k]))
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                         BLOGLOGNO(00002)
+                         "%s (%s) is ignored: the blog's connection "
+                         "loop was removed, connections are core's; remove "
+                         "the directive", blog_directives[ids[k]].name,
+                         blog_where(ptemp, c, ids[k]));
+    return OK;
+}
+
+/*
  * Everything is checked and compiled here, before the logs open, so that a
  * bad template or directive stops "apachectl start" and "configtest" with
  * its message on the terminal.
@@ -535,55 +571,52 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     (void) plog;
     if (c->default_error != NULL) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     "blog: a built-in default does not parse: %s",
+                     BLOGLOGNO(00003) "a built-in default does not parse: %s",
                      c->default_error);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     blog_g = c;
-    blog_in_use = (c->set & BLOG_SET(BLOG_D_DATABASE)) != 0;
+    blog_in_use = 0;
     if (blog_check_pool(ptemp, c, s) != 0)
         return HTTP_INTERNAL_SERVER_ERROR;
     pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
                               sizeof(err));
     if (pages == NULL) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     "blog: BlogTemplates %s (%s): %s", c->templates_dir,
+                     BLOGLOGNO(00004)
+                     "BlogTemplates %s (%s): %s", c->templates_dir,
                      blog_where(ptemp, c, BLOG_D_TEMPLATES), err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     for (vs = s; vs != NULL; vs = vs->next)
         if (blog_make_site(pconf, vs, pages) != 0) {
             ap_log_error(APLOG_MARK, APLOG_EMERG, 0, vs,
-                         "blog: cannot render the static pages");
+                         BLOGLOGNO(00005) "cannot render the static pages");
             return HTTP_INTERNAL_SERVER_ERROR;
         }
     blog_configure_invalidation(pconf, s, c);
     return OK;
 }
 
+/*
+ * With no BlogMount anywhere the module changes nothing in the child: no
+ * PostgreSQL or Redis connection, no allocator, no thread (the invalidation
+ * listener starts only for mounted sites), nothing process-wide: malloc is
+ * left as Apache and the other modules expect it.  The settings are still
+ * handed over, for a blog-health handler configured without a mount, which
+ * then connects on demand.
+ */
 static void
 blog_child_init(apr_pool_t *pchild, server_rec *s)
 {
     if (blog_g == NULL)
         return;
-    /*
-     * One malloc arena for the child: glibc would give each busy thread one
-     * of its own (up to 8 per CPU), each keeping its own free memory, which
-     * made most of a child's size.  The request path mallocs little (libpq
-     * results, hiredis replies), so the shared lock costs nothing
-     * measurable.  Blocks up to 256 KiB stay on the heap, which is not
-     * trimmed below 4 MiB of free space: in steady state a request touches
-     * no new page and makes no mmap, munmap or brk.  An outlier above that
-     * (a huge page, a large reply) is mmapped and given back when freed.
-     */
-    mallopt(M_ARENA_MAX, 1);
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-    mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
     blog_dbscale_child_init(pchild, s, &blog_g->db);
     blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
     blog_cache_child_init(pchild, s, &blog_g->cache);
+    if (!blog_in_use)
+        return;
     blog_pages_child_init(pchild, s);
-    blog_connection_child_init(blog_g->conn_hold, blog_g->conn_park);
 }
 
 /* ------------------------------------------------------------------ */
@@ -606,6 +639,28 @@ blog_raw_path(request_rec *r, const char **path, apr_size_t *len)
         *path = r->parsed_uri.path;
         *len = strlen(r->parsed_uri.path);
         return 1;
+    }
+    return 0;
+}
+
+/* Whether path has a "." or ".." segment, or an empty one ("//"). */
+static int
+blog_has_dot_or_empty_segment(const char *path, apr_size_t len)
+{
+    apr_size_t  i;
+
+    for (i = 0; i < len; i++) {
+        if (path[i] != '/')
+            continue;
+        if (i + 1 == len)
+            return 0;           /* a trailing slash is not a segment */
+        if (path[i + 1] == '/')
+            return 1;
+        if (path[i + 1] == '.'
+            && (i + 2 == len || path[i + 2] == '/'
+                || (path[i + 2] == '.'
+                    && (i + 3 == len || path[i + 3] == '/'))))
+            return 1;
     }
     return 0;
 }
@@ -633,21 +688,53 @@ blog_site_of(request_rec *r)
 }
 
 /*
- * With the fast path off, a request under the mount that can only get a
- * fixed answer (405 for another method, the 404 page for a path that is not
- * a route) is still answered here: core would otherwise reject some of them
- * (%2F, %00, encoded dot segments, bad escapes) or answer TRACE itself with
- * its own status and body before any handler runs, and neither answer
- * discloses anything or touches PostgreSQL or Redis.  Every route goes
- * through Apache's access hooks.
+ * With the fast path on, a child checks once per virtual host whether
+ * access control covers the mount, by a subrequest for it (which runs
+ * every access, authentication and authorization hook, and which the
+ * quick_handler declines): 401 or 403 means the fast path is serving pages
+ * that the configuration protects, which the admin must hear of.
+ */
+static void
+blog_warn_fast_path(request_rec *r, blog_site *site)
+{
+    request_rec *sub;
+    const char *uri;
+
+    if (__atomic_exchange_n(&site->fast_path_checked, 1, __ATOMIC_RELAXED))
+        return;
+    uri = apr_pstrcat(r->pool, site->base, "/", NULL);
+    sub = ap_sub_req_lookup_uri(uri, r, NULL);
+    if (sub->status == HTTP_UNAUTHORIZED || sub->status == HTTP_FORBIDDEN)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
+                     BLOGLOGNO(00006)
+                     "BlogFastPath On answers every URL under %s "
+                     "from quick_handler, but access control covers it "
+                     "(a request for it would get %d): Require, "
+                     "authentication and output filters are bypassed; "
+                     "set BlogFastPath Off", uri, sub->status);
+    ap_destroy_sub_req(sub);
+}
+
+/*
+ * With the fast path off, one kind of request under the mount is still
+ * answered here, before Apache's URL processing: a raw path that core
+ * would reject or rewrite itself before any hook (an escape: %2F, %00,
+ * encoded dot segments, bad escapes; a dot segment or an empty segment) and
+ * that is no route.  The answer is the blog's fixed 404 page (405 for
+ * another method), as docs/CONTRACT.md wants it whichever way it came in:
+ * it discloses nothing and touches neither PostgreSQL nor Redis.  Every
+ * other path, routes or not, goes through translate_name (where
+ * mod_rewrite, mod_alias and mod_proxy's ProxyPass come first), access
+ * control and the handler.
  */
 static int
-blog_static_answer(request_rec *r, const char *path, apr_size_t len)
+blog_static_answer(const char *path, apr_size_t len)
 {
     blog_route  rt;
 
-    if (r->method_number != M_GET)
-        return 1;
+    if (memchr(path, '%', len) == NULL
+        && !blog_has_dot_or_empty_segment(path, len))
+        return 0;
     blog_route_match(path, len, &rt);
     return rt.kind == BLOG_ROUTE_NOT_FOUND;
 }
@@ -677,9 +764,53 @@ blog_quick_handler(request_rec *r, int lookup)
     /* "BlogMount / shared": the rest of the virtual host is Apache's. */
     if (site->shared && !blog_route_owned(path, len))
         return DECLINED;
-    if (!site->fast_path && !blog_static_answer(r, path, len))
-        return DECLINED;
+    if (!site->fast_path)
+        return blog_static_answer(path, len)
+            ? blog_serve(r, site, path, len) : DECLINED;
+    if (!site->fast_path_checked)
+        blog_warn_fast_path(r, (blog_site *) site);
     return blog_serve(r, site, path, len);
+}
+
+/* The prefix of the r->filename of a URI the blog answers. */
+#define BLOG_FILENAME_PREFIX "blog:"
+
+/*
+ * The ordinary path's mapping: a URI under the mount (and, with "shared",
+ * one of the blog's own) is the blog's, with no file behind it.  Run late,
+ * so that mod_rewrite and mod_alias, which an admin may point at it, come
+ * first; before core's DocumentRoot mapping.
+ */
+static int
+blog_translate_name(request_rec *r)
+{
+    const blog_site *site = blog_site_of(r);
+    const char *path;
+    apr_size_t  len;
+
+    if (site == NULL || !site->mounted || r->proxyreq != PROXYREQ_NONE
+        || !blog_raw_path(r, &path, &len)
+        || !blog_under_mount(site, &path, &len)
+        || (site->shared && !blog_route_owned(path, len)))
+        return DECLINED;
+    r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri, NULL);
+    r->handler = "blog";
+    return OK;
+}
+
+/*
+ * No <Directory> walk nor stat for the blog's URIs, as mod_proxy skips
+ * them for its own: core would look for a file under the DocumentRoot for
+ * every page.  <Location> sections are still walked after this hook.
+ */
+static int
+blog_map_to_storage(request_rec *r)
+{
+    if (r->filename == NULL
+        || strncmp(r->filename, BLOG_FILENAME_PREFIX,
+                   sizeof(BLOG_FILENAME_PREFIX) - 1) != 0)
+        return DECLINED;
+    return OK;
 }
 
 static int
@@ -719,17 +850,20 @@ blog_register_hooks(apr_pool_t *p)
      * The blog's pages have a cache of their own (X-Cache, the contract's
      * keys and TTL), so a CacheEnable over the mount must not answer them
      * from mod_cache's: the blog runs first, whatever the LoadModule order.
-     * Its handler needs no order: it answers only "SetHandler blog".
+     * Only with BlogFastPath On, or for the fixed 405 and 404 answers.
+     * Its handler needs no order: it answers only the handler "blog".
      */
     static const char *const before_cache[] = {"mod_cache.c", NULL};
 
     (void) p;
     ap_hook_check_config(blog_check_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(blog_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(blog_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_quick_handler(blog_quick_handler, NULL, before_cache,
                           APR_HOOK_FIRST);
+    ap_hook_translate_name(blog_translate_name, NULL, NULL, APR_HOOK_LAST);
+    ap_hook_map_to_storage(blog_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
-    blog_connection_register_hooks();
     blog_stats_register_hooks();
     blog_status_register_hooks();
     blog_health_register_hooks();

@@ -5,6 +5,7 @@
  * r->pool, so the page may point into them.
  */
 #include "pages.h"
+#include "logno.h"
 
 #include "compute.h"
 #include "db.h"
@@ -78,7 +79,8 @@ blog_pages_child_init(apr_pool_t *pchild, server_rec *s)
     }
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
-                     "blog: no shared allocator for pages; building them "
+                     BLOGLOGNO(00037)
+                     "no shared allocator for pages; building them "
                      "in each request's pool");
         return;
     }
@@ -152,10 +154,12 @@ page_from_db(request_rec *r, const blog_site *site, blog_stmt stmt,
         return;
     if (b.bad_row < 0)
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
-                      "blog: %s returned no column %s", fn, b.bad_column);
+                      BLOGLOGNO(00038)
+                      "%s returned no column %s", fn, b.bad_column);
     else
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
-                      "blog: %s returned a malformed %s in row %d", fn,
+                      BLOGLOGNO(00039)
+                      "%s returned a malformed %s in row %d", fn,
                       b.bad_column, b.bad_row);
 }
 

@@ -6,17 +6,15 @@
  */
 #include "ratelog.h"
 
-#include "http_log.h"
 #include "apr_atomic.h"
 #include "apr_strings.h"
 
 #include <stdarg.h>
 
-APLOG_USE_MODULE(blog);
-
 void
-blog_log_limited(blog_ratelog *rl, int level, apr_status_t status,
-                 const server_rec *s, const char *fmt, ...)
+blog_log_limited_(blog_ratelog *rl, const char *file, int line,
+                  int module_index, int level, apr_status_t status,
+                  const server_rec *s, const char *fmt, ...)
 {
     apr_time_t  now = apr_time_now();
     apr_time_t  start = __atomic_load_n(&rl->window_start, __ATOMIC_RELAXED);
@@ -38,12 +36,14 @@ blog_log_limited(blog_ratelog *rl, int level, apr_status_t status,
     va_start(ap, fmt);
     apr_vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* msg carries the caller's tag: logged as the caller's own line */
     if (held > 0)
-        ap_log_error(APLOG_MARK, level, status, s,
-                     "%s (%u more in the last %d s)", msg, held,
-                     (int) apr_time_sec(now - start));
+        ap_log_error_(file, line, module_index, level, status, s,
+                      "%s (%u more in the last %d s)", msg, held,
+                      (int) apr_time_sec(now - start));
     else
-        ap_log_error(APLOG_MARK, level, status, s, "%s", msg);
+        ap_log_error_(file, line, module_index, level, status, s, "%s",
+                      msg);
 }
 
 void
@@ -56,7 +56,8 @@ blog_outage_begin(blog_outage *o)
 }
 
 void
-blog_outage_end(blog_outage *o, const server_rec *s, const char *what)
+blog_outage_end_(blog_outage *o, const char *file, int line,
+                 int module_index, const server_rec *s, const char *what)
 {
     apr_time_t  since = __atomic_exchange_n(&o->since, 0, __ATOMIC_RELAXED);
     apr_time_t  now = apr_time_now();
@@ -66,7 +67,7 @@ blog_outage_end(blog_outage *o, const server_rec *s, const char *what)
         || !__atomic_compare_exchange_n(&o->last_said, &said, now, 0,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         return;
-    ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
-                 "blog: %s again after %.1f s", what,
-                 (double) (now - since) / APR_USEC_PER_SEC);
+    ap_log_error_(file, line, module_index, APLOG_NOTICE, 0, s,
+                  "%s again after %.1f s", what,
+                  (double) (now - since) / APR_USEC_PER_SEC);
 }

@@ -6,7 +6,10 @@
 #define BLOG_RATELOG_H
 
 #include "httpd.h"
+#include "http_log.h"
 #include "apr_time.h"
+
+#include "logno.h"
 
 /* The warnings about one service (PostgreSQL, Redis); zero-initialised. */
 typedef struct blog_ratelog
@@ -21,11 +24,17 @@ typedef struct blog_ratelog
 /*
  * Log msg for s at level, unless a warning of this kind was written less
  * than BLOG_RATELOG_PERIOD ago; the next line written says how many were
- * held back.  Safe from any thread.
+ * held back.  Safe from any thread.  A macro, so that the line carries the
+ * caller's file, line and module (APLOG_MARK: the place that found the
+ * problem), as ap_log_error does; fmt starts with its BLOGLOGNO tag.  The
+ * caller's file has APLOG_USE_MODULE(blog).
  */
-void blog_log_limited(blog_ratelog *rl, int level, apr_status_t status,
-                      const server_rec *s, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+#define blog_log_limited(rl, level, status, s, ...) \
+    blog_log_limited_(rl, APLOG_MARK, level, status, s, __VA_ARGS__)
+void blog_log_limited_(blog_ratelog *rl, const char *file, int line,
+                       int module_index, int level, apr_status_t status,
+                       const server_rec *s, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
 
 /* An outage of one service, so that its end is logged once. */
 typedef struct blog_outage
@@ -36,11 +45,16 @@ typedef struct blog_outage
 
 void blog_outage_begin(blog_outage *o);
 /*
- * Logs "<what> again after N s" ("PostgreSQL reachable again after 3.2 s")
+ * Logs "<what> again after N s" ("BLOG00007: PostgreSQL reachable again
+ * after 3.2 s"; what starts with its BLOGLOGNO tag)
  * when an outage was running, at
  * most once per BLOG_RATELOG_PERIOD (a service that flaps is not a new
  * outage every time).
  */
-void blog_outage_end(blog_outage *o, const server_rec *s, const char *what);
+#define blog_outage_end(o, s, what) \
+    blog_outage_end_(o, APLOG_MARK, s, what)
+void blog_outage_end_(blog_outage *o, const char *file, int line,
+                      int module_index, const server_rec *s,
+                      const char *what);
 
 #endif

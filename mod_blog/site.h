@@ -1,6 +1,7 @@
 /*
  * site.h - what a request under one server's BlogMount needs, resolved at
- * start-up (mod_blog.c's check_config) and read-only afterwards.
+ * start-up (mod_blog.c's check_config) and read-only afterwards (but for
+ * fast_path_checked, which each child sets once).
  */
 #ifndef BLOG_SITE_H
 #define BLOG_SITE_H
@@ -19,6 +20,7 @@ typedef struct blog_site
     int         mounted;        /* BlogMount given for this server */
     int         shared;         /* BlogMount ... shared */
     int         fast_path;      /* BlogFastPath */
+    int         fast_path_checked;  /* per child: the warning was considered */
     blog_page   not_found;      /* rendered once, with the mount's links */
     blog_page   unavailable;
 } blog_site;

@@ -20,6 +20,7 @@
  * first request), and moves those counts over.
  */
 #include "stats.h"
+#include "logno.h"
 
 #include "http_config.h"
 #include "http_connection.h"
@@ -87,7 +88,8 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     if (rv != APR_SUCCESS) {
         /* The blog works without; mod_status just has nothing to show. */
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
-                     "blog: no shared memory for the status counters "
+                     BLOGLOGNO(00041)
+                     "no shared memory for the status counters "
                      "(%" APR_SIZE_T_FMT " bytes)", size);
         stats_seg = NULL;
         return OK;

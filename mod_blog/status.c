@@ -21,6 +21,8 @@
 #include "ap_mpm.h"
 #include "mod_status.h"
 #include "scoreboard.h"
+#include "apr_strings.h"
+#include "httpd.h"
 
 #include <string.h>
 
@@ -222,6 +224,33 @@ status_list(request_rec *r, const status_row *rows, int n)
     }
 }
 
+/*
+ * What /health withholds from the public: the reason this child's health
+ * check last found a service down (libpq's or hiredis' text).
+ */
+static void
+status_health(request_rec *r, int flags)
+{
+    static const char *const names[2] = {"PostgreSQL", "Redis"};
+    char        why[600];
+    char        when[APR_RFC822_DATE_LEN];
+    apr_time_t  at;
+    int         k;
+
+    for (k = 0; k < 2; k++) {
+        if (!blog_health_last(k, why, sizeof(why), &at))
+            continue;
+        apr_rfc822_date(when, at);
+        if (flags & AP_STATUS_SHORT)
+            ap_rprintf(r, "BlogHealthLast%sFailure: %s: %s\n", names[k],
+                       when, why);
+        else
+            ap_rprintf(r, "<p>Last failed health check of %s (this child, "
+                       "%s): %s</p>\n", names[k], when,
+                       ap_escape_html(r->pool, why));
+    }
+}
+
 static int
 status_hook(request_rec *r, int flags)
 {
@@ -233,6 +262,7 @@ status_hook(request_rec *r, int flags)
     n = status_rows(r, &rows);
     if (flags & AP_STATUS_SHORT) {
         status_short(r, rows, n);
+        status_health(r, flags);
         return OK;
     }
     ap_rputs("<hr /><h2>mod_blog</h2>\n", r);
@@ -242,6 +272,7 @@ status_hook(request_rec *r, int flags)
         status_list(r, rows, n);
     else
         status_table(r, rows, n);
+    status_health(r, flags);
     return OK;
 }
 

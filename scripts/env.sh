@@ -10,19 +10,18 @@ BLOG_PG_PORT=${BLOG_PG_PORT:-54329}
 BLOG_REDIS_PORT=${BLOG_REDIS_PORT:-63790}
 BLOG_HTTP_PORT=${BLOG_HTTP_PORT:-8080}
 BLOG_MPM=${BLOG_MPM:-event}
-BLOG_FASTPATH=${BLOG_FASTPATH:-on}
-# BlogConnectionHold of the stack's Apache (Off: core's connection loop)
-BLOG_CONN_HOLD=${BLOG_CONN_HOLD:-2ms}
-# BlogConnectionPark of the stack's Apache, and its Timeout (seconds)
-BLOG_PARK=${BLOG_PARK:-On}
-BLOG_TIMEOUT=${BLOG_TIMEOUT:-5}
+# BlogFastPath of the stack's Apache: off (the ordinary content handler);
+# on runs the quick_handler opt-in
+BLOG_FASTPATH=${BLOG_FASTPATH:-off}
+# Apache's Timeout (seconds): httpd's default
+BLOG_TIMEOUT=${BLOG_TIMEOUT:-60}
 # BlogRedis of the stack's Apache: the socket of the stack's Redis
 BLOG_REDIS=${BLOG_REDIS:-$BLOG_VAR/run/redis.sock}
 # BlogInvalidate of the stack's Apache: on (the cache invalidation listener)
 BLOG_INVALIDATE=${BLOG_INVALIDATE:-on}
 # Apache's threads per child (4 children), AsyncRequestWorkerFactor,
 # ServerLimit and MaxMemFree (see conf/httpd.conf.in)
-BLOG_THREADS=${BLOG_THREADS:-16}
+BLOG_THREADS=${BLOG_THREADS:-40}
 BLOG_ASYNC_FACTOR=${BLOG_ASYNC_FACTOR:-256}
 BLOG_SERVER_LIMIT=${BLOG_SERVER_LIMIT:-16}
 BLOG_MAXMEMFREE=${BLOG_MAXMEMFREE:-256}
@@ -42,5 +41,5 @@ PGPORT=$BLOG_PG_PORT
 PGDATABASE=blog
 PGUSER=postgres
 export BLOG_ROOT BLOG_VAR BLOG_PG_PORT BLOG_REDIS_PORT BLOG_HTTP_PORT \
-    BLOG_MPM BLOG_FASTPATH BLOG_CONN_HOLD BLOG_PARK BLOG_TIMEOUT BLOG_REDIS BLOG_INVALIDATE BLOG_THREADS BLOG_ASYNC_FACTOR BLOG_SERVER_LIMIT BLOG_MAXMEMFREE BLOG_PG_BIN BLOG_PG_OSUSER PG_CONFIG \
+    BLOG_MPM BLOG_FASTPATH BLOG_TIMEOUT BLOG_REDIS BLOG_INVALIDATE BLOG_THREADS BLOG_ASYNC_FACTOR BLOG_SERVER_LIMIT BLOG_MAXMEMFREE BLOG_PG_BIN BLOG_PG_OSUSER PG_CONFIG \
     PGHOST PGPORT PGDATABASE PGUSER

@@ -165,7 +165,8 @@ stop_redis() {
 
 # -------------------------------------------------------------------- Apache
 httpd_pidfile() { echo "$BLOG_VAR/run/httpd.pid"; }
-module_path() { echo "$BLOG_ROOT/mod_blog/.libs/mod_blog.so"; }
+# BLOG_MODULE: another build of the module (bench/sweep.py compares them)
+module_path() { echo "${BLOG_MODULE:-$BLOG_ROOT/mod_blog/.libs/mod_blog.so}"; }
 
 httpd_conf() {
     local user="" location=""
@@ -179,8 +180,7 @@ httpd_conf() {
         -e "s|@HTTP_PORT@|$BLOG_HTTP_PORT|g" -e "s|@MPM@|$BLOG_MPM|g" \
         -e "s|@REDIS_PORT@|$BLOG_REDIS_PORT|g" -e "s|@PG_PORT@|$BLOG_PG_PORT|g" \
         -e "s|@MODULE@|$(module_path)|g" -e "s|@FASTPATH@|$fast|g" \
-        -e "s|@CONN_HOLD@|$BLOG_CONN_HOLD|g" -e "s|@REDIS@|$BLOG_REDIS|g" \
-        -e "s|@PARK@|$BLOG_PARK|g" -e "s|@TIMEOUT@|$BLOG_TIMEOUT|g" \
+        -e "s|@REDIS@|$BLOG_REDIS|g" -e "s|@TIMEOUT@|$BLOG_TIMEOUT|g" \
         -e "s|@INVALIDATE@|$BLOG_INVALIDATE|g" \
         -e "s|@THREADS@|$BLOG_THREADS|g" -e "s|@WORKERS@|$((4 * BLOG_THREADS))|g" \
         -e "s|@SERVER_LIMIT@|$BLOG_SERVER_LIMIT|g" \
@@ -191,7 +191,11 @@ httpd_conf() {
     mv "$BLOG_VAR/httpd/httpd.conf.new" "$BLOG_VAR/httpd/httpd.conf"
 }
 
-apachectl_() { /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"; }
+# The stack's own malloc setting, from outside as an admin would set it in
+# Apache's envvars (the module sets nothing process-wide): one arena per
+# child, where glibc would give each busy thread its own, each keeping its
+# own free memory.
+apachectl_() { MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-1} /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"; }
 
 start_httpd() {
     make_dirs

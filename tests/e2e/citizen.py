@@ -95,11 +95,6 @@ BlogDatabase "{db}"
 BlogRedis {redis}
 BlogTemplates "{root}/templates"
 BlogInvalidate Off
-# Today's non-defaults, so that the blog runs as an ordinary content
-# handler inside core's connection loop; drop both lines once they are the
-# defaults.
-BlogFastPath Off
-BlogConnectionHold Off
 """.format(module=MODULE, db=database, redis=redis, root=bt.ROOT)
 
 

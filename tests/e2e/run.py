@@ -10,7 +10,7 @@ against tests/golden), consistency with the database, the Redis cache,
 methods, HEAD, bad paths and malformed requests, keep-alive and pipelining.
 Prints one line per failed check and ends with `N passed, N failed`.
 Nothing here depends on the MPM: the same suite runs under event and worker,
-with the fast path on and off (BLOG_MPM, BLOG_FASTPATH say which).
+with the ordinary handler or the quick_handler opt-in (BLOG_MPM, BLOG_FASTPATH say which).
 """
 
 import os
@@ -101,7 +101,7 @@ def preflight():
         T.finish()
     conf = open(os.path.join(bt.VAR, "httpd", "httpd.conf")).read()
     mpm = bt.ENV.get("BLOG_MPM", "event")
-    fast = "On" if bt.ENV.get("BLOG_FASTPATH", "on").lower() == "on" else "Off"
+    fast = "On" if bt.ENV.get("BLOG_FASTPATH", "off").lower() == "on" else "Off"
     T.check("mpm_%s_module" % mpm in conf, "httpd.conf loads the %s MPM" % mpm)
     T.check(re.search(r"(?mi)^\s*BlogFastPath\s+%s\b" % fast, conf) is not None,
             "httpd.conf has BlogFastPath %s" % fast)
@@ -589,6 +589,42 @@ def keep_alive():
                 repr(c.buf[:100]))
 
 
+def validators():
+    """Issue 20, item 6: every 200 page carries a strong ETag made from its
+    bytes (the same on a cache hit and a miss), a matching If-None-Match
+    (or "*") gets a 304 with the ETag and no body, a stale one the page."""
+    import re as _re
+    for path in ("/", "/post/post-31", "/tag/tag-7", "/compute", "/cached",
+                 "/post/post-31/cached"):
+        a = bt.get(path)
+        b = bt.get(path)
+        tag = a.get("etag")
+        T.check(a.status == 200 and tag is not None
+                and _re.fullmatch(r'"[0-9a-f]{16}"', tag) is not None,
+                "%s: a strong ETag" % path, a.brief())
+        T.check(b.get("etag") == tag and b.body == a.body,
+                "%s: the same ETag for the same bytes (X-Cache %s then %s)"
+                % (path, a.get("x-cache"), b.get("x-cache")),
+                "%r then %r" % (tag, b.get("etag")))
+        for inm in (tag, '"0000000000000000", %s' % tag, "*"):
+            r = bt.fetch("GET", path, headers=[("If-None-Match", inm)])
+            T.check(r.status == 304 and r.body == b"" and r.get("etag") == tag,
+                    "%s: If-None-Match %s -> 304 with the ETag" % (path, inm),
+                    r.brief())
+        r = bt.fetch("HEAD", path, headers=[("If-None-Match", tag)])
+        T.check(r.status == 304, "%s: HEAD with If-None-Match -> 304" % path,
+                r.brief())
+        r = bt.fetch("GET", path, headers=[("If-None-Match", '"0000000000000000"')])
+        T.check(r.status == 200 and r.body == a.body,
+                "%s: a stale If-None-Match gets the page" % path, r.brief())
+        r = bt.fetch("GET", path, headers=[("If-Match", '"0000000000000000"')])
+        T.check(r.status == 412, "%s: a failed If-Match -> 412" % path,
+                r.brief())
+    r = bt.get("/post/nope")
+    T.check(r.status == 404 and r.get("etag") is None,
+            "the 404 page carries no ETag", r.brief())
+
+
 def main():
     log_start = bt.error_log_size()
     section(preflight)
@@ -604,6 +640,7 @@ def main():
     section(cache_semantics)
     section(methods)
     section(head_requests)
+    section(validators)
     section(query_strings)
     section(body_on_get)
     section(bad_paths)

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""A short alternated comparison of Apache configurations of the private
+stack (bench/LEVERS.md's tables): each round restarts Apache once per
+configuration and runs wrk (50 connections, 2 threads, like `make bench`)
+on each path; the configurations alternate within every round, so the
+machine's drift moves them alike.  Prints a Markdown table of the median
+req/s per path (and the ratio to the first configuration), with every
+socket error and non-2xx response summed over the rounds.
+
+    flock -o /tmp/blog-load.lock python3 bench/sweep.py SPEC...
+
+(-o: the Apache it restarts must not inherit the lock's descriptor, or it
+holds the load lock for as long as it runs.)
+
+SPEC is "name:VAR=value,VAR=value|Directive args|..." (the scripts/env.sh
+variables, and BLOG_MODULE for another build of the module; each "|" adds
+a line to the stack's httpd configuration for that configuration, through
+var/httpd/conf.d/sweep.conf, e.g. an older module's own directives).  Environment: PATHS
+(comma-separated, "/cached,/post/post-31/cached"), ROUNDS (3),
+SECONDS_PER_RUN (3), WARMUP (1).  A speed report, never a test: nothing
+here passes or fails.
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import types
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import loads  # noqa: E402
+
+
+def parse(spec):
+    name, _, rest = spec.partition(":")
+    kv, *lines = rest.split("|")
+    env = dict(x.split("=", 1) for x in kv.split(",") if x)
+    return name, (env, lines)
+
+
+def write_extra(lines):
+    var = os.environ.get("BLOG_VAR", os.path.join(ROOT, "var"))
+    path = os.path.join(var, "httpd", "conf.d", "sweep.conf")
+    if lines:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    elif os.path.exists(path):
+        os.unlink(path)
+
+
+def main():
+    specs = [parse(s) for s in sys.argv[1:]]
+    if not specs:
+        sys.exit(__doc__)
+    paths = os.environ.get("PATHS", "/cached,/post/post-31/cached").split(",")
+    rounds = int(os.environ.get("ROUNDS", "3"))
+    seconds = int(os.environ.get("SECONDS_PER_RUN", "3"))
+    warmup = int(os.environ.get("WARMUP", "1"))
+    port = int(os.environ.get("BLOG_HTTP_PORT", "8080"))
+    cfg = types.SimpleNamespace(threads=2, connections=50, raw_dir=None)
+    rps = {(n, p): [] for n, _ in specs for p in paths}
+    errs = {(n, p): 0 for n, _ in specs for p in paths}
+    for rnd in range(rounds):
+        for name, (env, lines) in specs:
+            e = dict(os.environ, **env)
+            write_extra(lines)
+            subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
+                            "httpd"], env=e, check=True,
+                           stdout=subprocess.DEVNULL)
+            for p in paths:
+                loads.wrk(cfg, port, p, warmup)
+                r = loads.wrk(cfg, port, p, seconds)
+                rps[name, p].append(r["rps"])
+                errs[name, p] += r["socket_errors"] + r["status"]
+                print("round %d %-24s %-22s %8.0f req/s %d errors"
+                      % (rnd + 1, name, p, r["rps"],
+                         r["socket_errors"] + r["status"]),
+                      file=sys.stderr, flush=True)
+    first = specs[0][0]
+    print("| configuration | " + " | ".join(paths) + " |")
+    print("|---|" + "---:|" * len(paths))
+    for name, _ in specs:
+        cells = []
+        for p in paths:
+            med = statistics.median(rps[name, p])
+            ratio = med / statistics.median(rps[first, p])
+            cells.append("%.0f (%.2f) %d err" % (med, ratio, errs[name, p]))
+        print("| %s | %s |" % (name, " | ".join(cells)))
+    # leave the stack as scripts/env.sh configures it
+    write_extra([])
+    subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
+                    "httpd"], check=True, stdout=subprocess.DEVNULL)
+
+
+if __name__ == "__main__":
+    main()
