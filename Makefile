@@ -101,6 +101,9 @@ uninstall:
 	$(SUDO) rm -rf $(SHARE_DIR)
 	$(SUDO) $(MAKE) -C mod_blog uninstall DESTDIR=$(DESTDIR)
 	$(SUDO) $(MAKE) -C pg_blog_ext uninstall DESTDIR=$(DESTDIR)
+	@echo "make uninstall removed the files; it leaves the database blog, the roles" \
+	    "blog_web, pgblog_web and pgblog_writer and the blog lines of pg_hba.conf and" \
+	    "pg_ident.conf (README.md, 'Removing it', drops them)"
 
 # pg_regress against the system cluster (as its superuser postgres when run
 # as root), without the private stack; drops its database afterwards.

@@ -23,6 +23,10 @@ iproute2 pgbouncer"
 # dh-apache2 is provided by apache2-dev (in build)
 deb="build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 systest="debootstrap iproute2 util-linux python3"
+# tests/e2e/citizen.py: a certificate (openssl), htpasswd (apache2-utils) and
+# the h2c Upgrade (python3-h2); its other HTTP/2 cases need Debian's curl,
+# which is built with nghttp2
+test="$test openssl apache2-utils python3-h2"
 
 [ $# -gt 0 ] || set -- runtime build stack test
 PKGS=""

@@ -25,11 +25,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cp -r pg_blog_ext/. "$work"
-rm -rf "$work/results" "$work"/regression.*
+# the suite's first test runs ../sql/setup.sql (the roles and grants)
+mkdir "$work/pg_blog_ext" "$work/sql"
+cp -r pg_blog_ext/. "$work/pg_blog_ext"
+cp sql/setup.sql "$work/sql/"
+rm -rf "$work/pg_blog_ext/results" "$work"/pg_blog_ext/regression.*
 [ "$(id -u)" -ne 0 ] || chown -R postgres: "$work"
-if as_pg make -s -C "$work" installcheck; then
+if as_pg make -s -C "$work/pg_blog_ext" installcheck; then
     exit 0
 fi
-[ ! -f "$work/regression.diffs" ] || cat "$work/regression.diffs"
+[ ! -f "$work/pg_blog_ext/regression.diffs" ] || cat "$work/pg_blog_ext/regression.diffs"
 exit 1

@@ -12,8 +12,9 @@
 # seed (this tree's sql/setup.sql for both: CREATE EXTENSION of that build,
 # then the VACUUM that sets the visibility map), so
 # nothing is installed into the system's PostgreSQL.  OLD_REF is a git ref
-# of this repository; by default the last commit before the reads were
-# reworked for instructions (see the README's "How it is fast").
+# of this repository; by default the last commit with the hand-written
+# B-tree walk (nbtree's internals; it builds on PostgreSQL 15 only, so on
+# 17 and 18 use BUILDS=new).
 #
 # Instructions: the page functions run in a single-user backend under
 # callgrind; a function's count is its inclusive cost, and the figure per
@@ -29,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ext=$(cd "$here/.." && pwd)
 repo=$(cd "$ext/.." && pwd)
 
-OLD_REF=${OLD_REF:-39d42dc}
+OLD_REF=${OLD_REF:-4950b8b}
 NEW_REF=${NEW_REF:-}
 BUILDS=${BUILDS:-old new}
 PG_CONFIG=${PG_CONFIG:-pg_config}
@@ -222,7 +223,7 @@ if [ "$PGBENCH" = 1 ]; then
 fi
 
 name_of() { case $1 in tag) echo "tag_page('tag-7')" ;; index) echo "index_page(20)" ;; post) echo "post_page('post-31')" ;; esac; }
-target_of() { case $1 in tag) echo 1400000 ;; index) echo 300000 ;; post) echo 70000 ;; esac; }
+target_of() { case $1 in tag) echo 1100000 ;; index) echo 300000 ;; post) echo 90000 ;; esac; }
 
 echo "instructions per call (callgrind, inclusive, mean of $CALLS warm calls)"
 if [ "$BUILDS" = new ]; then

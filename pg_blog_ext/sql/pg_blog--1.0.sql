@@ -169,19 +169,7 @@ REVOKE ALL ON FUNCTION blog.index_page(integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION blog.post_page(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION blog.tag_page(text) FROM PUBLIC;
 
--- The web server's least-privilege role.  Role names starting with "pg_"
--- are reserved by PostgreSQL, hence "pgblog_web".  Roles are cluster-wide
--- and outlive DROP EXTENSION, so an existing one is reused.
-DO $$
-BEGIN
-	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles
-				   WHERE rolname OPERATOR(pg_catalog.=) 'pgblog_web') THEN
-		CREATE ROLE pgblog_web NOLOGIN;
-	END IF;
-END
-$$;
-
-GRANT USAGE ON SCHEMA blog TO pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.index_page(integer) TO pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.post_page(text) TO pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.tag_page(text) TO pgblog_web;
+-- EXECUTE on them goes to no role here: an extension creates nothing
+-- outside its database, and roles are the cluster's.  The site's set-up
+-- (sql/setup.sql of the repository) creates the web server's role and
+-- grants it EXECUTE on these three functions and USAGE on the schema.

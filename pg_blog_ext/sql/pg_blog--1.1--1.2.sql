@@ -1,4 +1,4 @@
-/* pg_blog 1.1 -> 1.2: the write functions, the role pgblog_writer and the cache triggers */
+/* pg_blog 1.1 -> 1.2: the write functions and the cache triggers */
 
 \echo Use "ALTER EXTENSION pg_blog UPDATE TO '1.2'" to load this file. \quit
 
@@ -487,20 +487,6 @@ REVOKE ALL ON FUNCTION blog.edit_post(text, text, text, text, text[]) FROM PUBLI
 REVOKE ALL ON FUNCTION blog.add_comment(text, text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION blog.delete_comment(integer) FROM PUBLIC;
 
--- The writers' role: the four write functions and nothing else (no right
--- on any table; the functions run as their owner).  Like pgblog_web it is
--- cluster-wide and reused when it exists.
-DO $$
-BEGIN
-	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles
-				   WHERE rolname OPERATOR(pg_catalog.=) 'pgblog_writer') THEN
-		CREATE ROLE pgblog_writer NOLOGIN;
-	END IF;
-END
-$$;
-
-GRANT USAGE ON SCHEMA blog TO pgblog_writer;
-GRANT EXECUTE ON FUNCTION blog.publish_post(integer, text, text, text, text, text[], timestamptz) TO pgblog_writer;
-GRANT EXECUTE ON FUNCTION blog.edit_post(text, text, text, text, text[]) TO pgblog_writer;
-GRANT EXECUTE ON FUNCTION blog.add_comment(text, text, text) TO pgblog_writer;
-GRANT EXECUTE ON FUNCTION blog.delete_comment(integer) TO pgblog_writer;
+-- EXECUTE on the four write functions goes to no role here, as for the
+-- page functions: the site's set-up (sql/setup.sql of the repository)
+-- creates the writers' role and grants it.

@@ -140,7 +140,7 @@ SELECT pg_catalog.pg_extension_config_dump('blog.comments', 'WHERE id > 10000');
 -- executor, by index, where no table privilege is checked, so they need no
 -- owner's rights and run as their caller (SECURITY INVOKER, as contrib's
 -- pgstattuple and pg_visibility do); EXECUTE on them, granted only to
--- pgblog_web, is the right to read what the pages show, and no table is
+-- the web server's role, is the right to read what the pages show, and no table is
 -- granted to anyone.  They find every relation by name in the schema blog
 -- and call no operator or function by name, so the caller's search_path
 -- cannot redirect them and no per-call SET search_path is needed.
@@ -181,22 +181,10 @@ REVOKE ALL ON FUNCTION blog.index_page(integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION blog.post_page(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION blog.tag_page(text) FROM PUBLIC;
 
--- The web server's least-privilege role.  Role names starting with "pg_"
--- are reserved by PostgreSQL, hence "pgblog_web".  Roles are cluster-wide
--- and outlive DROP EXTENSION, so an existing one is reused.
-DO $$
-BEGIN
-	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles
-				   WHERE rolname OPERATOR(pg_catalog.=) 'pgblog_web') THEN
-		CREATE ROLE pgblog_web NOLOGIN;
-	END IF;
-END
-$$;
-
-GRANT USAGE ON SCHEMA blog TO pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.index_page(integer) TO pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.post_page(text) TO pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.tag_page(text) TO pgblog_web;
+-- EXECUTE on them goes to no role here: an extension creates nothing
+-- outside its database, and roles are the cluster's.  The site's set-up
+-- (sql/setup.sql of the repository) creates the web server's role and
+-- grants it EXECUTE on these three functions and USAGE on the schema.
 
 -- Writes (1.2).  A blog's writes as functions for the role pgblog_writer,
 -- and triggers that name, on every change to the five tables, the cached
@@ -683,20 +671,6 @@ REVOKE ALL ON FUNCTION blog.edit_post(text, text, text, text, text[]) FROM PUBLI
 REVOKE ALL ON FUNCTION blog.add_comment(text, text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION blog.delete_comment(integer) FROM PUBLIC;
 
--- The writers' role: the four write functions and nothing else (no right
--- on any table; the functions run as their owner).  Like pgblog_web it is
--- cluster-wide and reused when it exists.
-DO $$
-BEGIN
-	IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles
-				   WHERE rolname OPERATOR(pg_catalog.=) 'pgblog_writer') THEN
-		CREATE ROLE pgblog_writer NOLOGIN;
-	END IF;
-END
-$$;
-
-GRANT USAGE ON SCHEMA blog TO pgblog_writer;
-GRANT EXECUTE ON FUNCTION blog.publish_post(integer, text, text, text, text, text[], timestamptz) TO pgblog_writer;
-GRANT EXECUTE ON FUNCTION blog.edit_post(text, text, text, text, text[]) TO pgblog_writer;
-GRANT EXECUTE ON FUNCTION blog.add_comment(text, text, text) TO pgblog_writer;
-GRANT EXECUTE ON FUNCTION blog.delete_comment(integer) TO pgblog_writer;
+-- EXECUTE on the four write functions goes to no role here, as for the
+-- page functions: the site's set-up (sql/setup.sql of the repository)
+-- creates the writers' role and grants it.

@@ -49,7 +49,7 @@ fetch_latest(int32 n, BlogPost **out)
 	Relation	index = blog_open_index(BLOG_REL_posts_published_idx, posts);
 	ScanDirection dir = newest_first(index, posts);
 	TupleTableSlot *slot = table_slot_create(posts, NULL);
-	IndexScanDesc scan = index_beginscan(posts, index, GetActiveSnapshot(), 0, 0);
+	IndexScanDesc scan = blog_index_beginscan(posts, index, GetActiveSnapshot(), 0, 0);
 	AttrNumber	atts[BLOG_POST_NCOLS];
 	List	   *list = NIL;
 	BlogPost   *array;

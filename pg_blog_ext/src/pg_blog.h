@@ -10,33 +10,15 @@
 
 #include "postgres.h"
 
+#include "pg_blog_compat.h"
+
 #include "access/genam.h"
 #include "access/itup.h"
-#include "common/int.h"
 #include "datatype/timestamp.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 #include "utils/relcache.h"
-
-/*
- * Three-way comparisons of integers, as common/int.h has them from
- * PostgreSQL 17 on: every ordering of the extension (the sorts, qunique(),
- * bsearch(), the B-tree walk, the tag page's order) is written with them.
- */
-#if PG_VERSION_NUM < 170000
-static inline int
-pg_cmp_s32(int32 a, int32 b)
-{
-	return (a > b) - (a < b);
-}
-
-static inline int
-pg_cmp_s64(int64 a, int64 b)
-{
-	return (a > b) - (a < b);
-}
-#endif
 
 /* A slug is 1 to 64 bytes of a-z, 0-9 and '-': docs/CONTRACT.md section 2 */
 #define BLOG_SLUG_MAX 64
@@ -88,8 +70,8 @@ typedef enum BlogRel
 
 /*
  * A visible row read by key: the values of the NOT NULL columns asked for
- * (pointing into a shared buffer of the heap or of the index: copy what is
- * kept) and the number of its key.  The column list of a read must be a
+ * (pointing into a pinned heap buffer or the scan's copy of the index
+ * entry: copy what is kept) and the number of its key.  The column list of a read must be a
  * constant array: its address keys the per-backend cache of its column
  * numbers.
  */
@@ -119,7 +101,7 @@ blog_text_copy(Datum value)
 extern Relation blog_open_table(BlogRel table);
 extern Relation blog_open_index(BlogRel index, Relation heap);
 extern Relation blog_open_int4_index(BlogRel index, Relation heap, int natts);
-extern void blog_refuse_layout(Relation index) pg_attribute_noreturn();
+pg_noreturn extern void blog_refuse_layout(Relation index);
 extern AttrNumber blog_attnum(Relation rel, const char *name);
 extern void blog_attnums(Relation rel, const char *const *names, int n,
 						 AttrNumber *out);
@@ -129,8 +111,8 @@ extern void blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
 /*
  * One visible entry of an index whose first column is an int4 key: the
  * number of that key in the caller's keys, the index tuple and, when asked
- * for, the visible heap row.  Valid only during the callback (both may
- * point into shared buffers).
+ * for, the visible heap row.  Valid only during the callback (the row is
+ * in a pinned, unlocked shared buffer; the index tuple is the scan's copy).
  */
 typedef struct BlogEntry
 {

@@ -6,6 +6,15 @@
 # writes an extension's objects as one CREATE EXTENSION, so they are first
 # released from it (ALTER EXTENSION ... DROP, in both databases alike) to be
 # dumped one by one: tables, indexes, functions, their options and grants.
+# From PostgreSQL 17 on, the row types of an extension's tables and their
+# array types are members too and are released with their tables: they are
+# left out of the list (and of the count), which is then the same on every
+# major.
+# 1.1 has no script of its own: CREATE EXTENSION ... VERSION '1.1' runs
+# 1.0's and the update to 1.1, as PostgreSQL does for a version without one.
+# CREATE EXTENSION and the updates must create no role (roles are the
+# cluster's: sql/setup.sql makes them): no script of the extension may say
+# CREATE ROLE, and the cluster's roles are counted before and after.
 # Run by test/sql/upgrade.sql; PG_BINDIR (set by the Makefile) picks the
 # client programs of the PostgreSQL being tested.
 set -eu
@@ -26,18 +35,35 @@ mkdir -p "$tmp"
 
 q() { "${bin}psql" -X -A -t -q -v ON_ERROR_STOP=1 "$@"; }
 
+# the scripts the server runs (superuser: the suite's role)
+extdir=$(q -d postgres -c "SELECT setting FROM pg_catalog.pg_config WHERE name = 'SHAREDIR'")/extension
+if grep -il 'CREATE[[:space:]]\{1,\}ROLE' "$extdir"/pg_blog--*.sql; then
+	echo "an extension script creates a role"
+fi
+roles() { q -d postgres -c "SELECT count(*) FROM pg_catalog.pg_roles"; }
+roles_before=$(roles)
+
 "${bin}createdb" $created
 q -d $created -c "SET client_min_messages = warning" -c "CREATE EXTENSION pg_blog"
 fresh=$(q -d $created -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_blog'")
 
+# the extension's members, but for its tables' row types and their array
+# types (17 on), which go with their tables
+members_of="d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
+  AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'pg_blog')
+  AND NOT EXISTS (SELECT FROM pg_catalog.pg_type t
+                  WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
+                    AND t.oid = d.objid
+                    AND (t.typrelid <> 0
+                         OR EXISTS (SELECT FROM pg_catalog.pg_type e
+                                    WHERE e.oid = t.typelem AND e.typarray = t.oid
+                                      AND e.typrelid <> 0)))"
 release="SELECT pg_catalog.format('ALTER EXTENSION pg_blog DROP %s %s', o.type, o.identity)
 FROM pg_catalog.pg_depend d, pg_catalog.pg_identify_object(d.classid, d.objid, d.objsubid) o
-WHERE d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass AND d.deptype = 'e'
-  AND d.refobjid = (SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'pg_blog')"
+WHERE $members_of"
 # dump db into $tmp/db.sql, its extension's members released first
 dump() {
-	members=$(q -d "$1" -c "SELECT count(*) FROM pg_catalog.pg_depend d, pg_catalog.pg_extension e
-		WHERE d.refobjid = e.oid AND e.extname = 'pg_blog' AND d.deptype = 'e'")
+	members=$(q -d "$1" -c "SELECT count(*) FROM pg_catalog.pg_depend d WHERE $members_of")
 	printf '%s\n\\gexec\n' "$release" | q -d "$1" >/dev/null
 	# the dump's \restrict key is random
 	"${bin}pg_dump" --schema-only "$1" | grep -v '^\\\(un\)\{0,1\}restrict ' >"$tmp/$1.sql"
@@ -62,3 +88,8 @@ for from in 1.0 1.1; do
 		cat "$tmp/diff"
 	fi
 done
+if [ "$(roles)" = "$roles_before" ]; then
+	echo "roles of the cluster: as many as before"
+else
+	echo "roles of the cluster: $roles_before before, $(roles) after"
+fi

@@ -231,6 +231,7 @@ awk -v dir="$blocks_dir" '
         mark = ($0 ~ /: host/) ? "host" : "ns"
         if ($0 ~ / packages -->/) mark = mark "-packages"
         if ($0 ~ / source -->/) mark = mark "-source"
+        if ($0 ~ / removal -->/) mark = "removal"
         next }
     mark != "" && /^```sh$/ { n++; file = sprintf("%s/%02d-%s.sh", dir, n, mark);
                               print "set -ex" > file; inblock = 1; next }
@@ -244,6 +245,7 @@ nblocks=$(ls "$blocks_dir" | wc -l)
 for f in "$blocks_dir"/*.sh; do
     name=$(basename "$f" .sh)
     case $name in *-packages|*-source) [ "${name##*-}" = $route ] || continue ;; esac
+    case $name in *-removal) continue ;; esac   # after the module's removal
     say "README block $name:"
     sed '1d; s/^/    /' "$f"
     case $name in *-host*) run=in_host ;; *) run=in_ns ;; esac
@@ -354,6 +356,29 @@ check "Apache starts without the module" in_ns service apache2 start
 get /
 check "Apache serves without the module (GET /: $blog_status, Debian's page)" \
     bash -c "[ '$blog_status' = 200 ] && grep -q 'Apache2 Debian Default Page' '$page'"
+
+# ------------------------------------ removing the database and roles
+# The README's removal block: what CREATE EXTENSION and setup.sql made
+# (the database, the cluster's roles) and the lines of pg_hba/pg_ident.
+for f in "$blocks_dir"/*-removal.sh; do
+    [ -e "$f" ] || { fail "README has no removal block"; break; }
+    name=$(basename "$f" .sh)
+    say "README block $name:"
+    sed '1d; s/^/    /' "$f"
+    if in_ns sh -c "cd /root/blog && sh /tmp/readme-blocks/$name.sh" \
+            >"$blocks_dir/$name.log" 2>&1; then
+        ok "README block $name"
+    else
+        tail -30 "$blocks_dir/$name.log"
+        fail "README block $name"
+    fi
+done
+check "no database blog left" in_ns su - postgres -c \
+    "test \"\$(psql -XAtc \"SELECT count(*) FROM pg_database WHERE datname = 'blog'\")\" = 0"
+check "no blog role left" in_ns su - postgres -c \
+    "test \"\$(psql -XAtc \"SELECT count(*) FROM pg_roles WHERE rolname IN ('blog_web', 'pgblog_web', 'pgblog_writer')\")\" = 0"
+check "no blog line left in pg_hba.conf or pg_ident.conf" \
+    bash -c "! grep -q 'blog_web' '$chroot_dir'/etc/postgresql/*/main/pg_hba.conf '$chroot_dir'/etc/postgresql/*/main/pg_ident.conf"
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]
