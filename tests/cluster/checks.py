@@ -637,6 +637,9 @@ def wrk(path, seconds=5, conns=16):
         bad += int(m.group(1)) if m else 0
         m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
         bad += sum(int(x) for x in m.groups()) if m else 0
+        for line in out.splitlines():
+            if "Non-2xx" in line or "Socket errors" in line:
+                note("wrk %s: %s" % (path, line.strip()))
     return rps, bad, count
 
 

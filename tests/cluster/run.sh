@@ -70,6 +70,15 @@ cleanup() {
             [ -s "$TMP/$h/log/httpd-error.log" ] || continue
             echo "--- $h: the last blog lines of its error log"
             grep 'blog:' "$TMP/$h/log/httpd-error.log" | tail -n 12
+            echo "--- $h: its blog errors and warnings by kind"
+            grep -o 'blog:\(error\|warn\)\].*' "$TMP/$h/log/httpd-error.log" |
+                sed -e 's/\[pid [^]]*\] //' -e 's/[0-9][0-9.]* s\b/N s/g' | cut -c1-160 |
+                sort | uniq -c | sort -rn | head -n 8
+        done
+        for h in pg1 pg2 pg3; do
+            echo "--- $h: FATAL and ERROR lines by kind (shutdowns aside)"
+            grep -h 'FATAL\|ERROR' "$TMP/$h/log/postgresql.log" 2>/dev/null |
+                sed 's/^[^]]*\] //' | cut -c1-140 | sort | uniq -c | sort -rn | head -n 6
         done
     fi
     # Every process in our namespaces is ours: TERM, then KILL what stays.
