@@ -53,6 +53,8 @@ part valgrind make -s -C tests/unit valgrind
 if scripts/stack.sh start; then
     part pg_regress make -C pg_blog_ext installcheck
     part "start-up errors" python3 tests/e2e/startup.py
+    # each role's "cannot" as SQLSTATE 42501 (tests/cluster: on every host)
+    part privileges python3 tests/e2e/privileges.py
     # Both MPMs (issue 6: no MPM assumption), the default way in: the
     # ordinary content handler.
     for mpm in event worker; do

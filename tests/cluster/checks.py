@@ -1,7 +1,9 @@
 """The checks of `make cluster-test`, run on the client host (inside its
 network namespace) by tests/cluster/run.sh, which built the hosts:
 
-  1. replication: pg2 and pg3 stream from pg1 through their slots
+  1. replication: pg2 and pg3 stream from pg1 through their slots;
+     least privilege: each login role's "cannot"s end in 42501 on every
+     server; plain-text connections and wrong passwords are refused
   2. reads: every page from both web nodes is the reference's, byte for
      byte; the standbys serve all of them, the primary none (calls of the
      blog.* functions in each server's own pg_stat_user_functions); one
@@ -9,6 +11,8 @@ network namespace) by tests/cluster/run.sh, which built the hosts:
   3. freshness: posts inserted on the primary appear on both web nodes
   4. PgBouncer in transaction pooling: the same pages, round trips, and
      req/s against the direct connections
+  4b. what TLS costs: req/s and CPU per uncached page with and without
+     TLS (a hostnossl line opened for the measurement, closed after)
   5. faults under load: standbys stopped and started, primary stopped, a
      standby promoted; failed requests per step, time for reads to move
 
@@ -36,6 +40,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import loadlock  # noqa: E402
 import reference  # noqa: E402
 
+CA = os.environ["CLUSTER_CA"]
 PG = {"pg1": NET + ".11", "pg2": NET + ".12", "pg3": NET + ".13"}
 WEB = {"web1": NET + ".31", "web2": NET + ".32"}
 PGB = NET + ".40"
@@ -112,6 +117,23 @@ def psql(host, sql, db="blog", port=5432, user="postgres", timeout=20):
     if r.returncode != 0:
         return None
     return [line.split("|") for line in r.stdout.splitlines()]
+
+
+def sqlstate(host, sql, user, db="blog", port=5432, env=None):
+    """The SQLSTATE a statement fails with as user ("" when it succeeds)."""
+    e = dict(os.environ, PGCONNECT_TIMEOUT="3")
+    e.update(env or {})
+    try:
+        r = subprocess.run(["psql", "-XAtq", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=sqlstate",
+                            "-h", host, "-p", str(port), "-U", user, "-d", db, "-c", sql],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=20, env=e)
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    if r.returncode == 0:
+        return ""
+    m = re.search(r"ERROR:\s+([0-9A-Z]{5})", r.stderr)
+    return m.group(1) if m else "no connection: " + r.stderr.strip()[-160:]
 
 
 def page_calls(name):
@@ -421,6 +443,104 @@ def check_distribution(calls, expect, label):
             "%d calls for %d pages" % (sum(calls.values()), expect))
 
 
+# ---------------------------------------------------------- what is refused
+DENIED = "42501"     # insufficient_privilege
+
+
+def check_privileges():
+    """Each login role can do its job and nothing else, on every server:
+    each "cannot" is an error 42501.  On the standbys every write is
+    refused first as read-only (25006), so there the right to create is
+    asked of the catalog instead (the same catalog as the primary's)."""
+    web_cannot = [
+        ("SELECT a table", "SELECT 1 FROM blog.posts LIMIT 1"),
+        ("call a write function", "SELECT blog.add_comment('post-1', 'x', 'y')"),
+        ("call an internal function", "SELECT blog.notify_stale('{}', false)"),
+        ("become another role", "SET ROLE pgblog_writer"),
+    ]
+    create = [
+        ("create in schema public", "CREATE TABLE public.x (i int)"),
+        ("create in schema blog", "CREATE TABLE blog.x (i int)"),
+        ("create a temporary table", "CREATE TEMP TABLE x (i int)"),
+        ("create a schema", "CREATE SCHEMA x"),
+    ]
+    others = [
+        ("blog_listen", "call a page function", "SELECT * FROM blog.post_page('post-1')"),
+        ("blog_listen", "SELECT a table", "SELECT 1 FROM blog.posts LIMIT 1"),
+        ("blog_listen", "call a write function", "SELECT blog.add_comment('post-1', 'x', 'y')"),
+        ("blog_writer", "call a page function", "SELECT * FROM blog.post_page('post-1')"),
+        ("blog_writer", "SELECT a table", "SELECT 1 FROM blog.posts LIMIT 1"),
+        ("blog_writer", "call an internal function", "SELECT blog.notify_stale('{}', false)"),
+    ]
+    # writes: a standby refuses them as read-only before any right is asked
+    primary_only = [
+        ("blog_web", "UPDATE a table", "UPDATE blog.posts SET title = 'x' WHERE id = 1"),
+        ("blog_writer", "UPDATE a table", "UPDATE blog.posts SET title = 'x' WHERE id = 1"),
+    ]
+    # rights to create anywhere, as the catalog has them (read as the role)
+    no_create = ("SELECT (SELECT count(*) FROM pg_namespace WHERE has_schema_privilege(oid, 'CREATE'))"
+                 " + (SELECT count(*) FROM pg_database WHERE has_database_privilege(oid, 'CREATE')"
+                 " OR has_database_privilege(oid, 'TEMP'))")
+    for name, ip in PG.items():
+        standby = psql(ip, "SELECT pg_is_in_recovery()") == [["t"]]
+        got = {}
+        for what, sql in web_cannot:
+            got["blog_web cannot " + what] = sqlstate(ip, sql, "blog_web")
+        for role in ("blog_web", "blog_listen", "blog_writer"):
+            if standby:
+                rows = psql(ip, no_create, user=role)
+                got["%s can create nowhere (catalog)" % role] = DENIED if rows == [["0"]] else repr(rows)
+            else:
+                for what, sql in create:
+                    got["%s cannot %s" % (role, what)] = sqlstate(ip, sql, role)
+        for role, what, sql in others + ([] if standby else primary_only):
+            got["%s cannot %s" % (role, what)] = sqlstate(ip, sql, role)
+        bad = ["%s: %s" % kv for kv in got.items() if kv[1] != DENIED]
+        T.check(not bad, "%s: %d things each login role must not do end in %s"
+                % (name, len(got), DENIED), "; ".join(bad))
+        # ... and each can do its job
+        can = {
+            "blog_web calls a page function":
+                sqlstate(ip, "SELECT * FROM blog.post_page('post-1')", "blog_web"),
+        }
+        if not standby:      # a standby delivers no notifications
+            can["blog_listen listens"] = sqlstate(ip, "LISTEN blog_cache", "blog_listen")
+        # a write on the primary, refused by the function itself (no such
+        # post), not for want of a right; on a standby refused as read-only
+        st = sqlstate(ip, "SELECT blog.add_comment('no-such-post', 'x', 'y')", "blog_writer")
+        can["blog_writer calls a write function (%s)" % st] = "" if st not in (DENIED, "") and not st.startswith("no ") else st
+        bad = ["%s: %s" % kv for kv in can.items() if kv[1] != ""]
+        T.check(not bad, "%s: blog_web, blog_listen and blog_writer can do their job" % name,
+                "; ".join(bad))
+
+
+def check_wire():
+    """No way in but TLS with a password: plain TCP is refused by every
+    server and by PgBouncer, and so is a wrong password."""
+    plain = dict(PGSSLMODE="disable")
+    got = {}
+    for name, ip in PG.items():
+        got[name + " without TLS"] = sqlstate(ip, "SELECT 1", "blog_web", env=plain)
+        got[name + " wrong password"] = sqlstate(
+            ip, "SELECT 1", "blog_web", env=dict(PGPASSFILE="/dev/null", PGPASSWORD="wrong"))
+        got[name + " replication as blog_web"] = sqlstate(
+            ip, "IDENTIFY_SYSTEM", "blog_web", db="dbname=blog replication=true")
+    got["pgbouncer without TLS"] = sqlstate(PGB, "SELECT 1", "blog_web", port=6432, env=plain)
+    got["pgbouncer wrong password"] = sqlstate(
+        PGB, "SELECT 1", "blog_web", port=6432, env=dict(PGPASSFILE="/dev/null", PGPASSWORD="wrong"))
+    bad = ["%s: %s" % kv for kv in got.items() if not kv[1].startswith("no connection")]
+    T.check(not bad, "plain-text connections and wrong passwords refused by pg1-3 and PgBouncer",
+            "; ".join(bad))
+    rows = psql(PG["pg1"], "SELECT count(*) FILTER (WHERE ssl), count(*) FROM pg_stat_ssl"
+                " JOIN pg_stat_activity USING (pid) WHERE backend_type = 'walsender'", db="postgres")
+    T.check(rows == [["2", "2"]], "pg2 and pg3 replicate over TLS", repr(rows))
+    rows = [psql(PG[n], "SELECT count(*) FILTER (WHERE ssl), count(*) FROM pg_stat_ssl"
+                 " JOIN pg_stat_activity USING (pid) WHERE usename = 'blog_web'",
+                 db="postgres") for n in ("pg2", "pg3")]
+    T.check(all(r and r[0][0] == r[0][1] for r in rows) and sum(int(r[0][1]) for r in rows if r) > 0,
+            "the web nodes' connections to the standbys are TLS", repr(rows))
+
+
 # --------------------------------------------------------------- freshness
 def insert_sql(i):
     return ("INSERT INTO blog.posts (id, author_id, slug, title, summary, body, published_at)"
@@ -517,6 +637,9 @@ def wrk(path, seconds=5, conns=16):
         bad += int(m.group(1)) if m else 0
         m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
         bad += sum(int(x) for x in m.groups()) if m else 0
+        for line in out.splitlines():
+            if "Non-2xx" in line or "Socket errors" in line:
+                note("wrk %s: %s" % (path, line.strip()))
     return rps, bad, count
 
 
@@ -591,6 +714,89 @@ def compare_bouncer(rounds=3, seconds=3):
     T.check(all(v == 0 for v in bad.values()),
             "load runs direct and through PgBouncer: no failed request",
             " ".join("%s %d" % kv for kv in bad.items()))
+
+
+def cpu_ticks(hosts):
+    """utime + stime (clock ticks) of every process on the hosts, by pid."""
+    out = {}
+    for h in hosts:
+        r = subprocess.run(["ip", "netns", "pids", "%s-%s" % (NSID, h)],
+                           stdout=subprocess.PIPE, text=True)
+        for pid in r.stdout.split():
+            try:
+                with open("/proc/%s/stat" % pid) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                out[pid] = int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def hba_plain(on):
+    """Open (or close again) a hostnossl scram line for blog_web from the
+    web nodes on every server: for measuring TLS, and only then."""
+    for name, ip in PG.items():
+        path = "%s/%s/data/pg_hba.conf" % (TMP, name)
+        with open(path) as f:
+            lines = [x for x in f.read().splitlines() if not x.startswith("hostnossl")]
+        if on:
+            lines += ["hostnossl blog blog_web %s/32 scram-sha-256" % w for w in WEB.values()]
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        psql(ip, "SELECT pg_reload_conf()", db="postgres")
+    time.sleep(0.5)
+
+
+def tls_cost(rounds=3, seconds=3):
+    """req/s and CPU per uncached page (web nodes and standbys, all their
+    processes) with TLS and without, configurations alternated; the caller
+    holds the load lock."""
+    configs = (("direct", "TLS (verify-full), scram"), ("direct-plain", "no TLS, scram"))
+    hosts = ("web1", "web2", "pg2", "pg3")
+    hz = os.sysconf("SC_CLK_TCK")
+    rps = {(c, p): [] for c, _ in configs for p in ROUTES}
+    cpu = {(c, p): [] for c, _ in configs for p in ROUTES}
+    bad = 0
+    plain_seen = []
+    hba_plain(True)
+    try:
+        for _ in range(rounds):
+            for config, _label in configs:
+                if not web_use(config):
+                    T.check(False, "restart web nodes on %s" % config)
+                    continue
+                for path in ROUTES:
+                    wrk(path, seconds=1)
+                    before = cpu_ticks(hosts)
+                    r, errs, count = wrk(path, seconds=seconds)
+                    after = cpu_ticks(hosts)
+                    used = sum(v - before.get(k, 0) for k, v in after.items())
+                    rps[(config, path)].append(r)
+                    cpu[(config, path)].append(1e6 * used / hz / max(count, 1))
+                    bad += errs
+                if config == "direct-plain":
+                    plain_seen += [psql(PG[n], "SELECT count(*) FILTER (WHERE NOT ssl) FROM pg_stat_ssl"
+                                        " JOIN pg_stat_activity USING (pid) WHERE usename = 'blog_web'",
+                                        db="postgres") for n in ("pg2", "pg3")]
+    finally:
+        hba_plain(False)
+    note("what TLS costs per uncached page: wrk from the client host, 1 thread x 16 "
+         "connections per web node, both nodes, %d alternated rounds of %d s, medians; "
+         "CPU = all processes of web1, web2, pg2, pg3 per request:" % (rounds, seconds))
+    note("%-26s %12s %14s %16s %14s" % ("", "/ req/s", "/ CPU us/req", "/post-31 req/s",
+                                        "post CPU us/req"))
+    for config, label in configs:
+        cells = []
+        for p in ROUTES:
+            cells += ["%.0f" % statistics.median(rps[(config, p)] or [0]),
+                      "%.0f" % statistics.median(cpu[(config, p)] or [0])]
+        note("%-26s %12s %14s %16s %14s" % tuple([label] + cells))
+    T.check(bad == 0, "TLS cost runs: no failed request", "%d failed" % bad)
+    T.check(any(r and int(r[0][0]) > 0 for r in plain_seen),
+            "the runs without TLS did connect without TLS", repr(plain_seen))
+    rows = [psql(PG[n], "SELECT count(*) FROM pg_hba_file_rules WHERE type = 'hostnossl'",
+                 db="postgres") for n in PG]
+    T.check(all(r == [["0"]] for r in rows), "the hostnossl lines are gone again", repr(rows))
 
 
 # ------------------------------------------------------------------ faults
@@ -702,7 +908,8 @@ def promote_pg2():
     ok = psql(PG["pg2"], "SELECT pg_create_physical_replication_slot('pg3')",
               db="postgres") is not None
     ok = ok and psql(PG["pg3"], "ALTER SYSTEM SET primary_conninfo = "
-                     "'host=%s port=5432 user=postgres application_name=pg3'" % PG["pg2"],
+                     "'host=%s port=5432 user=blog_repl sslmode=verify-full sslrootcert=%s channel_binding=require"
+                     " passfile=%s/pg3/pgpass application_name=pg3'" % (PG["pg2"], CA, TMP),
                      db="postgres") is not None
     ok = ok and psql(PG["pg3"], "SELECT pg_reload_conf()", db="postgres") is not None
     return ok
@@ -790,17 +997,21 @@ def main():
     probs = reference.check_golden()
     T.check(not probs, "reference renderer agrees with tests/golden", "; ".join(probs[:3]))
     check_replication()
+    check_privileges()
 
-    # three holds of the load lock, each well under 3 minutes
+    # four holds of the load lock, each well under 3 minutes
     with load_lock():
         calls, expect = check_pages("direct")
         check_distribution(calls, expect, "direct")
+        check_wire()
         check_shared_cache()
         round_trips("direct")
         check_freshness()
         remove_fresh()
         check_bouncer()
     compare_bouncer()
+    with load_lock():
+        tls_cost()
     with load_lock():
         T.check(web_use("direct"), "web nodes back on the direct connections")
         check_faults()

@@ -11,6 +11,14 @@
 #   pgb      10.77.0.40  PgBouncer, transaction pooling
 #   client   10.77.0.50  where the checks and the load run from
 #
+# Nothing on the wire is trusted, as in production: the test makes a CA and
+# a certificate per server (its address in subjectAltName); PostgreSQL takes
+# only hostssl + scram-sha-256 from the network, each login role from the
+# hosts that need it; the web nodes, the standbys and PgBouncer verify the
+# server's certificate (verify-full) and read their passwords from a
+# passfile only their own user can read; PgBouncer takes scram over TLS
+# from the web nodes and speaks scram over TLS to the standbys.
+#
 # Every address lives inside a namespace this script creates; the machine's
 # own namespace gets nothing.  Whatever happens, the EXIT trap stops every
 # process left in those namespaces (by PID), deletes the namespaces and the
@@ -62,6 +70,15 @@ cleanup() {
             [ -s "$TMP/$h/log/httpd-error.log" ] || continue
             echo "--- $h: the last blog lines of its error log"
             grep 'blog:' "$TMP/$h/log/httpd-error.log" | tail -n 12
+            echo "--- $h: its blog errors and warnings by kind"
+            grep -o 'blog:\(error\|warn\)\].*' "$TMP/$h/log/httpd-error.log" |
+                sed -e 's/\[pid [^]]*\] //' -e 's/[0-9][0-9.]* s\b/N s/g' | cut -c1-160 |
+                sort | uniq -c | sort -rn | head -n 8
+        done
+        for h in pg1 pg2 pg3; do
+            echo "--- $h: FATAL and ERROR lines by kind (shutdowns aside)"
+            grep -h 'FATAL\|ERROR' "$TMP/$h/log/postgresql.log" 2>/dev/null |
+                sed 's/^[^]]*\] //' | cut -c1-140 | sort | uniq -c | sort -rn | head -n 6
         done
     fi
     # Every process in our namespaces is ours: TERM, then KILL what stays.
@@ -119,6 +136,13 @@ pg_conf() {   # pg_conf HOST: the lines that make a server this host's
 listen_addresses = '${ADDR[$1]}'
 port = 5432
 unix_socket_directories = '$TMP/$1/run'
+# the socket (trust, for pg_ctl and the test's setup) for its OS user only
+unix_socket_permissions = 0700
+ssl = on
+ssl_cert_file = '$TMP/tls/$1.crt'
+ssl_key_file = '$TMP/tls/$1.key'
+ssl_min_protocol_version = 'TLSv1.2'
+password_encryption = 'scram-sha-256'
 max_connections = 100
 shared_buffers = 32MB
 wal_level = replica
@@ -137,16 +161,93 @@ log_min_messages = warning
 log_line_prefix = '%m [%p] %q%u@%d '
 CONF
 }
-mkdir -p "$TMP"/{pg1,pg2,pg3}/{run,log} "$TMP"/{redis,pgb}/log "$TMP"/{web1,web2}/{run,log,httpd}
+mkdir -p "$TMP"/{pg1,pg2,pg3}/{run,log} "$TMP"/{redis,pgb}/log "$TMP"/{web1,web2}/{run,log,httpd} \
+    "$TMP"/tls "$TMP"/client
 chown -R "$PG_OSUSER" "$TMP"/pg1 "$TMP"/pg2 "$TMP"/pg3 "$TMP"/pgb
 
+# ------------------------------------------------------------- certificates
+say "tls: a CA, a certificate per server (pg1 pg2 pg3 pgb), passwords"
+# Two CAs: "standbys" signs only pg2's and pg3's certificates, "servers"
+# the others'.  PgBouncer 1.18 checks a server's name against the whole
+# host list of its [databases] line ("10.77.0.12,10.77.0.13"), so it cannot
+# verify-full a list; it verifies the chain (verify-ca) against the standby
+# CA alone, which proves as much: the server is pg2 or pg3.  libpq clients
+# trust both CAs (ca.crt) and check each name (verify-full).
+tls_make() {
+    local t=$TMP/tls h ca
+    for ca in servers standbys; do
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=blog cluster test CA $ca" \
+            -keyout "$t/ca-$ca.key" -out "$t/ca-$ca.crt" >>"$t/openssl.log" 2>&1 || return 1
+    done
+    for h in pg1 pg2 pg3 pgb; do
+        ca=servers
+        case $h in pg2|pg3) ca=standbys ;; esac
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=$h" \
+            -keyout "$t/$h.key" -out "$t/$h.csr" >>"$t/openssl.log" 2>&1 || return 1
+        printf 'subjectAltName = IP:%s, DNS:%s\nextendedKeyUsage = serverAuth\n' \
+            "${ADDR[$h]}" "$h" > "$t/$h.ext"
+        openssl x509 -req -in "$t/$h.csr" -CA "$t/ca-$ca.crt" -CAkey "$t/ca-$ca.key" \
+            -CAcreateserial -days 2 -extfile "$t/$h.ext" -out "$t/$h.crt" \
+            >>"$t/openssl.log" 2>&1 || return 1
+        # the server's key for its own user only (PostgreSQL refuses more)
+        chown "$PG_OSUSER" "$t/$h.key"
+        chmod 600 "$t/$h.key"
+    done
+    cat "$t/ca-servers.crt" "$t/ca-standbys.crt" > "$t/ca.crt"
+    # the CAs' keys sign nothing once the servers have theirs
+    rm -f "$t"/ca-*.key "$t"/*.csr "$t"/*.ext "$t"/*.srl
+    chmod 644 "$t"/*.crt
+}
+tls_make || fail_setup "openssl: $(tail -n 3 "$TMP/tls/openssl.log")"
+CA=$TMP/tls/ca.crt
+declare -A PW
+for r in postgres blog_web blog_listen blog_writer blog_repl; do
+    PW[$r]=$(openssl rand -hex 24)
+done
+# passfile HOST-DIR OWNER ROLE...: a libpq passfile (0600, its owner only)
+passfile() {
+    local f=$TMP/$1/pgpass o=$2 r
+    shift 2
+    : > "$f"
+    chmod 600 "$f"
+    for r in "$@"; do printf '*:*:*:%s:%s\n' "$r" "${PW[$r]}"; done >> "$f"
+    chown "$o" "$f"
+}
+# the client host runs the checks as every role; the standbys replicate
+passfile client root postgres blog_web blog_listen blog_writer
+for h in pg2 pg3; do passfile "$h" "$PG_OSUSER" blog_repl; done
+# libpq on the client host: verify every server, passwords from the file
+export PGSSLMODE=verify-full PGSSLROOTCERT=$CA PGPASSFILE=$TMP/client/pgpass
+
 say "pg1: initdb, the blog database, two replication slots"
+printf '%s\n' "${PW[postgres]}" > "$TMP/pg1/pwfile"
+chown "$PG_OSUSER" "$TMP/pg1/pwfile"
+chmod 600 "$TMP/pg1/pwfile"
 as_pg pg1 "$PG_BIN/initdb" -D "$TMP/pg1/data" -U postgres -E UTF8 --locale=C \
-    --auth-local=trust --auth-host=trust >"$TMP/pg1/log/initdb.log" 2>&1 || fail_setup "initdb"
+    --auth-local=trust --auth-host=scram-sha-256 --pwfile="$TMP/pg1/pwfile" \
+    >"$TMP/pg1/log/initdb.log" 2>&1 || fail_setup "initdb"
+rm -f "$TMP/pg1/pwfile"
 pg_conf pg1 >> "$TMP/pg1/data/postgresql.conf"
-# A private test network: trust inside 10.77.0.0/24, nothing else listens.
-printf 'host all all %s.0/24 trust\nhost replication all %s.0/24 trust\n' "$NET" "$NET" \
-    >> "$TMP/pg1/data/pg_hba.conf"
+# pg_hba.conf: the socket (0700, above) for the servers' OS user; from the
+# network only TLS and scram, each role from the hosts that need it; no
+# line matches anything else, so it is refused.  The standbys copy it.
+hba_lines() {
+    local w
+    echo "local all all trust"
+    for w in web1 web2 pgb; do
+        echo "hostssl blog blog_web ${ADDR[$w]}/32 scram-sha-256"
+    done
+    for w in web1 web2; do
+        echo "hostssl blog blog_listen ${ADDR[$w]}/32 scram-sha-256"
+    done
+    echo "hostssl replication blog_repl ${ADDR[pg1]}/32 scram-sha-256"
+    echo "hostssl replication blog_repl ${ADDR[pg2]}/32 scram-sha-256"
+    echo "hostssl replication blog_repl ${ADDR[pg3]}/32 scram-sha-256"
+    # the test's own host: its checks, writes and administration
+    echo "hostssl all postgres ${ADDR[client]}/32 scram-sha-256"
+    echo "hostssl blog blog_web,blog_listen,blog_writer ${ADDR[client]}/32 scram-sha-256"
+}
+hba_lines > "$TMP/pg1/data/pg_hba.conf"
 pg_start() {
     as_pg "$1" "$PG_BIN/pg_ctl" -D "$TMP/$1/data" -l "$TMP/$1/log/postgresql.log" -w -t 60 start >/dev/null
 }
@@ -154,6 +255,9 @@ pg_start pg1 || fail_setup "pg1 start"
 psql_pg1() { in_ns client psql -X -q -v ON_ERROR_STOP=1 -h "${ADDR[pg1]}" -U postgres "$@"; }
 psql_pg1 -d postgres -c "CREATE DATABASE blog" || fail_setup "createdb"
 psql_pg1 -d blog -f "$ROOT/sql/setup.sql" >/dev/null || fail_setup "sql/setup.sql (make install-ext?)"
+psql_pg1 -d blog -v web_pw="${PW[blog_web]}" -v listen_pw="${PW[blog_listen]}" \
+    -v writer_pw="${PW[blog_writer]}" -v repl_pw="${PW[blog_repl]}" \
+    -f "$ROOT/tests/cluster/roles.sql" >/dev/null || fail_setup "tests/cluster/roles.sql"
 # Behind PgBouncer the module sets nothing per session (BlogPrepare Off):
 # the role carries the timeout BlogQueryTimeout gives a direct connection.
 psql_pg1 -d blog -c "ALTER ROLE blog_web SET statement_timeout = '5s'" \
@@ -164,7 +268,9 @@ psql_pg1 -d blog -c "ALTER ROLE blog_web SET statement_timeout = '5s'" \
 
 for h in pg2 pg3; do
     say "$h: pg_basebackup from pg1 (slot $h), streaming standby"
-    as_pg "$h" "$PG_BIN/pg_basebackup" -h "${ADDR[pg1]}" -U postgres -D "$TMP/$h/data" \
+    # -R writes this conninfo into primary_conninfo: TLS, scram, passfile
+    as_pg "$h" "$PG_BIN/pg_basebackup" -D "$TMP/$h/data" \
+        -d "host=${ADDR[pg1]} port=5432 user=blog_repl sslmode=verify-full sslrootcert=$CA passfile=$TMP/$h/pgpass channel_binding=require" \
         -R -S "$h" -X stream -c fast >"$TMP/$h/log/basebackup.log" 2>&1 || fail_setup "pg_basebackup $h"
     pg_conf "$h" >> "$TMP/$h/data/postgresql.conf"
     pg_start "$h" || fail_setup "$h start"
@@ -178,7 +284,13 @@ in_ns redis redis-server --bind "${ADDR[redis]}" --port 6379 --protected-mode no
 
 # ---------------------------------------------------------------- PgBouncer
 say "pgb: PgBouncer $(pgbouncer --version | head -n1 | cut -d' ' -f2), transaction pooling over pg2 and pg3"
-printf '"blog_web" ""\n"postgres" ""\n' > "$TMP/pgb/userlist.txt"
+# PgBouncer 1.18 (built with OpenSSL) does scram on both sides: with the
+# roles' SCRAM secrets (not their passwords) in its auth_file, it checks the
+# client's proof and logs in to the server with the same keys.
+psql_pg1 -d postgres -At -c "SELECT format('\"%s\" \"%s\"', rolname, rolpassword)
+    FROM pg_authid WHERE rolname IN ('blog_web', 'postgres')" \
+    > "$TMP/pgb/userlist.txt" || fail_setup "SCRAM secrets"
+chmod 600 "$TMP/pgb/userlist.txt"
 cat > "$TMP/pgb/pgbouncer.ini" <<INI
 [databases]
 ; round-robin over the standbys; PgBouncer cannot skip a host that is down
@@ -187,8 +299,15 @@ blog = host=${ADDR[pg2]},${ADDR[pg3]} port=5432 dbname=blog
 listen_addr = ${ADDR[pgb]}
 listen_port = 6432
 unix_socket_dir =
-auth_type = trust
+auth_type = scram-sha-256
 auth_file = $TMP/pgb/userlist.txt
+; TLS from the web nodes (no plain-text client is accepted) ...
+client_tls_sslmode = require
+client_tls_cert_file = $TMP/tls/pgb.crt
+client_tls_key_file = $TMP/tls/pgb.key
+; ... and to the standbys: a certificate of the standby CA (tls_make)
+server_tls_sslmode = verify-ca
+server_tls_ca_file = $TMP/tls/ca-standbys.crt
 admin_users = postgres
 pool_mode = transaction
 default_pool_size = 8
@@ -206,8 +325,23 @@ as_pg pgb pgbouncer -d "$TMP/pgb/pgbouncer.ini" >/dev/null 2>&1 || fail_setup "p
 # Two configurations per web node from the stack's conf/httpd.conf.in:
 # direct (multi-host conninfo, prefer-standby) and through PgBouncer.
 pg_hosts="${ADDR[pg1]},${ADDR[pg2]},${ADDR[pg3]}"
+# verify-full: the server's certificate chains to the test's CA and names
+# the address connected to; the password comes from the passfile that only
+# www-data, the children's user, can read.
+# sslcert/sslkey: no client certificate.  Unset, libpq looks for one in
+# $HOME/.postgresql, and the children (www-data) inherit root's HOME, which
+# they may not read: every connection would fail.  A path that does not
+# exist means none.
+tls_conn() {
+    echo "sslmode=verify-full sslrootcert=$CA passfile=$TMP/$1/pgpass" \
+         "sslcert=$TMP/$1/none sslkey=$TMP/$1/none"
+}
 direct_db="host=$pg_hosts port=5432 dbname=blog user=blog_web target_session_attrs=prefer-standby"
 bouncer_db="host=${ADDR[pgb]} port=6432 dbname=blog user=blog_web"
+# LISTEN needs a session: PgBouncer's transaction pooling would lose the
+# notifications, so the listener goes to the primary directly, as
+# blog_listen, a role that may connect and LISTEN and nothing more.
+listen_db="host=$pg_hosts port=5432 dbname=blog user=blog_listen"
 # The private stack's values (scripts/env.sh) for what the cluster keeps.
 eval "$(bash -c '. "$1/scripts/env.sh" && for v in BLOG_TIMEOUT BLOG_THREADS \
     BLOG_SERVER_LIMIT BLOG_ASYNC_FACTOR BLOG_MAXMEMFREE; do printf "%s=%q\n" "$v" "${!v}"; done' env "$ROOT")"
@@ -227,13 +361,22 @@ web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_con
     printf 'User www-data\nGroup www-data\n'
 }
 for h in web1 web2; do
-    web_conf "$h" "$direct_db" On > "$TMP/$h/httpd/direct.conf"
-    web_conf "$h" "$direct_db" Off > "$TMP/$h/httpd/direct-noprep.conf"
-    web_conf "$h" "$bouncer_db" Off > "$TMP/$h/httpd/bouncer.conf"
-    # LISTEN needs a session: PgBouncer's transaction pooling would lose
-    # the notifications, so the listener goes to the primary directly.
-    printf 'BlogInvalidateDatabase "host=%s port=5432 dbname=blog user=blog_web"\n' \
-        "$pg_hosts" >> "$TMP/$h/httpd/bouncer.conf"
+    passfile "$h" www-data blog_web blog_listen
+    web_conf "$h" "$direct_db $(tls_conn "$h")" On > "$TMP/$h/httpd/direct.conf"
+    web_conf "$h" "$direct_db $(tls_conn "$h")" Off > "$TMP/$h/httpd/direct-noprep.conf"
+    web_conf "$h" "$bouncer_db $(tls_conn "$h")" Off > "$TMP/$h/httpd/bouncer.conf"
+    # the same without TLS, for the cost of TLS alone (checks.py opens a
+    # hostnossl line for it while it measures, and closes it again)
+    web_conf "$h" "$direct_db sslmode=disable passfile=$TMP/$h/pgpass" On > "$TMP/$h/httpd/direct-plain.conf"
+    # Straight to PostgreSQL, scram must also bind to the TLS channel
+    # (SCRAM-SHA-256-PLUS): a man in the middle holding a certificate the
+    # CA signed still cannot relay the login.
+    sed -i "s|^BlogDatabase \"\(.*\)\"$|BlogDatabase \"\1 channel_binding=require\"|" \
+        "$TMP/$h/httpd/direct.conf" "$TMP/$h/httpd/direct-noprep.conf"
+    for c in direct direct-noprep bouncer direct-plain; do
+        printf 'BlogInvalidateDatabase "%s %s channel_binding=require"\n' "$listen_db" "$(tls_conn "$h")" \
+            >> "$TMP/$h/httpd/$c.conf"
+    done
     cp "$TMP/$h/httpd/direct.conf" "$TMP/$h/httpd/httpd.conf"
     grep -q "^BlogPrepare On" "$TMP/$h/httpd/httpd.conf" || fail_setup "httpd.conf.in has no BlogDatabase line"
     ! grep -n "@[A-Z_]*@" "$TMP/$h/httpd/httpd.conf" || fail_setup "a placeholder of httpd.conf.in is left"
@@ -250,7 +393,7 @@ done
 
 say "set up in $(($(date +%s) - T0)) s; the checks run on the client host"
 export CLUSTER_ID=$ID CLUSTER_TMP=$TMP CLUSTER_ROOT=$ROOT CLUSTER_PG_BIN=$PG_BIN \
-    CLUSTER_PG_OSUSER=$PG_OSUSER CLUSTER_NET=$NET
+    CLUSTER_PG_OSUSER=$PG_OSUSER CLUSTER_NET=$NET CLUSTER_CA=$CA
 # In the background, so that a signal runs the EXIT trap at once (bash
 # runs traps only between foreground commands).
 in_ns client python3 "$ROOT/tests/cluster/checks.py" &
