@@ -35,60 +35,60 @@ enum
 	NUM_COLS
 };
 
-typedef struct Comment
+/*
+ * The comments' columns as they are read, in arrays that grow by doubling:
+ * one palloc per array rather than a cell and a struct per comment.
+ */
+typedef struct Comments
 {
-	Datum		author;
-	Datum		body;
-	Datum		created_at;
-} Comment;
+	int			n;
+	int			size;
+	Datum	   *authors;
+	Datum	   *bodies;
+	Datum	   *times;
+} Comments;
 
 static const char *const comment_cols[] = {"author_name", "body", "created_at"};
 
 static void
 keep_comment(Datum *values, int key, void *arg)
 {
-	List	  **comments = (List **) arg;
-	Comment    *c = palloc(sizeof(Comment));
+	Comments   *c = (Comments *) arg;
 
 	(void) key;
+	if (c->n == c->size)
+	{
+		c->size *= 2;
+		c->authors = repalloc(c->authors, sizeof(Datum) * c->size);
+		c->bodies = repalloc(c->bodies, sizeof(Datum) * c->size);
+		c->times = repalloc(c->times, sizeof(Datum) * c->size);
+	}
 	/* the next row may unpin this one's buffer */
-	c->author = blog_text_copy(values[0]);
-	c->body = blog_text_copy(values[1]);
-	c->created_at = values[2];
-	*comments = lappend(*comments, c);
+	c->authors[c->n] = blog_text_copy(values[0]);
+	c->bodies[c->n] = blog_text_copy(values[1]);
+	c->times[c->n] = values[2];
+	c->n++;
 }
 
 /* The post's comments, oldest first: the order of (post_id, created_at, id). */
 static void
 fetch_comments(int32 post_id, Datum *values)
 {
-	List	   *comments = NIL;
-	Datum	   *authors;
-	Datum	   *bodies;
-	Datum	   *times;
-	ListCell   *lc;
-	int			n = 0;
+	Comments	c;
 
+	c.n = 0;
+	c.size = 16;
+	c.authors = palloc(sizeof(Datum) * c.size);
+	c.bodies = palloc(sizeof(Datum) * c.size);
+	c.times = palloc(sizeof(Datum) * c.size);
 	blog_fetch_by_int4(BLOG_REL_comments, BLOG_REL_comments_post_idx,
 					   &post_id, 1, comment_cols, lengthof(comment_cols),
-					   keep_comment, &comments);
-	authors = palloc(sizeof(Datum) * list_length(comments));
-	bodies = palloc(sizeof(Datum) * list_length(comments));
-	times = palloc(sizeof(Datum) * list_length(comments));
-	foreach(lc, comments)
-	{
-		Comment    *c = (Comment *) lfirst(lc);
-
-		authors[n] = c->author;
-		bodies[n] = c->body;
-		times[n] = c->created_at;
-		n++;
-	}
+					   keep_comment, &c);
 	/* no comments: '{}', as construct_array() makes an empty array */
-	values[COL_COMMENT_AUTHORS] = blog_text_array(authors, n);
-	values[COL_COMMENT_BODIES] = blog_text_array(bodies, n);
+	values[COL_COMMENT_AUTHORS] = blog_text_array(c.authors, c.n);
+	values[COL_COMMENT_BODIES] = blog_text_array(c.bodies, c.n);
 	values[COL_COMMENT_TIMES] =
-		PointerGetDatum(construct_array(times, n, TIMESTAMPTZOID,
+		PointerGetDatum(construct_array(c.times, c.n, TIMESTAMPTZOID,
 										sizeof(TimestampTz), FLOAT8PASSBYVAL,
 										TYPALIGN_DOUBLE));
 }
