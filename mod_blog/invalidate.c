@@ -30,14 +30,15 @@
  * possible one must be done (BlogQueryTimeout bounds a page call, then
  * BlogRedisTimeout its SET).
  *
- * Redis is driven as in cache.c: non-blocking, one deadline
- * (BlogRedisTimeout) for a whole command, a context dropped after any
- * error, reconnects with a capped backoff; PostgreSQL as in db.c: a
+ * Redis is redis.c's client, as in cache.c: one deadline
+ * (BlogRedisTimeout) for a whole command, the connection dropped after any
+ * error, reconnects with the capped backoff; PostgreSQL as in db.c: a
  * non-blocking connect bounded by BlogQueryTimeout.
  */
 #include "invalidate.h"
 
 #include "ratelog.h"
+#include "redis.h"
 #include "wait.h"
 
 #include "http_config.h"
@@ -49,7 +50,6 @@
 #include "apr_proc_mutex.h"
 #include "apr_thread_proc.h"
 
-#include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -69,8 +69,6 @@ APLOG_USE_MODULE(blog);
 #define INV_SCAN_COUNT      "1000"
 /* A reply larger than this is not Redis answering DEL or SCAN. */
 #define INV_MAX_REPLY       (1024 * 1024)
-#define INV_BACKOFF_FIRST   apr_time_from_msec(50)
-#define INV_BACKOFF_MAX     apr_time_from_sec(1)
 #define INV_REDELETE        apr_time_from_msec(50)
 /* At most this many deletes wait to be repeated; past it, drop every key. */
 #define INV_MAX_PENDING     4096
@@ -107,11 +105,9 @@ typedef struct inv_state
     volatile int stop;
 
     PGconn     *pg;
-    redisContext *redis;
-    apr_time_t  pg_next_try;
-    apr_interval_time_t pg_backoff;
-    apr_time_t  redis_next_try;
-    apr_interval_time_t redis_backoff;
+    blog_redis  redis;
+    blog_backoff pg_backoff;
+    blog_backoff redis_backoff;
     int         flush_due;      /* a gap: every page key must go */
     /* one queue per delay, so each is in due order */
     inv_pending *head[INV_QUEUES], *tail[INV_QUEUES];
@@ -130,15 +126,6 @@ static blog_outage inv_redis_outage;
 /* ------------------------------------------------------------------ */
 
 static void
-inv_backoff(apr_time_t *next_try, apr_interval_time_t *backoff)
-{
-    *backoff = *backoff ? *backoff * 2 : INV_BACKOFF_FIRST;
-    if (*backoff > INV_BACKOFF_MAX)
-        *backoff = INV_BACKOFF_MAX;
-    *next_try = apr_time_now() + *backoff;
-}
-
-static void
 inv_redis_drop(const char *what, const char *why)
 {
     blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
@@ -146,92 +133,40 @@ inv_redis_drop(const char *what, const char *why)
                      "invalidation: Redis %s failed: %s; every "
                      "cached page will be dropped once Redis answers",
                      what, why);
-    redisFree(inv.redis);
-    inv.redis = NULL;
+    blog_redis_close(&inv.redis);
     inv.flush_due = 1;
     blog_outage_begin(&inv_redis_outage);
-    inv_backoff(&inv.redis_next_try, &inv.redis_backoff);
+    blog_backoff_fail(&inv.redis_backoff);
 }
 
-static redisContext *
+/* Connected to Redis: 0, or -1 (in the backoff, or the connect failed). */
+static int
 inv_redis(void)
 {
     const blog_cache_settings *g = inv.cache;
-    struct timeval tv;
-    redisContext *c;
-    int         fl;
+    char        why[200];
 
-    if (inv.redis != NULL)
-        return inv.redis;
-    if (apr_time_now() < inv.redis_next_try)
-        return NULL;
-    tv.tv_sec = (long) apr_time_sec(g->redis_connect_timeout);
-    tv.tv_usec = (long) apr_time_usec(g->redis_connect_timeout);
-    c = g->redis_port == 0 ? redisConnectUnixWithTimeout(g->redis_host, tv)
-        : redisConnectWithTimeout(g->redis_host, g->redis_port, tv);
-    if (c != NULL && !c->err && (fl = fcntl(c->fd, F_GETFL)) >= 0
-        && fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) == 0) {
-        c->flags &= ~REDIS_BLOCK;
-        inv.redis = c;
-        return c;
-    }
+    if (inv.redis.ctx != NULL)
+        return 0;
+    if (!blog_backoff_ready(&inv.redis_backoff))
+        return -1;
+    if (blog_redis_connect(&inv.redis, g, why, sizeof(why)) == 0)
+        return 0;
     blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00027)
                      "invalidation: cannot connect to Redis at "
                      "%s%s%.0d: %s", g->redis_host, g->redis_port ? ":" : "",
-                     g->redis_port, c ? c->errstr : "out of memory");
-    if (c != NULL)
-        redisFree(c);
+                     g->redis_port, why);
     inv.flush_due = 1;
     blog_outage_begin(&inv_redis_outage);
-    inv_backoff(&inv.redis_next_try, &inv.redis_backoff);
-    return NULL;
-}
-
-/* One attempt: 0 with *out set, 1 when the connection was closed, -1. */
-static int
-inv_redis_try(redisContext *c, int argc, const char **argv,
-              const size_t *lens, apr_time_t deadline, void **out,
-              const char **why)
-{
-    int         done = 0;
-
-    *why = "connection closed";
-    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
-        *why = "out of memory";
-        return -1;
-    }
-    while (!done) {
-        if (redisBufferWrite(c, &done) != REDIS_OK)
-            return 1;
-        if (!done && blog_wait_fd(c->fd, POLLOUT, deadline) != 0) {
-            *why = "timed out";
-            return -1;
-        }
-    }
-    while (*out == NULL) {
-        if (blog_wait_fd(c->fd, POLLIN, deadline) != 0) {
-            *why = "timed out";
-            return -1;
-        }
-        if (redisBufferRead(c) != REDIS_OK)
-            return 1;
-        if (c->reader->len > INV_MAX_REPLY) {
-            *why = "oversized reply";
-            return -1;
-        }
-        if (redisGetReplyFromReader(c, out) != REDIS_OK) {
-            *why = "bad reply";
-            return -1;
-        }
-    }
-    return 0;
+    blog_backoff_fail(&inv.redis_backoff);
+    return -1;
 }
 
 /*
  * One command (argv), sent and its reply read against one deadline.  NULL
- * after any failure, which drops the context; an error reply is returned.
- * A context that had worked and finds its connection closed (Redis
+ * after any failure, which drops the connection; an error reply is
+ * returned.  A connection that had worked and is found closed (Redis
  * restarted) is replaced and the command sent once more.
  */
 static redisReply *
@@ -242,26 +177,24 @@ inv_redis_run(const char *what, int argc, const char **argv,
     int         attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
-        int         reused = inv.redis != NULL;
-        redisContext *c = inv_redis();
-        void       *reply = NULL;
-        const char *why;
-        int         rc;
+        int         reused = inv.redis.ctx != NULL;
+        redisReply *reply = NULL;
+        blog_redis_io io;
 
-        if (c == NULL)
+        if (inv_redis() != 0)
             return NULL;
-        rc = inv_redis_try(c, argc, argv, lens, deadline, &reply, &why);
-        if (rc == 0) {
+        io = blog_redis_command(&inv.redis, argc, argv, lens, deadline,
+                                &reply);
+        if (io == BLOG_REDIS_OK) {
             blog_outage_end(&inv_redis_outage, inv.s,
                             BLOGLOGNO(00028) "invalidation: Redis reachable");
             return reply;
         }
-        if (rc > 0 && reused && attempt == 0) {
-            redisFree(inv.redis);
-            inv.redis = NULL;
+        if (io == BLOG_REDIS_CLOSED && reused && attempt == 0) {
+            blog_redis_close(&inv.redis);
             continue;
         }
-        inv_redis_drop(what, why);
+        inv_redis_drop(what, blog_redis_why[io]);
         return NULL;
     }
     return NULL;
@@ -295,11 +228,11 @@ inv_del(int n, const char **keys, const size_t *lens)
                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
     if (ok)
-        inv.redis_backoff = 0;  /* a Redis that answers, not just accepts */
+        blog_backoff_reset(&inv.redis_backoff); /* it answers, not just accepts */
     if (!ok) {
         /* a Redis that refuses writes is asked again after a backoff */
         inv.flush_due = 1;
-        inv_backoff(&inv.redis_next_try, &inv.redis_backoff);
+        blog_backoff_fail(&inv.redis_backoff);
     }
     return ok ? 0 : -1;
 }
@@ -524,7 +457,7 @@ inv_pg_drop(const char *why, int connecting)
         PQfinish(inv.pg);
     inv.pg = NULL;
     blog_outage_begin(&inv_pg_outage);
-    inv_backoff(&inv.pg_next_try, &inv.pg_backoff);
+    blog_backoff_fail(&inv.pg_backoff);
 }
 
 /* libpq's message on one line: its line breaks and tabs one space each. */
@@ -646,7 +579,7 @@ inv_pg_open(void)
         inv_pg_drop(why, 0);
         return -1;
     }
-    inv.pg_backoff = 0;
+    blog_backoff_reset(&inv.pg_backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv.flush_due = 1;
     blog_outage_end(&inv_pg_outage, inv.s,
@@ -716,12 +649,11 @@ inv_main(apr_thread_t *thread, void *data)
                 continue;
             }
         }
-        if (inv.pg == NULL && apr_time_now() >= inv.pg_next_try)
+        if (inv.pg == NULL && blog_backoff_ready(&inv.pg_backoff))
             inv_pg_open();
-        if (inv.flush_due && apr_time_now() >= inv.redis_next_try
-            && inv_redis() != NULL && inv_flush() == 0) {
+        if (inv.flush_due && inv_redis() == 0 && inv_flush() == 0) {
             inv.flush_due = 0;
-            inv.redis_backoff = 0;
+            blog_backoff_reset(&inv.redis_backoff);
             inv_pending_clear();
         }
         if (inv.flush_due)
@@ -732,9 +664,9 @@ inv_main(apr_thread_t *thread, void *data)
         now = apr_time_now();
         wake_at = inv_pending_next(now);
         if (inv.pg == NULL)
-            wake_at = inv_min(wake_at, inv.pg_next_try);
+            wake_at = inv_min(wake_at, blog_backoff_next(&inv.pg_backoff));
         if (inv.flush_due)
-            wake_at = inv_min(wake_at, inv.redis_next_try);
+            wake_at = inv_min(wake_at, blog_backoff_next(&inv.redis_backoff));
         pfd[0].fd = inv.wake[0];
         pfd[0].events = POLLIN;
         if (inv.pg != NULL) {
@@ -753,9 +685,7 @@ inv_main(apr_thread_t *thread, void *data)
     if (inv.pg != NULL)
         PQfinish(inv.pg);
     inv.pg = NULL;
-    if (inv.redis != NULL)
-        redisFree(inv.redis);
-    inv.redis = NULL;
+    blog_redis_close(&inv.redis);
     inv_pending_clear();
     if (inv.holding)
         apr_proc_mutex_unlock(inv.mutex);
@@ -786,6 +716,7 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
     int         i, b;
 
     memset(&inv, 0, sizeof(inv));
+    inv.redis.max_bulk = INV_MAX_REPLY;
     inv.s = s;
     inv.db = db;
     inv.conninfo = conninfo != NULL ? conninfo : db->conninfo;
