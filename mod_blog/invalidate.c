@@ -37,6 +37,7 @@
  */
 #include "invalidate.h"
 
+#include "pq.h"
 #include "ratelog.h"
 #include "redis.h"
 #include "wait.h"
@@ -460,25 +461,6 @@ inv_pg_drop(const char *why, int connecting)
     blog_backoff_fail(&inv.pg_backoff);
 }
 
-/* libpq's message on one line: its line breaks and tabs one space each. */
-static const char *
-inv_pg_msg(char *buf, apr_size_t size, const char *msg)
-{
-    char       *q = buf;
-    const char *p;
-
-    for (p = msg ? msg : "unknown error"; *p && q < buf + size - 1; p++) {
-        if (*p != '\n' && *p != '\r' && *p != '\t')
-            *q++ = *p;
-        else if (q > buf && q[-1] != ' ')
-            *q++ = ' ';
-    }
-    while (q > buf && q[-1] == ' ')
-        q--;
-    *q = '\0';
-    return buf;
-}
-
 /*
  * libpq prints notices to stderr (the error log), among them the FATAL a
  * terminated session gets; losing the connection is logged as such.
@@ -488,12 +470,6 @@ inv_pg_notice(void *arg, const char *message)
 {
     (void) arg;
     (void) message;
-}
-
-static int
-inv_pg_wait(PGconn *pg, int writing, apr_time_t deadline)
-{
-    return blog_wait_fd(PQsocket(pg), writing ? POLLOUT : POLLIN, deadline);
 }
 
 /*
@@ -513,12 +489,10 @@ inv_pg_open(void)
     };
     const char *vals[9];
     apr_time_t  deadline = apr_time_now() + inv.db->query_timeout;
-    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
     PGresult   *res;
-    PGconn     *pg;
-    char        why[512];
-    char        msg[400];
-    int         ok;
+    char        why[BLOG_PQ_MSG_MAX];
+    char        msg[BLOG_PQ_MSG_MAX];
+    int         timed_out;
 
     vals[0] = "UTF8";
     vals[1] = inv.conninfo;
@@ -529,56 +503,31 @@ inv_pg_open(void)
     vals[6] = "2";
     vals[7] = "3";
     vals[8] = NULL;
-    inv.pg = pg = PQconnectStartParams(keys, vals, 1);
-    if (pg == NULL) {
-        inv_pg_drop("out of memory", 1);
+    inv.pg = blog_pq_connect(keys, vals, 1, deadline, why, &timed_out);
+    if (inv.pg == NULL) {
+        inv_pg_drop(why, 1);
         return -1;
     }
-    PQsetNoticeProcessor(pg, inv_pg_notice, NULL);
-    while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
-           && st != PGRES_POLLING_FAILED) {
-        if (inv_pg_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
-            inv_pg_drop("no answer in time", 1);
-            return -1;
-        }
-        st = PQconnectPoll(pg);
-    }
-    if (st != PGRES_POLLING_OK || PQsetnonblocking(pg, 1) != 0
-        || !PQsendQuery(pg, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
-        inv_pg_drop(inv_pg_msg(why, sizeof(why), PQerrorMessage(pg)), 1);
+    PQsetNoticeProcessor(inv.pg, inv_pg_notice, NULL);
+    if (PQsetnonblocking(inv.pg, 1) != 0
+        || !PQsendQuery(inv.pg, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
+        inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv.pg)), 1);
         return -1;
     }
-    while (PQflush(pg) > 0)
-        if (inv_pg_wait(pg, 1, deadline) != 0) {
-            inv_pg_drop("no answer to LISTEN in time", 0);
-            return -1;
-        }
-    ok = 0;
-    for (;;) {
-        while (PQisBusy(pg)) {
-            if (inv_pg_wait(pg, 0, deadline) != 0) {
-                inv_pg_drop("no answer to LISTEN in time", 0);
-                return -1;
-            }
-            if (!PQconsumeInput(pg)) {
-                inv_pg_drop(NULL, 0);
-                return -1;
-            }
-        }
-        res = PQgetResult(pg);
-        if (res == NULL)
-            break;
-        ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-        if (!ok)
+    res = blog_pq_results(inv.pg, deadline, &timed_out);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+        if (timed_out)
+            apr_cpystrn(why, "no answer to LISTEN in time", sizeof(why));
+        else
             apr_snprintf(why, sizeof(why), "LISTEN failed: %s",
-                         inv_pg_msg(msg, sizeof(msg),
-                                    PQresultErrorMessage(res)));
+                         blog_pq_msg(msg, res ? PQresultErrorMessage(res)
+                                     : PQerrorMessage(inv.pg)));
         PQclear(res);
-    }
-    if (!ok) {
-        inv_pg_drop(why, 0);
+        /* a connection lost: the reconnect says why */
+        inv_pg_drop(res == NULL && !timed_out ? NULL : why, 0);
         return -1;
     }
+    PQclear(res);
     blog_backoff_reset(&inv.pg_backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv.flush_due = 1;
@@ -588,7 +537,7 @@ inv_pg_open(void)
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  BLOGLOGNO(00034)
                  "invalidation: listening on " BLOG_INVALIDATE_CHANNEL
-                 " (pid %d)", PQbackendPID(pg));
+                 " (pid %d)", PQbackendPID(inv.pg));
     return 0;
 }
 
