@@ -35,6 +35,9 @@
  * error, reconnects with the capped backoff; PostgreSQL as in db.c: a
  * non-blocking connect bounded by BlogQueryTimeout.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1          /* pipe2 */
+#endif
 #include "invalidate.h"
 
 #include "pq.h"
@@ -47,6 +50,7 @@
 #include "http_log.h"
 #include "mpm_common.h"
 #include "util_mutex.h"
+#include "apr_atomic.h"
 #include "apr_strings.h"
 #include "apr_proc_mutex.h"
 #include "apr_thread_proc.h"
@@ -103,7 +107,7 @@ typedef struct inv_state
     apr_pool_t *pchild;
     apr_thread_t *thread;
     int         wake[2];        /* inv_stop writes to wake[1] */
-    volatile int stop;
+    apr_uint32_t stop;          /* apr_atomic: set by inv_stop */
 
     PGconn     *pg;
     blog_redis  redis;
@@ -120,6 +124,16 @@ static blog_ratelog inv_pg_log;
 static blog_ratelog inv_redis_log;
 static blog_outage inv_pg_outage;
 static blog_outage inv_redis_outage;
+
+/*
+ * Every loop of the thread looks at this between steps, each of which is
+ * bounded (BlogQueryTimeout, BlogRedisTimeout): a stop waits for one step.
+ */
+static int
+inv_stopping(void)
+{
+    return apr_atomic_read32(&inv.stop) != 0;
+}
 
 
 /* ------------------------------------------------------------------ */
@@ -290,7 +304,9 @@ inv_flush(void)
         freeReplyObject(reply);
         if (failed)
             return -1;
-    } while (strcmp(cursor, "0") != 0);
+    } while (strcmp(cursor, "0") != 0 && !inv_stopping());
+    if (inv_stopping())
+        return -1;
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  BLOGLOGNO(00030)
                  "invalidation: dropped every cached page (%lu keys)",
@@ -408,7 +424,7 @@ inv_pending_run(void)
 
     for (q = 0; q < INV_QUEUES; q++)
         while (inv.head[q] != NULL && inv.head[q]->due <= now
-               && !inv.flush_due) {
+               && !inv.flush_due && !inv_stopping()) {
             inv_pending *e = inv.head[q];
 
             if (inv_delete_payload(e->keys) != 0)
@@ -582,7 +598,7 @@ static void *APR_THREAD_FUNC
 inv_main(apr_thread_t *thread, void *data)
 {
     (void) data;
-    while (!inv.stop) {
+    while (!inv_stopping()) {
         struct pollfd pfd[2];
         apr_time_t  now, wake_at;
         int         n = 1;
@@ -600,6 +616,8 @@ inv_main(apr_thread_t *thread, void *data)
         }
         if (inv.pg == NULL && blog_backoff_ready(&inv.pg_backoff))
             inv_pg_open();
+        if (inv_stopping())
+            break;
         if (inv.flush_due && inv_redis() == 0 && inv_flush() == 0) {
             inv.flush_due = 0;
             blog_backoff_reset(&inv.redis_backoff);
@@ -711,7 +729,7 @@ inv_stop(void)
 
     if (inv.thread == NULL)
         return;
-    inv.stop = 1;
+    apr_atomic_set32(&inv.stop, 1);
     if (write(inv.wake[1], "x", 1) < 0) {
         /* the thread's polls end within a second anyway */
     }
@@ -738,7 +756,7 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
         return;
     rv = apr_proc_mutex_child_init(&inv.mutex,
                                    apr_proc_mutex_lockfile(inv.mutex), pchild);
-    if (rv == APR_SUCCESS && pipe(inv.wake) != 0)
+    if (rv == APR_SUCCESS && pipe2(inv.wake, O_CLOEXEC) != 0)
         rv = APR_FROM_OS_ERROR(errno);
     if (rv == APR_SUCCESS) {
         inv.pchild = pchild;
