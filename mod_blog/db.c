@@ -68,9 +68,17 @@ typedef enum db_outcome
     DB_FAILED                   /* any other failure: no retry */
 } db_outcome;
 
+/* The page statements, in blog_stmt order: their names and their SQL. */
 static const char *const db_stmt_names[] = {
     "blog_index", "blog_post", "blog_tag"
 };
+static const char *const db_stmt_sql[] = {
+    "SELECT * FROM blog.index_page($1::integer)",
+    "SELECT * FROM blog.post_page($1::text)",
+    "SELECT * FROM blog.tag_page($1::text)"
+};
+/* Keywords a connection may carry: ours and BlogDatabase's. */
+#define DB_MAX_PARAMS 64
 
 static const blog_db_settings *db_g;
 static server_rec *db_server;
@@ -130,19 +138,21 @@ db_note_connect(int succeeded)
 static PGconn *
 db_connect(apr_time_t deadline)
 {
-    static const char *const keys[] = {
-        "client_encoding", "fallback_application_name", "dbname", NULL
-    };
-    const char *vals[4];
+    const char *keys[DB_MAX_PARAMS + 1];
+    const char *vals[DB_MAX_PARAMS + 1];
+    char        hosts[1024];
     PGconn     *pg;
     char        msg[BLOG_PQ_MSG_MAX];
-    int         timed_out;
+    int         timed_out, n;
 
-    /* dbname last: the user's conninfo is expanded there and wins. */
+    /* BlogDatabase's keywords last: they win over ours. */
+    keys[0] = "client_encoding";
     vals[0] = "UTF8";
+    keys[1] = "fallback_application_name";
     vals[1] = "mod_blog";
-    vals[2] = blog_dbscale_conninfo();
-    vals[3] = NULL;
+    n = 2 + blog_dbscale_params(keys + 2, vals + 2, DB_MAX_PARAMS - 2,
+                                hosts, sizeof(hosts));
+    keys[n] = vals[n] = NULL;
     pg = blog_pq_connect(keys, vals, 1, deadline, msg, &timed_out);
     if (pg == NULL) {
         blog_log_limited(&db_log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
@@ -180,14 +190,12 @@ db_open(apr_time_t deadline)
                  "SET client_connection_check_interval = %d;"
                  /* a function call's plan never depends on its argument */
                  "SET plan_cache_mode = force_generic_plan;"
-                 "PREPARE blog_index(integer) AS"
-                 " SELECT * FROM blog.index_page($1);"
-                 "PREPARE blog_post(text) AS"
-                 " SELECT * FROM blog.post_page($1);"
-                 "PREPARE blog_tag(text) AS"
-                 " SELECT * FROM blog.tag_page($1)",
+                 /* each parameter's type is its cast in the SQL */
+                 "PREPARE %s AS %s;PREPARE %s AS %s;PREPARE %s AS %s",
                  (apr_int64_t) apr_time_as_msec(db_g->query_timeout),
-                 DB_CLIENT_CHECK_MS);
+                 DB_CLIENT_CHECK_MS, db_stmt_names[0], db_stmt_sql[0],
+                 db_stmt_names[1], db_stmt_sql[1], db_stmt_names[2],
+                 db_stmt_sql[2]);
     if (!PQsendQuery(pg, setup)) {
         res = NULL;
         timed_out = 0;
@@ -498,8 +506,8 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
     values[0] = param;
     lengths[0] = (int) param_len;
     blog_stat_inc(BLOG_STAT_POOL_QUERIES);
-    if (blog_dbscale_send(pg, stmt, db_stmt_names[stmt], values, lengths,
-                          formats))
+    if (blog_dbscale_send(pg, db_stmt_names[stmt], db_stmt_sql[stmt], values,
+                          lengths, formats))
         res = blog_pq_results(pg, deadline, &timed_out);
     if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK) {
         *out = res;
