@@ -286,7 +286,8 @@ cache_write_queued(int *wrote)
 static blog_redis_io
 cache_read_replies(void)
 {
-    blog_redis_io    io = blog_redis_fill(&cache_l.redis, cache_l.sent->deadline);
+    blog_redis_io io = blog_redis_fill(&cache_l.redis,
+                                       cache_l.sent->deadline);
     redisReply *reply = NULL;
 
     while (io == BLOG_REDIS_OK && cache_l.sent != NULL
@@ -321,7 +322,7 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
     char        connect_why[CACHE_WHY_MAX] = "";
 
     for (;;) {
-        blog_redis_io    io = BLOG_REDIS_OK;
+        blog_redis_io io = BLOG_REDIS_OK;
         int         wrote = 0;
 
         if (cache_l.redis.ctx == NULL) {
@@ -410,7 +411,7 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
         redisReply *reply = NULL;
         int         reused = 0;
         char        why[CACHE_WHY_MAX] = "";
-        blog_redis_io    io = cache_exec(r, what, buf, (size_t) len, deadline,
+        blog_redis_io io = cache_exec(r, what, buf, (size_t) len, deadline,
                                     &reply, &reused, why);
 
         if (io == BLOG_REDIS_OK) {

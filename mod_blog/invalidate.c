@@ -65,8 +65,6 @@
 
 APLOG_USE_MODULE(blog);
 
-#define INV_PREFIX          "blog:page:"
-#define INV_PREFIX_LEN      (sizeof(INV_PREFIX) - 1)
 /* A payload names paths of this blog; anything longer is not a key of ours. */
 #define INV_MAX_KEY         256
 /* Keys deleted by one DEL; SCAN's batch when every key is dropped. */
@@ -243,7 +241,7 @@ inv_del(int n, const char **keys, const size_t *lens)
                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
     if (ok)
-        blog_backoff_reset(&inv.redis_backoff); /* it answers, not just accepts */
+        blog_backoff_reset(&inv.redis_backoff); /* it answers: not down */
     if (!ok) {
         /* a Redis that refuses writes is asked again after a backoff */
         inv.flush_due = 1;
@@ -261,7 +259,8 @@ inv_flush(void)
 
     do {
         const char *argv[] = {
-            "SCAN", cursor, "MATCH", INV_PREFIX "*", "COUNT", INV_SCAN_COUNT
+            "SCAN", cursor, "MATCH", BLOG_CACHE_PREFIX "*",
+            "COUNT", INV_SCAN_COUNT
         };
         size_t      argl[6];
         const char *keys[INV_BATCH];
@@ -326,7 +325,7 @@ inv_delete_payload(const char *payload)
     /* static: one listener thread per process */
     static const char *keys[INV_BATCH];
     static size_t lens[INV_BATCH];
-    static char buf[INV_BATCH][INV_PREFIX_LEN + 2 * INV_MAX_KEY];
+    static char buf[INV_BATCH][BLOG_CACHE_PREFIX_LEN + 2 * INV_MAX_KEY];
     const char *p = payload;
     int         n = 0;
 
@@ -338,18 +337,20 @@ inv_delete_payload(const char *payload)
         size_t      len = strcspn(p, " ");
         int         b;
 
-        if (len > INV_PREFIX_LEN && len <= INV_MAX_KEY
-            && memcmp(p, INV_PREFIX "/", INV_PREFIX_LEN + 1) == 0) {
+        if (len > BLOG_CACHE_PREFIX_LEN && len <= INV_MAX_KEY
+            && memcmp(p, BLOG_CACHE_PREFIX "/",
+                      BLOG_CACHE_PREFIX_LEN + 1) == 0) {
             for (b = 0; b < inv.nbases; b++) {
                 size_t      bl = strlen(inv.bases[b]);
 
                 if (bl > INV_MAX_KEY)
                     continue;
 
-                memcpy(buf[n], INV_PREFIX, INV_PREFIX_LEN);
-                memcpy(buf[n] + INV_PREFIX_LEN, inv.bases[b], bl);
-                memcpy(buf[n] + INV_PREFIX_LEN + bl, p + INV_PREFIX_LEN,
-                       len - INV_PREFIX_LEN);
+                memcpy(buf[n], BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN);
+                memcpy(buf[n] + BLOG_CACHE_PREFIX_LEN, inv.bases[b], bl);
+                memcpy(buf[n] + BLOG_CACHE_PREFIX_LEN + bl,
+                       p + BLOG_CACHE_PREFIX_LEN,
+                       len - BLOG_CACHE_PREFIX_LEN);
                 keys[n] = buf[n];
                 lens[n] = len + bl;
                 if (++n == INV_BATCH) {
