@@ -66,8 +66,8 @@ static apr_uint32_t dbs_nperms;
 /* per list: the entries, or NULL when it is not a list of dbs_nhosts */
 static char **dbs_lists[DBS_NLISTS];
 static apr_uint32_t dbs_next;
-static apr_time_t dbs_fallback_due;
-static apr_time_t dbs_refresh_due;
+static apr_uint64_t dbs_fallback_due;        /* apr_time_t, apr_atomic */
+static apr_uint64_t dbs_refresh_due;
 
 static apr_status_t
 dbs_free_opts(void *data)
@@ -154,7 +154,8 @@ blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
         dbs_nperms *= (apr_uint32_t) i;
     /* children start at different points of the cycle */
     dbs_next = ((apr_uint32_t) getpid() * 2654435761u) % dbs_nperms;
-    dbs_refresh_due = apr_time_now() + DBS_REFRESH;
+    apr_atomic_set64(&dbs_refresh_due,
+                     (apr_uint64_t) (apr_time_now() + DBS_REFRESH));
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s,
                  BLOGLOGNO(00024)
                  "%d hosts, each connection tries them in another "
@@ -236,15 +237,14 @@ blog_dbscale_params(const char **keys, const char **vals, int max,
 
 /* One thread of the child wins the slot when it is due; the others wait. */
 static int
-dbs_take_slot(apr_time_t *slot, apr_interval_time_t every)
+dbs_take_slot(apr_uint64_t *slot, apr_interval_time_t every)
 {
-    apr_time_t  now = apr_time_now();
-    apr_time_t  due = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    apr_uint64_t now = (apr_uint64_t) apr_time_now();
+    apr_uint64_t due = apr_atomic_read64(slot);
 
     if (now < due)
         return 0;
-    return __atomic_compare_exchange_n(slot, &due, now + every, 0,
-                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return apr_atomic_cas64(slot, now + (apr_uint64_t) every, due) == due;
 }
 
 int

@@ -23,8 +23,8 @@ int blog_wait_fd(int fd, short events, apr_time_t deadline);
  */
 typedef struct blog_backoff
 {
-    volatile apr_uint64_t next_try;     /* apr_time_t */
-    volatile apr_uint64_t delay;        /* apr_interval_time_t */
+    apr_uint64_t next_try;      /* apr_time_t */
+    apr_uint64_t delay;         /* apr_interval_time_t */
 } blog_backoff;
 
 /* Whether a connect may be tried now. */
