@@ -23,34 +23,25 @@
  * answered and is found closed (Redis restarted) is replaced at once, and
  * its commands are tried once more on the new one.
  *
- * hiredis formats the commands and parses the replies, but the socket is
- * driven here, non-blocking, against the deadline of the oldest command
- * in flight: hiredis 0.14 bounds each read (SO_RCVTIMEO), not the command,
- * so a Redis that trickles its answer could hold a request for ever; and
- * it buffers a bulk reply whole, whatever length it declares, so each
- * reply's declared length is judged here before its body is read.
+ * The connection is redis.c's: every wait is against the deadline of the
+ * oldest command in flight, and no reply may declare more than
+ * CACHE_MAX_VALUE bytes.
  */
 #include "cache.h"
 
 #include "ratelog.h"
+#include "redis.h"
 #include "stats.h"
 #include "wait.h"
 
 #include "http_log.h"
 #include "apr_strings.h"
 
-#include <hiredis/hiredis.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 APLOG_USE_MODULE(blog);
 
@@ -60,25 +51,9 @@ APLOG_USE_MODULE(blog);
  * stored.  It bounds what one request can make a child allocate.
  */
 #define CACHE_MAX_VALUE     (1024 * 1024)
-/* A bulk header ("$1048576\r\n") is short; a longer first line is garbage. */
-#define CACHE_MAX_HEADER    32
-/* Redis's status and error lines are a sentence, not a stream. */
-#define CACHE_MAX_LINE      1024
-#define CACHE_BACKOFF_FIRST apr_time_from_msec(50)
-#define CACHE_BACKOFF_MAX   apr_time_from_sec(1)
 
 static const blog_cache_settings *cache_g;
-static apr_time_t cache_next_try;
-static apr_interval_time_t cache_backoff;
-
-typedef enum cache_io
-{
-    CACHE_IO_OK,
-    CACHE_IO_TIMEOUT,           /* Redis slow: back off */
-    CACHE_IO_CLOSED,            /* connection closed: reconnect at once */
-    CACHE_IO_BAD,               /* error, garbage or an oversized reply */
-    CACHE_IO_DOWN               /* no connection (backoff, connect failed) */
-} cache_io;
+static blog_backoff cache_backoff;
 
 /*
  * A command of one request, on the asking thread's stack until it is done.
@@ -92,7 +67,7 @@ typedef struct cache_cmd
     size_t      len;
     apr_time_t  deadline;
     redisReply *reply;
-    cache_io    io;
+    blog_redis_io io;
     int         done;
     int         lead;           /* the leader handed it the connection */
     int         reused;         /* sent on a connection that had answered */
@@ -112,18 +87,14 @@ typedef struct cache_link
     int         leader;
     /* the leader's */
     cache_cmd  *sent, **sent_tail;      /* written, replies due in order */
-    redisContext *ctx;
-    int         answered;       /* ctx has answered a command */
+    int         answered;       /* the connection has answered a command */
+    blog_redis  redis;
 } cache_link;
 
 static cache_link cache_l = {
     PTHREAD_MUTEX_INITIALIZER, NULL, &cache_l.queued, 0,
-    NULL, &cache_l.sent, NULL, 0
+    NULL, &cache_l.sent, 0, {.max_bulk = CACHE_MAX_VALUE}
 };
-
-/* Replies are read into this, by the leader only: a batch of pages. */
-#define CACHE_READ_BUF      65536
-static char cache_rbuf[CACHE_READ_BUF];
 /* Commands written with one writev, at most. */
 #define CACHE_BATCH         64
 
@@ -131,9 +102,7 @@ static apr_status_t
 cache_child_exit(void *data)
 {
     (void) data;
-    if (cache_l.ctx != NULL)
-        redisFree(cache_l.ctx);
-    cache_l.ctx = NULL;
+    blog_redis_close(&cache_l.redis);
     return APR_SUCCESS;
 }
 
@@ -153,16 +122,6 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
                               apr_pool_cleanup_null);
 }
 
-static struct timeval
-cache_tv(apr_interval_time_t t)
-{
-    struct timeval tv;
-
-    tv.tv_sec = (long) apr_time_sec(t);
-    tv.tv_usec = (long) apr_time_usec(t);
-    return tv;
-}
-
 /* One budget for every warning about Redis: a failing Redis fails alike. */
 static blog_ratelog cache_log;
 static blog_outage cache_outage;
@@ -173,67 +132,35 @@ static blog_outage cache_write_outage;
 #define CACHE_WHY_MAX 160
 static __thread char cache_why[CACHE_WHY_MAX];
 
-/* Benign races: the worst case is one extra connect attempt. */
 static void
 cache_note_failure(void)
 {
-    apr_interval_time_t b = __atomic_load_n(&cache_backoff, __ATOMIC_RELAXED);
-
-    b = b ? b * 2 : CACHE_BACKOFF_FIRST;
-    if (b > CACHE_BACKOFF_MAX)
-        b = CACHE_BACKOFF_MAX;
-    __atomic_store_n(&cache_backoff, b, __ATOMIC_RELAXED);
-    __atomic_store_n(&cache_next_try, apr_time_now() + b, __ATOMIC_RELAXED);
+    blog_backoff_fail(&cache_backoff);
     blog_outage_begin(&cache_outage);
 }
 
 /*
- * The socket goes non-blocking: the waiting is done here, against the
- * deadline of the oldest command in flight.
+ * A new connection (0), or -1 during the backoff or when Redis refuses;
+ * then why says what the attempt met ("" when none was made).
  */
 static int
-cache_make_nonblocking(redisContext *c)
-{
-    int         fl = fcntl(c->fd, F_GETFL);
-
-    if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0)
-        return -1;
-    c->flags &= ~REDIS_BLOCK;
-    return 0;
-}
-
-/*
- * A new connection, or NULL during the backoff or when Redis refuses; then
- * why says what the attempt met ("" when none was made).
- */
-static redisContext *
 cache_connect(request_rec *r, char *why)
 {
-    redisContext *c;
+    char        err[CACHE_WHY_MAX - 20];
 
-    if (apr_time_now() < __atomic_load_n(&cache_next_try, __ATOMIC_RELAXED))
-        return NULL;
-    if (cache_g->redis_port == 0)
-        c = redisConnectUnixWithTimeout(cache_g->redis_host,
-                                        cache_tv(cache_g->redis_connect_timeout));
-    else
-        c = redisConnectWithTimeout(cache_g->redis_host, cache_g->redis_port,
-                                    cache_tv(cache_g->redis_connect_timeout));
-    if (c != NULL && !c->err && cache_make_nonblocking(c) == 0
-        && (cache_g->redis_port == 0 || redisEnableKeepAlive(c) == REDIS_OK)) {
-        __atomic_store_n(&cache_backoff, 0, __ATOMIC_RELAXED);
-        return c;
+    if (!blog_backoff_ready(&cache_backoff))
+        return -1;
+    if (blog_redis_connect(&cache_l.redis, cache_g, err, sizeof(err)) == 0) {
+        blog_backoff_reset(&cache_backoff);
+        return 0;
     }
-    apr_snprintf(why, CACHE_WHY_MAX, "connect failed: %s",
-                 c ? c->errstr : "out of memory");
+    apr_snprintf(why, CACHE_WHY_MAX, "connect failed: %s", err);
     blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                  BLOGLOGNO(00007) "cannot connect to Redis at %s%s%.0d: %s",
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
-                 cache_g->redis_port, c ? c->errstr : "out of memory");
-    if (c != NULL)
-        redisFree(c);
+                 cache_g->redis_port, err);
     cache_note_failure();
-    return NULL;
+    return -1;
 }
 
 static apr_status_t
@@ -243,39 +170,9 @@ cache_free_reply(void *data)
     return APR_SUCCESS;
 }
 
-/*
- * Judge a reply by its first line, before its body is read: a bulk reply
- * may not declare more than CACHE_MAX_VALUE bytes, a status or error line
- * may not run on past CACHE_MAX_LINE, and any other first byte is not Redis
- * speaking.  1: fine, or complete enough to judge; 0: read more; -1: refuse.
- */
-static int
-cache_reply_head_ok(const redisReader *rd)
-{
-    const char *p = rd->buf + rd->pos;
-    size_t      n = rd->len - rd->pos;
-    size_t      max = n > 0 && p[0] == '$' ? CACHE_MAX_HEADER : CACHE_MAX_LINE;
-    const char *eol = memchr(p, '\r', n < max ? n : max);
-    long long   len;
-    char       *end;
-
-    if (n == 0)
-        return 0;
-    if (p[0] != '$' && p[0] != '+' && p[0] != '-' && p[0] != ':')
-        return -1;
-    if (eol == NULL)
-        return n < max ? 0 : -1;
-    if (p[0] != '$')
-        return 1;
-    len = strtoll(p + 1, &end, 10);
-    if (end != eol || len < -1 || len > CACHE_MAX_VALUE)
-        return -1;
-    return 1;
-}
-
 /* Set a command's result and wake its thread; cmd is not ours after. */
 static void
-cache_finish(cache_cmd *cmd, cache_io io, redisReply *reply)
+cache_finish(cache_cmd *cmd, blog_redis_io io, redisReply *reply)
 {
     cmd->io = io;
     cmd->reply = reply;
@@ -285,7 +182,7 @@ cache_finish(cache_cmd *cmd, cache_io io, redisReply *reply)
 
 /* A whole queue of commands fails alike, for the same reason. */
 static void
-cache_finish_all(cache_cmd *cmd, cache_io io, const char *why)
+cache_finish_all(cache_cmd *cmd, blog_redis_io io, const char *why)
 {
     while (cmd != NULL) {
         cache_cmd  *next = cmd->next;
@@ -304,19 +201,16 @@ cache_finish_all(cache_cmd *cmd, cache_io io, const char *why)
  * for the next one, made at once.
  */
 static void
-cache_fail_all(request_rec *r, cache_io io, const char *what,
+cache_fail_all(request_rec *r, blog_redis_io io, const char *what,
                const char *connect_why)
 {
-    static const char *const why[] = {
-        "", "timed out", "connection closed", "bad or oversized reply",
-        "no connection"
-    };
+    const char *const *why = blog_redis_why;
     char        reason[CACHE_WHY_MAX];
-    int         back_off = !(cache_l.ctx != NULL && cache_l.answered
-                             && io == CACHE_IO_CLOSED);
+    int         back_off = !(cache_l.redis.ctx != NULL && cache_l.answered
+                             && io == BLOG_REDIS_CLOSED);
     cache_cmd  *queued = NULL;
 
-    if (cache_l.ctx != NULL) {
+    if (cache_l.redis.ctx != NULL) {
         /*
          * A connection that had worked, found closed, is Redis restarted
          * or its idle clients closed: its commands are tried again on a
@@ -331,12 +225,11 @@ cache_fail_all(request_rec *r, cache_io io, const char *what,
             ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server,
                          BLOGLOGNO(00009)
                          "Redis closed the connection; reconnecting");
-        redisFree(cache_l.ctx);
-        cache_l.ctx = NULL;
+        blog_redis_close(&cache_l.redis);
         if (back_off)
             cache_note_failure();
     }
-    if (io == CACHE_IO_DOWN)
+    if (io == BLOG_REDIS_DOWN)
         apr_cpystrn(reason, connect_why, sizeof(reason));
     else
         apr_snprintf(reason, sizeof(reason), "%s failed: %s", what, why[io]);
@@ -359,13 +252,12 @@ cache_fail_all(request_rec *r, cache_io io, const char *what,
  * writev as far as the socket takes them; they join the sent queue first,
  * so that their replies are matched in order.  0 when none was queued.
  */
-static cache_io
+static blog_redis_io
 cache_write_queued(int *wrote)
 {
     struct iovec iov[CACHE_BATCH];
     cache_cmd  *cmd;
-    apr_time_t  deadline;
-    int         n = 0, i = 0;
+    int         n = 0;
 
     pthread_mutex_lock(&cache_l.lock);
     while ((cmd = cache_l.queued) != NULL && n < CACHE_BATCH) {
@@ -383,80 +275,40 @@ cache_write_queued(int *wrote)
     pthread_mutex_unlock(&cache_l.lock);
     *wrote = n;
     if (n == 0)
-        return CACHE_IO_OK;
-    deadline = cache_l.sent->deadline;
-    while (i < n) {
-        ssize_t     w = writev(cache_l.ctx->fd, iov + i, n - i);
-
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (blog_wait_fd(cache_l.ctx->fd, POLLOUT, deadline) != 0)
-                return CACHE_IO_TIMEOUT;
-            continue;
-        }
-        if (w < 0)
-            return CACHE_IO_CLOSED;
-        while (i < n && (size_t) w >= iov[i].iov_len)
-            w -= (ssize_t) iov[i++].iov_len;
-        if (i < n) {
-            iov[i].iov_base = (char *) iov[i].iov_base + w;
-            iov[i].iov_len -= (size_t) w;
-        }
-    }
-    return CACHE_IO_OK;
+        return BLOG_REDIS_OK;
+    return blog_redis_send(&cache_l.redis, iov, n, cache_l.sent->deadline);
 }
 
 /*
  * Wait for replies against the oldest command's deadline, read what has
  * come and hand out every complete reply, in order.
  */
-static cache_io
+static blog_redis_io
 cache_read_replies(void)
 {
-    redisReader *rd = cache_l.ctx->reader;
-    ssize_t     n;
+    blog_redis_io io = blog_redis_fill(&cache_l.redis,
+                                       cache_l.sent->deadline);
+    redisReply *reply = NULL;
 
-    if (blog_wait_fd(cache_l.ctx->fd, POLLIN, cache_l.sent->deadline) != 0)
-        return CACHE_IO_TIMEOUT;
-    do
-        n = read(cache_l.ctx->fd, cache_rbuf, sizeof(cache_rbuf));
-    while (n < 0 && errno == EINTR);
-    if (n == 0)
-        return CACHE_IO_CLOSED;
-    if (n < 0)
-        return errno == EAGAIN || errno == EWOULDBLOCK ? CACHE_IO_OK
-            : CACHE_IO_CLOSED;
-    if (redisReaderFeed(rd, cache_rbuf, (size_t) n) != REDIS_OK)
-        return CACHE_IO_BAD;
-    while (cache_l.sent != NULL) {
-        void       *reply = NULL;
-        cache_cmd  *cmd;
+    while (io == BLOG_REDIS_OK && cache_l.sent != NULL
+           && (io = blog_redis_next(&cache_l.redis, &reply)) == BLOG_REDIS_OK
+           && reply != NULL) {
+        cache_cmd  *cmd = cache_l.sent;
 
-        /* A reply not begun (the reader's stack empty) is judged first. */
-        if (rd->ridx == -1) {
-            int         head = cache_reply_head_ok(rd);
-
-            if (head < 0)
-                return CACHE_IO_BAD;
-            if (head == 0)
-                break;
-        }
-        if (redisReaderGetReply(rd, &reply) != REDIS_OK)
-            return CACHE_IO_BAD;
-        if (reply == NULL)
-            break;
-        cmd = cache_l.sent;
         cache_l.sent = cmd->next;
         if (cache_l.sent == NULL)
             cache_l.sent_tail = &cache_l.sent;
         cache_l.answered = 1;
-        cache_finish(cmd, CACHE_IO_OK, reply);
+        cache_finish(cmd, BLOG_REDIS_OK, reply);
     }
     /* Redis never speaks unasked. */
-    if (cache_l.sent == NULL && rd->len > rd->pos)
-        return CACHE_IO_BAD;
-    return CACHE_IO_OK;
+    if (io == BLOG_REDIS_OK && cache_l.sent == NULL
+        && (io = blog_redis_next(&cache_l.redis, &reply)) == BLOG_REDIS_OK
+        && reply != NULL) {
+        freeReplyObject(reply);
+        io = BLOG_REDIS_BAD;
+    }
+    return io;
 }
 
 /*
@@ -470,23 +322,22 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
     char        connect_why[CACHE_WHY_MAX] = "";
 
     for (;;) {
-        cache_io    io = CACHE_IO_OK;
+        blog_redis_io io = BLOG_REDIS_OK;
         int         wrote = 0;
 
-        if (cache_l.ctx == NULL) {
-            cache_l.ctx = cache_connect(r, connect_why);
+        if (cache_l.redis.ctx == NULL) {
             cache_l.answered = 0;
-            if (cache_l.ctx == NULL)
-                io = CACHE_IO_DOWN;
+            if (cache_connect(r, connect_why) != 0)
+                io = BLOG_REDIS_DOWN;
         }
-        if (io == CACHE_IO_OK)
+        if (io == BLOG_REDIS_OK)
             io = cache_write_queued(&wrote);
         /* Its own reply in, the leader goes back to its request. */
-        if (io == CACHE_IO_OK && me->done)
+        if (io == BLOG_REDIS_OK && me->done)
             break;
-        if (io == CACHE_IO_OK && cache_l.sent != NULL)
+        if (io == BLOG_REDIS_OK && cache_l.sent != NULL)
             io = cache_read_replies();
-        if (io != CACHE_IO_OK)
+        if (io != BLOG_REDIS_OK)
             cache_fail_all(r, io, what, connect_why);
         if (me->done)
             break;
@@ -503,7 +354,7 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
 }
 
 /* Queue one formatted command and wait for its reply. */
-static cache_io
+static blog_redis_io
 cache_exec(request_rec *r, const char *what, const char *buf, size_t len,
            apr_time_t deadline, redisReply **out, int *reused, char *why)
 {
@@ -560,10 +411,10 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
         redisReply *reply = NULL;
         int         reused = 0;
         char        why[CACHE_WHY_MAX] = "";
-        cache_io    io = cache_exec(r, what, buf, (size_t) len, deadline,
+        blog_redis_io io = cache_exec(r, what, buf, (size_t) len, deadline,
                                     &reply, &reused, why);
 
-        if (io == CACHE_IO_OK) {
+        if (io == BLOG_REDIS_OK) {
             redisFreeCommand(buf);
             blog_outage_end(&cache_outage, r->server, BLOGLOGNO(00010)
                                                       "Redis reachable");
@@ -574,7 +425,7 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
             blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
             apr_cpystrn(cache_why, why, sizeof(cache_why));
         }
-        if (!(reused && io == CACHE_IO_CLOSED))
+        if (!(reused && io == BLOG_REDIS_CLOSED))
             break;
     }
     redisFreeCommand(buf);

@@ -8,6 +8,10 @@
 #include "httpd.h"
 #include "apr_time.h"
 
+/* The prefix of every page key (docs/CONTRACT.md section 3). */
+#define BLOG_CACHE_PREFIX       "blog:page:"
+#define BLOG_CACHE_PREFIX_LEN   (sizeof(BLOG_CACHE_PREFIX) - 1)
+
 /* BlogRedis (parsed once, at start-up), its timeouts and BlogCacheTTL. */
 typedef struct blog_cache_settings
 {

@@ -29,6 +29,7 @@
  */
 #include "db.h"
 #include "dbscale.h"
+#include "pq.h"
 
 #include "ratelog.h"
 #include "stats.h"
@@ -37,16 +38,12 @@
 #include "http_log.h"
 #include "apr_atomic.h"
 #include "apr_strings.h"
-#include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 APLOG_USE_MODULE(blog);
 
-#define DB_BACKOFF_FIRST    apr_time_from_msec(50)
-#define DB_BACKOFF_MAX      apr_time_from_sec(1)
 /* How often the server looks for a client that went away mid-statement. */
 #define DB_CLIENT_CHECK_MS  1000
 
@@ -71,9 +68,17 @@ typedef enum db_outcome
     DB_FAILED                   /* any other failure: no retry */
 } db_outcome;
 
+/* The page statements, in blog_stmt order: their names and their SQL. */
 static const char *const db_stmt_names[] = {
     "blog_index", "blog_post", "blog_tag"
 };
+static const char *const db_stmt_sql[] = {
+    "SELECT * FROM blog.index_page($1::integer)",
+    "SELECT * FROM blog.post_page($1::text)",
+    "SELECT * FROM blog.tag_page($1::text)"
+};
+/* Keywords a connection may carry: ours and BlogDatabase's. */
+#define DB_MAX_PARAMS 64
 
 static const blog_db_settings *db_g;
 static server_rec *db_server;
@@ -99,8 +104,7 @@ static db_conn *db_idle;
 static int  db_nidle;
 static int  db_nopen;           /* idle + in use + being opened */
 
-static apr_time_t db_next_try;  /* under db_lock */
-static apr_interval_time_t db_backoff;
+static blog_backoff db_backoff;
 /* Bumped on every lost connection: older pooled connections are suspect. */
 static apr_uint32_t db_gen;
 
@@ -108,39 +112,9 @@ static apr_uint32_t db_gen;
 static blog_ratelog db_log;
 static blog_outage db_outage;
 
-/*
- * libpq messages end with a newline and may hold more lines (a DETAIL, a
- * HINT, one line per host tried): one log line, the lines joined by spaces.
- */
-#define DB_MSG_MAX 512
-
-static const char *
-db_msg(char *buf, const char *msg)
-{
-    apr_size_t  n;
-    char       *q;
-    const char *p;
-
-    apr_cpystrn(buf, msg ? msg : "unknown error", DB_MSG_MAX);
-    n = strlen(buf);
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-        buf[--n] = '\0';
-    /* "...\n\tDETAIL..." becomes "... DETAIL...": one space per break */
-    for (q = buf, p = buf; *p; p++) {
-        int         brk = *p == '\n' || *p == '\r' || *p == '\t';
-
-        if (!brk)
-            *q++ = *p;
-        else if (q == buf || q[-1] != ' ')
-            *q++ = ' ';
-    }
-    *q = '\0';
-    return buf;
-}
-
 /* Why the last connect failed, for the health check; "" after a success. */
 static pthread_mutex_t db_err_lock = PTHREAD_MUTEX_INITIALIZER;
-static char db_err[DB_MSG_MAX];
+static char db_err[BLOG_PQ_MSG_MAX];
 
 static void
 db_note_error(const char *msg)
@@ -154,106 +128,39 @@ db_note_error(const char *msg)
 static void
 db_note_connect(int succeeded)
 {
-    if (succeeded) {
-        db_backoff = 0;
-        db_next_try = 0;
-        return;
-    }
-    db_backoff = db_backoff ? db_backoff * 2 : DB_BACKOFF_FIRST;
-    if (db_backoff > DB_BACKOFF_MAX)
-        db_backoff = DB_BACKOFF_MAX;
-    db_next_try = apr_time_now() + db_backoff;
-}
-
-/*
- * Wait until the socket is ready for what libpq wants, or the deadline:
- * 0 when ready, -1 on timeout or error.
- */
-static int
-db_wait(PGconn *pg, int for_write, apr_time_t deadline)
-{
-    return blog_wait_fd(PQsocket(pg), for_write ? POLLOUT : POLLIN, deadline);
-}
-
-/*
- * Collect every result of what was sent, by the deadline.  Returns the
- * first result (the caller clears it), NULL on a lost connection or a
- * timeout (*timed_out says which).
- */
-static PGresult *
-db_results(PGconn *pg, apr_time_t deadline, int *timed_out)
-{
-    PGresult   *first = NULL;
-    PGresult   *next;
-
-    *timed_out = 0;
-    for (;;) {
-        while (PQisBusy(pg)) {
-            if (db_wait(pg, 0, deadline) != 0) {
-                *timed_out = 1;
-                PQclear(first);
-                return NULL;
-            }
-            if (!PQconsumeInput(pg)) {
-                PQclear(first);
-                return NULL;
-            }
-        }
-        next = PQgetResult(pg);
-        if (next == NULL)
-            return first;
-        if (first == NULL)
-            first = next;
-        else if (PQresultStatus(first) == PGRES_COMMAND_OK
-                 && PQresultStatus(next) != PGRES_COMMAND_OK) {
-            /* keep the error of a multi-statement string */
-            PQclear(first);
-            first = next;
-        }
-        else
-            PQclear(next);
-    }
+    if (succeeded)
+        blog_backoff_reset(&db_backoff);
+    else
+        blog_backoff_fail(&db_backoff);
 }
 
 /* Connect without blocking past the deadline. */
 static PGconn *
 db_connect(apr_time_t deadline)
 {
-    static const char *const keys[] = {
-        "client_encoding", "fallback_application_name", "dbname", NULL
-    };
-    const char *vals[4];
+    const char *keys[DB_MAX_PARAMS + 1];
+    const char *vals[DB_MAX_PARAMS + 1];
+    char        hosts[1024];
     PGconn     *pg;
-    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
-    char        msg[DB_MSG_MAX];
+    char        msg[BLOG_PQ_MSG_MAX];
+    int         timed_out, n;
 
-    /* dbname last: the user's conninfo is expanded there and wins. */
+    /* BlogDatabase's keywords last: they win over ours. */
+    keys[0] = "client_encoding";
     vals[0] = "UTF8";
+    keys[1] = "fallback_application_name";
     vals[1] = "mod_blog";
-    vals[2] = blog_dbscale_conninfo();
-    vals[3] = NULL;
-    pg = PQconnectStartParams(keys, vals, 1);
-    if (pg == NULL)
-        return NULL;
-    while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
-           && st != PGRES_POLLING_FAILED) {
-        if (db_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
-            blog_log_limited(&db_log, APLOG_ERR, APR_TIMEUP,
-                             db_server, BLOGLOGNO(00014) "cannot connect to "
-                             "PostgreSQL: no answer in time");
-            db_note_error("no answer in time");
-            PQfinish(pg);
-            return NULL;
-        }
-        st = PQconnectPoll(pg);
-    }
-    if (st != PGRES_POLLING_OK) {
-        blog_log_limited(&db_log, APLOG_ERR, 0, db_server,
-                         BLOGLOGNO(00015) "cannot connect to PostgreSQL: %s",
-                         db_msg(msg, PQerrorMessage(pg)));
+    n = 2 + blog_dbscale_params(keys + 2, vals + 2, DB_MAX_PARAMS - 2,
+                                hosts, sizeof(hosts));
+    keys[n] = vals[n] = NULL;
+    pg = blog_pq_connect(keys, vals, 1, deadline, msg, &timed_out);
+    if (pg == NULL) {
+        blog_log_limited(&db_log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
+                         db_server, timed_out
+                         ? BLOGLOGNO(00014) "cannot connect to PostgreSQL: %s"
+                         : BLOGLOGNO(00015) "cannot connect to PostgreSQL: %s",
+                         msg);
         db_note_error(msg);
-        PQfinish(pg);
-        return NULL;
     }
     return pg;
 }
@@ -270,7 +177,7 @@ db_open(apr_time_t deadline)
     PGconn     *pg = db_connect(deadline);
     PGresult   *res;
     int         timed_out;
-    char        msg[DB_MSG_MAX];
+    char        msg[BLOG_PQ_MSG_MAX];
 
     if (pg == NULL && blog_dbscale_several())
         pg = db_connect(deadline);      /* the hosts in another order */
@@ -283,26 +190,24 @@ db_open(apr_time_t deadline)
                  "SET client_connection_check_interval = %d;"
                  /* a function call's plan never depends on its argument */
                  "SET plan_cache_mode = force_generic_plan;"
-                 "PREPARE blog_index(integer) AS"
-                 " SELECT * FROM blog.index_page($1);"
-                 "PREPARE blog_post(text) AS"
-                 " SELECT * FROM blog.post_page($1);"
-                 "PREPARE blog_tag(text) AS"
-                 " SELECT * FROM blog.tag_page($1)",
+                 /* each parameter's type is its cast in the SQL */
+                 "PREPARE %s AS %s;PREPARE %s AS %s;PREPARE %s AS %s",
                  (apr_int64_t) apr_time_as_msec(db_g->query_timeout),
-                 DB_CLIENT_CHECK_MS);
+                 DB_CLIENT_CHECK_MS, db_stmt_names[0], db_stmt_sql[0],
+                 db_stmt_names[1], db_stmt_sql[1], db_stmt_names[2],
+                 db_stmt_sql[2]);
     if (!PQsendQuery(pg, setup)) {
         res = NULL;
         timed_out = 0;
     }
     else
-        res = db_results(pg, deadline, &timed_out);
+        res = blog_pq_results(pg, deadline, &timed_out);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) {
         blog_log_limited(&db_log, APLOG_ERR, 0, db_server,
                          BLOGLOGNO(00016)
                          "cannot prepare the page statements: %s",
                          timed_out ? "no answer in time"
-                         : db_msg(msg, res ? PQresultErrorMessage(res)
+                         : blog_pq_msg(msg, res ? PQresultErrorMessage(res)
                                   : PQerrorMessage(pg)));
         PQclear(res);
         PQfinish(pg);
@@ -523,7 +428,7 @@ db_checkout(request_rec *r, apr_time_t deadline)
             break;
         now = apr_time_now();
         /* Opening one is part of acquiring it: the same bound. */
-        if (db_nopen < db_g->pool_max && now >= db_next_try) {
+        if (db_nopen < db_g->pool_max && now >= blog_backoff_next(&db_backoff)) {
             db_nopen++;
             pthread_mutex_unlock(&db_lock);
             c = db_open_slot(wait_until);
@@ -596,14 +501,14 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
     PGresult   *res = NULL;
     int         timed_out = 0;
     db_outcome  outcome;
-    char        msg[DB_MSG_MAX];
+    char        msg[BLOG_PQ_MSG_MAX];
 
     values[0] = param;
     lengths[0] = (int) param_len;
     blog_stat_inc(BLOG_STAT_POOL_QUERIES);
-    if (blog_dbscale_send(pg, stmt, db_stmt_names[stmt], values, lengths,
-                          formats))
-        res = db_results(pg, deadline, &timed_out);
+    if (blog_dbscale_send(pg, db_stmt_names[stmt], db_stmt_sql[stmt], values,
+                          lengths, formats))
+        res = blog_pq_results(pg, deadline, &timed_out);
     if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK) {
         *out = res;
         return DB_OK;
@@ -622,9 +527,9 @@ db_run(request_rec *r, db_handle *h, blog_stmt stmt, const char *param,
         : DB_FAILED;
     blog_stat_inc(outcome == DB_CONN_LOST ? BLOG_STAT_POOL_RECONNECTS
                   : BLOG_STAT_POOL_QUERY_ERRORS);
-    db_msg(msg, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
+    blog_pq_msg(msg, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
     if (outcome == DB_CONN_LOST) {
-        apr_cpystrn(lost, msg, DB_MSG_MAX);
+        apr_cpystrn(lost, msg, BLOG_PQ_MSG_MAX);
         h->bad = 1;
     }
     else
@@ -695,7 +600,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
 {
     apr_time_t  deadline = apr_time_now() + db_g->query_timeout;
     int         attempt;
-    char        lost[DB_MSG_MAX];
+    char        lost[BLOG_PQ_MSG_MAX];
 
     for (attempt = 0; attempt < 2; attempt++) {
         db_handle  *h = apr_palloc(r->pool, sizeof(*h));
@@ -745,7 +650,7 @@ blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
 {
     apr_time_t  deadline;
     int         attempt;
-    char        msg[DB_MSG_MAX];
+    char        msg[BLOG_PQ_MSG_MAX];
 
     if (db_g == NULL) {
         apr_cpystrn(why, "PostgreSQL: the pool is not set up", why_len);
@@ -771,7 +676,7 @@ blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
         apr_pool_cleanup_register(r->pool, h, db_release_handle,
                                   apr_pool_cleanup_null);
         if (PQsendQuery(h->c->pg, "SELECT 1"))
-            res = db_results(h->c->pg, deadline, &timed_out);
+            res = blog_pq_results(h->c->pg, deadline, &timed_out);
         if (PQresultStatus(res) == PGRES_TUPLES_OK) {
             PQclear(res);
             apr_pool_cleanup_run(r->pool, h, db_release_handle);
@@ -783,7 +688,7 @@ blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
                         why_len);
         else
             apr_snprintf(why, why_len, "PostgreSQL: %s",
-                         db_msg(msg, res ? PQresultErrorMessage(res)
+                         blog_pq_msg(msg, res ? PQresultErrorMessage(res)
                                 : PQerrorMessage(h->c->pg)));
         PQclear(res);
         h->bad = 1;

@@ -57,13 +57,6 @@ static const char *const dbs_list_keys[DBS_NLISTS] = {
     "host", "hostaddr", "port"
 };
 
-/* The texts of db.c's prepared statements, in blog_stmt order. */
-static const char *const dbs_sql[] = {
-    "SELECT * FROM blog.index_page($1::integer)",
-    "SELECT * FROM blog.post_page($1::text)",
-    "SELECT * FROM blog.tag_page($1::text)"
-};
-
 static const char *dbs_conninfo;
 static int  dbs_prepare = 1;
 static PQconninfoOption *dbs_opts;
@@ -73,9 +66,8 @@ static apr_uint32_t dbs_nperms;
 /* per list: the entries, or NULL when it is not a list of dbs_nhosts */
 static char **dbs_lists[DBS_NLISTS];
 static apr_uint32_t dbs_next;
-static apr_time_t dbs_fallback_due;
-static apr_time_t dbs_refresh_due;
-static __thread char *dbs_last;
+static apr_uint64_t dbs_fallback_due;        /* apr_time_t, apr_atomic */
+static apr_uint64_t dbs_refresh_due;
 
 static apr_status_t
 dbs_free_opts(void *data)
@@ -109,17 +101,17 @@ dbs_split(apr_pool_t *p, const char *val, char ***out)
 
 void
 blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
-                        const blog_db_settings *g)
+                        const char *conninfo, int prepare)
 {
     PQconninfoOption *o;
     char      **entries[DBS_NLISTS] = {NULL};
     int         counts[DBS_NLISTS] = {0};
     int         i;
 
-    dbs_conninfo = g->conninfo;
-    dbs_prepare = g->prepare;
+    dbs_conninfo = conninfo;
+    dbs_prepare = prepare;
     dbs_nhosts = 0;
-    dbs_opts = PQconninfoParse(g->conninfo, NULL);
+    dbs_opts = PQconninfoParse(conninfo, NULL);
     if (dbs_opts == NULL)
         return;                 /* checked at start-up: out of memory */
     apr_pool_cleanup_register(pchild, NULL, dbs_free_opts,
@@ -162,7 +154,8 @@ blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
         dbs_nperms *= (apr_uint32_t) i;
     /* children start at different points of the cycle */
     dbs_next = ((apr_uint32_t) getpid() * 2654435761u) % dbs_nperms;
-    dbs_refresh_due = apr_time_now() + DBS_REFRESH;
+    apr_atomic_set64(&dbs_refresh_due,
+                     (apr_uint64_t) (apr_time_now() + DBS_REFRESH));
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s,
                  BLOGLOGNO(00024)
                  "%d hosts, each connection tries them in another "
@@ -192,39 +185,22 @@ dbs_permutation(apr_uint32_t k, int n, int *perm)
     }
 }
 
-/* Append s escaped for a quoted conninfo value. */
-static char *
-dbs_escape(char *out, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\'' || *s == '\\')
-            *out++ = '\\';
-        *out++ = *s;
-    }
-    return out;
-}
-
-const char *
-blog_dbscale_conninfo(void)
+int
+blog_dbscale_params(const char **keys, const char **vals, int max,
+                    char *buf, apr_size_t size)
 {
     PQconninfoOption *o;
     int         perm[DBS_MAX_HOSTS];
-    size_t      size = 1;
-    char       *buf, *w;
-    int         i, h;
+    int         i, h, n = 0;
 
-    if (dbs_nhosts == 0)
-        return dbs_conninfo;
+    if (dbs_nhosts == 0) {
+        keys[0] = "dbname";
+        vals[0] = dbs_conninfo;
+        return 1;
+    }
     dbs_permutation(apr_atomic_inc32(&dbs_next) % dbs_nperms, dbs_nhosts,
                     perm);
-    for (o = dbs_opts; o->keyword != NULL; o++)
-        if (o->val != NULL)
-            size += strlen(o->keyword) + 2 * strlen(o->val) + 4;
-    buf = malloc(size);
-    if (buf == NULL)
-        return dbs_conninfo;
-    w = buf;
-    for (o = dbs_opts; o->keyword != NULL; o++) {
+    for (o = dbs_opts; o->keyword != NULL && n < max; o++) {
         char      **list = NULL;
 
         if (o->val == NULL)
@@ -232,38 +208,43 @@ blog_dbscale_conninfo(void)
         for (i = 0; i < DBS_NLISTS; i++)
             if (strcmp(o->keyword, dbs_list_keys[i]) == 0)
                 list = dbs_lists[i];
-        memcpy(w, o->keyword, strlen(o->keyword));
-        w += strlen(o->keyword);
-        *w++ = '=';
-        *w++ = '\'';
-        if (list == NULL)
-            w = dbs_escape(w, o->val);
-        else
+        keys[n] = o->keyword;
+        vals[n] = o->val;       /* also when buf is too small: as written */
+        if (list != NULL) {
+            char       *w = buf;
+
             for (h = 0; h < dbs_nhosts; h++) {
+                apr_size_t  len = strlen(list[perm[h]]);
+
+                if ((apr_size_t) (w - buf) + len + 2 > size)
+                    break;
                 if (h > 0)
                     *w++ = ',';
-                w = dbs_escape(w, list[perm[h]]);
+                memcpy(w, list[perm[h]], len);
+                w += len;
             }
-        *w++ = '\'';
-        *w++ = ' ';
+            if (h == dbs_nhosts) {
+                *w++ = '\0';
+                vals[n] = buf;
+                size -= (apr_size_t) (w - buf);
+                buf = w;
+            }
+        }
+        n++;
     }
-    *w = '\0';
-    free(dbs_last);
-    dbs_last = buf;
-    return buf;
+    return n;
 }
 
 /* One thread of the child wins the slot when it is due; the others wait. */
 static int
-dbs_take_slot(apr_time_t *slot, apr_interval_time_t every)
+dbs_take_slot(apr_uint64_t *slot, apr_interval_time_t every)
 {
-    apr_time_t  now = apr_time_now();
-    apr_time_t  due = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    apr_uint64_t now = (apr_uint64_t) apr_time_now();
+    apr_uint64_t due = apr_atomic_read64(slot);
 
     if (now < due)
         return 0;
-    return __atomic_compare_exchange_n(slot, &due, now + every, 0,
-                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return apr_atomic_cas64(slot, now + (apr_uint64_t) every, due) == due;
 }
 
 int
@@ -286,12 +267,12 @@ blog_dbscale_retire(PGconn *pg)
 }
 
 int
-blog_dbscale_send(PGconn *pg, blog_stmt stmt, const char *name,
+blog_dbscale_send(PGconn *pg, const char *name, const char *sql,
                   const char *const *values, const int *lengths,
                   const int *formats)
 {
     if (dbs_prepare)
         return PQsendQueryPrepared(pg, name, 1, values, lengths, formats, 1);
-    return PQsendQueryParams(pg, dbs_sql[stmt], 1, NULL, values, lengths,
+    return PQsendQueryParams(pg, sql, 1, NULL, values, lengths,
                              formats, 1);
 }

@@ -1,27 +1,30 @@
 /*
  * dbscale.h - past one PostgreSQL server: children spread over the hosts of
  * a multi-host conninfo, and pages sent without session state through a
- * transaction pooler (BlogPrepare Off).  mod_blog.c's child_init sets them
- * up; db.c calls the others at four points.
+ * transaction pooler (BlogPrepare Off).  A layer below the pool: it knows
+ * libpq and BlogDatabase, not db.c.  mod_blog.c's child_init sets it up;
+ * db.c calls the others.
  */
 #ifndef BLOG_DBSCALE_H
 #define BLOG_DBSCALE_H
 
 #include "httpd.h"
-#include "db.h"
 
 #include <libpq-fe.h>
 
 /* Parse BlogDatabase once per child; a single host leaves it as it is. */
 void blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
-                             const blog_db_settings *g);
+                             const char *conninfo, int prepare);
 
 /*
- * The conninfo for the next connection this child opens: with several
- * hosts, the host, hostaddr and port lists in another order each time.
- * Valid until the same thread calls again.
+ * The keywords and values of the next connection this child opens, for
+ * PQconnectStartParams with expand_dbname: with several hosts, the host,
+ * hostaddr and port lists in another order each time, written into buf
+ * (size bytes); else "dbname" and BlogDatabase.  At most max pairs;
+ * returns how many, keys and vals not terminated.
  */
-const char *blog_dbscale_conninfo(void);
+int blog_dbscale_params(const char **keys, const char **vals, int max,
+                        char *buf, apr_size_t size);
 
 /*
  * Whether BlogDatabase lists several hosts.  Then a failed connect is worth
@@ -41,11 +44,11 @@ int blog_dbscale_retire(PGconn *pg);
 
 /*
  * Send a page's statement: the prepared statement by name, or with
- * BlogPrepare Off the SQL text as one unnamed extended-protocol statement
+ * BlogPrepare Off its SQL text as one unnamed extended-protocol statement
  * (Parse, Bind, Describe, Execute, Sync in one write: one round trip).
  * Returns what PQsendQueryPrepared returns.
  */
-int blog_dbscale_send(PGconn *pg, blog_stmt stmt, const char *name,
+int blog_dbscale_send(PGconn *pg, const char *name, const char *sql,
                       const char *const *values, const int *lengths,
                       const int *formats);
 

@@ -30,14 +30,19 @@
  * possible one must be done (BlogQueryTimeout bounds a page call, then
  * BlogRedisTimeout its SET).
  *
- * Redis is driven as in cache.c: non-blocking, one deadline
- * (BlogRedisTimeout) for a whole command, a context dropped after any
- * error, reconnects with a capped backoff; PostgreSQL as in db.c: a
+ * Redis is redis.c's client, as in cache.c: one deadline
+ * (BlogRedisTimeout) for a whole command, the connection dropped after any
+ * error, reconnects with the capped backoff; PostgreSQL as in db.c: a
  * non-blocking connect bounded by BlogQueryTimeout.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1          /* pipe2 */
+#endif
 #include "invalidate.h"
 
+#include "pq.h"
 #include "ratelog.h"
+#include "redis.h"
 #include "wait.h"
 
 #include "http_config.h"
@@ -45,11 +50,11 @@
 #include "http_log.h"
 #include "mpm_common.h"
 #include "util_mutex.h"
+#include "apr_atomic.h"
 #include "apr_strings.h"
 #include "apr_proc_mutex.h"
 #include "apr_thread_proc.h"
 
-#include <hiredis/hiredis.h>
 #include <libpq-fe.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -60,8 +65,6 @@
 
 APLOG_USE_MODULE(blog);
 
-#define INV_PREFIX          "blog:page:"
-#define INV_PREFIX_LEN      (sizeof(INV_PREFIX) - 1)
 /* A payload names paths of this blog; anything longer is not a key of ours. */
 #define INV_MAX_KEY         256
 /* Keys deleted by one DEL; SCAN's batch when every key is dropped. */
@@ -69,8 +72,6 @@ APLOG_USE_MODULE(blog);
 #define INV_SCAN_COUNT      "1000"
 /* A reply larger than this is not Redis answering DEL or SCAN. */
 #define INV_MAX_REPLY       (1024 * 1024)
-#define INV_BACKOFF_FIRST   apr_time_from_msec(50)
-#define INV_BACKOFF_MAX     apr_time_from_sec(1)
 #define INV_REDELETE        apr_time_from_msec(50)
 /* At most this many deletes wait to be repeated; past it, drop every key. */
 #define INV_MAX_PENDING     4096
@@ -104,14 +105,12 @@ typedef struct inv_state
     apr_pool_t *pchild;
     apr_thread_t *thread;
     int         wake[2];        /* inv_stop writes to wake[1] */
-    volatile int stop;
+    apr_uint32_t stop;          /* apr_atomic: set by inv_stop */
 
     PGconn     *pg;
-    redisContext *redis;
-    apr_time_t  pg_next_try;
-    apr_interval_time_t pg_backoff;
-    apr_time_t  redis_next_try;
-    apr_interval_time_t redis_backoff;
+    blog_redis  redis;
+    blog_backoff pg_backoff;
+    blog_backoff redis_backoff;
     int         flush_due;      /* a gap: every page key must go */
     /* one queue per delay, so each is in due order */
     inv_pending *head[INV_QUEUES], *tail[INV_QUEUES];
@@ -124,19 +123,20 @@ static blog_ratelog inv_redis_log;
 static blog_outage inv_pg_outage;
 static blog_outage inv_redis_outage;
 
+/*
+ * Every loop of the thread looks at this between steps, each of which is
+ * bounded (BlogQueryTimeout, BlogRedisTimeout): a stop waits for one step.
+ */
+static int
+inv_stopping(void)
+{
+    return apr_atomic_read32(&inv.stop) != 0;
+}
+
 
 /* ------------------------------------------------------------------ */
 /* Redis                                                               */
 /* ------------------------------------------------------------------ */
-
-static void
-inv_backoff(apr_time_t *next_try, apr_interval_time_t *backoff)
-{
-    *backoff = *backoff ? *backoff * 2 : INV_BACKOFF_FIRST;
-    if (*backoff > INV_BACKOFF_MAX)
-        *backoff = INV_BACKOFF_MAX;
-    *next_try = apr_time_now() + *backoff;
-}
 
 static void
 inv_redis_drop(const char *what, const char *why)
@@ -146,92 +146,40 @@ inv_redis_drop(const char *what, const char *why)
                      "invalidation: Redis %s failed: %s; every "
                      "cached page will be dropped once Redis answers",
                      what, why);
-    redisFree(inv.redis);
-    inv.redis = NULL;
+    blog_redis_close(&inv.redis);
     inv.flush_due = 1;
     blog_outage_begin(&inv_redis_outage);
-    inv_backoff(&inv.redis_next_try, &inv.redis_backoff);
+    blog_backoff_fail(&inv.redis_backoff);
 }
 
-static redisContext *
+/* Connected to Redis: 0, or -1 (in the backoff, or the connect failed). */
+static int
 inv_redis(void)
 {
     const blog_cache_settings *g = inv.cache;
-    struct timeval tv;
-    redisContext *c;
-    int         fl;
+    char        why[200];
 
-    if (inv.redis != NULL)
-        return inv.redis;
-    if (apr_time_now() < inv.redis_next_try)
-        return NULL;
-    tv.tv_sec = (long) apr_time_sec(g->redis_connect_timeout);
-    tv.tv_usec = (long) apr_time_usec(g->redis_connect_timeout);
-    c = g->redis_port == 0 ? redisConnectUnixWithTimeout(g->redis_host, tv)
-        : redisConnectWithTimeout(g->redis_host, g->redis_port, tv);
-    if (c != NULL && !c->err && (fl = fcntl(c->fd, F_GETFL)) >= 0
-        && fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) == 0) {
-        c->flags &= ~REDIS_BLOCK;
-        inv.redis = c;
-        return c;
-    }
+    if (inv.redis.ctx != NULL)
+        return 0;
+    if (!blog_backoff_ready(&inv.redis_backoff))
+        return -1;
+    if (blog_redis_connect(&inv.redis, g, why, sizeof(why)) == 0)
+        return 0;
     blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00027)
                      "invalidation: cannot connect to Redis at "
                      "%s%s%.0d: %s", g->redis_host, g->redis_port ? ":" : "",
-                     g->redis_port, c ? c->errstr : "out of memory");
-    if (c != NULL)
-        redisFree(c);
+                     g->redis_port, why);
     inv.flush_due = 1;
     blog_outage_begin(&inv_redis_outage);
-    inv_backoff(&inv.redis_next_try, &inv.redis_backoff);
-    return NULL;
-}
-
-/* One attempt: 0 with *out set, 1 when the connection was closed, -1. */
-static int
-inv_redis_try(redisContext *c, int argc, const char **argv,
-              const size_t *lens, apr_time_t deadline, void **out,
-              const char **why)
-{
-    int         done = 0;
-
-    *why = "connection closed";
-    if (redisAppendCommandArgv(c, argc, argv, lens) != REDIS_OK) {
-        *why = "out of memory";
-        return -1;
-    }
-    while (!done) {
-        if (redisBufferWrite(c, &done) != REDIS_OK)
-            return 1;
-        if (!done && blog_wait_fd(c->fd, POLLOUT, deadline) != 0) {
-            *why = "timed out";
-            return -1;
-        }
-    }
-    while (*out == NULL) {
-        if (blog_wait_fd(c->fd, POLLIN, deadline) != 0) {
-            *why = "timed out";
-            return -1;
-        }
-        if (redisBufferRead(c) != REDIS_OK)
-            return 1;
-        if (c->reader->len > INV_MAX_REPLY) {
-            *why = "oversized reply";
-            return -1;
-        }
-        if (redisGetReplyFromReader(c, out) != REDIS_OK) {
-            *why = "bad reply";
-            return -1;
-        }
-    }
-    return 0;
+    blog_backoff_fail(&inv.redis_backoff);
+    return -1;
 }
 
 /*
  * One command (argv), sent and its reply read against one deadline.  NULL
- * after any failure, which drops the context; an error reply is returned.
- * A context that had worked and finds its connection closed (Redis
+ * after any failure, which drops the connection; an error reply is
+ * returned.  A connection that had worked and is found closed (Redis
  * restarted) is replaced and the command sent once more.
  */
 static redisReply *
@@ -242,26 +190,24 @@ inv_redis_run(const char *what, int argc, const char **argv,
     int         attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
-        int         reused = inv.redis != NULL;
-        redisContext *c = inv_redis();
-        void       *reply = NULL;
-        const char *why;
-        int         rc;
+        int         reused = inv.redis.ctx != NULL;
+        redisReply *reply = NULL;
+        blog_redis_io io;
 
-        if (c == NULL)
+        if (inv_redis() != 0)
             return NULL;
-        rc = inv_redis_try(c, argc, argv, lens, deadline, &reply, &why);
-        if (rc == 0) {
+        io = blog_redis_command(&inv.redis, argc, argv, lens, deadline,
+                                &reply);
+        if (io == BLOG_REDIS_OK) {
             blog_outage_end(&inv_redis_outage, inv.s,
                             BLOGLOGNO(00028) "invalidation: Redis reachable");
             return reply;
         }
-        if (rc > 0 && reused && attempt == 0) {
-            redisFree(inv.redis);
-            inv.redis = NULL;
+        if (io == BLOG_REDIS_CLOSED && reused && attempt == 0) {
+            blog_redis_close(&inv.redis);
             continue;
         }
-        inv_redis_drop(what, why);
+        inv_redis_drop(what, blog_redis_why[io]);
         return NULL;
     }
     return NULL;
@@ -295,11 +241,11 @@ inv_del(int n, const char **keys, const size_t *lens)
                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
     if (ok)
-        inv.redis_backoff = 0;  /* a Redis that answers, not just accepts */
+        blog_backoff_reset(&inv.redis_backoff); /* it answers: not down */
     if (!ok) {
         /* a Redis that refuses writes is asked again after a backoff */
         inv.flush_due = 1;
-        inv_backoff(&inv.redis_next_try, &inv.redis_backoff);
+        blog_backoff_fail(&inv.redis_backoff);
     }
     return ok ? 0 : -1;
 }
@@ -313,7 +259,8 @@ inv_flush(void)
 
     do {
         const char *argv[] = {
-            "SCAN", cursor, "MATCH", INV_PREFIX "*", "COUNT", INV_SCAN_COUNT
+            "SCAN", cursor, "MATCH", BLOG_CACHE_PREFIX "*",
+            "COUNT", INV_SCAN_COUNT
         };
         size_t      argl[6];
         const char *keys[INV_BATCH];
@@ -356,7 +303,9 @@ inv_flush(void)
         freeReplyObject(reply);
         if (failed)
             return -1;
-    } while (strcmp(cursor, "0") != 0);
+    } while (strcmp(cursor, "0") != 0 && !inv_stopping());
+    if (inv_stopping())
+        return -1;
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  BLOGLOGNO(00030)
                  "invalidation: dropped every cached page (%lu keys)",
@@ -376,7 +325,7 @@ inv_delete_payload(const char *payload)
     /* static: one listener thread per process */
     static const char *keys[INV_BATCH];
     static size_t lens[INV_BATCH];
-    static char buf[INV_BATCH][INV_PREFIX_LEN + 2 * INV_MAX_KEY];
+    static char buf[INV_BATCH][BLOG_CACHE_PREFIX_LEN + 2 * INV_MAX_KEY];
     const char *p = payload;
     int         n = 0;
 
@@ -388,18 +337,20 @@ inv_delete_payload(const char *payload)
         size_t      len = strcspn(p, " ");
         int         b;
 
-        if (len > INV_PREFIX_LEN && len <= INV_MAX_KEY
-            && memcmp(p, INV_PREFIX "/", INV_PREFIX_LEN + 1) == 0) {
+        if (len > BLOG_CACHE_PREFIX_LEN && len <= INV_MAX_KEY
+            && memcmp(p, BLOG_CACHE_PREFIX "/",
+                      BLOG_CACHE_PREFIX_LEN + 1) == 0) {
             for (b = 0; b < inv.nbases; b++) {
                 size_t      bl = strlen(inv.bases[b]);
 
                 if (bl > INV_MAX_KEY)
                     continue;
 
-                memcpy(buf[n], INV_PREFIX, INV_PREFIX_LEN);
-                memcpy(buf[n] + INV_PREFIX_LEN, inv.bases[b], bl);
-                memcpy(buf[n] + INV_PREFIX_LEN + bl, p + INV_PREFIX_LEN,
-                       len - INV_PREFIX_LEN);
+                memcpy(buf[n], BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN);
+                memcpy(buf[n] + BLOG_CACHE_PREFIX_LEN, inv.bases[b], bl);
+                memcpy(buf[n] + BLOG_CACHE_PREFIX_LEN + bl,
+                       p + BLOG_CACHE_PREFIX_LEN,
+                       len - BLOG_CACHE_PREFIX_LEN);
                 keys[n] = buf[n];
                 lens[n] = len + bl;
                 if (++n == INV_BATCH) {
@@ -474,7 +425,7 @@ inv_pending_run(void)
 
     for (q = 0; q < INV_QUEUES; q++)
         while (inv.head[q] != NULL && inv.head[q]->due <= now
-               && !inv.flush_due) {
+               && !inv.flush_due && !inv_stopping()) {
             inv_pending *e = inv.head[q];
 
             if (inv_delete_payload(e->keys) != 0)
@@ -524,26 +475,7 @@ inv_pg_drop(const char *why, int connecting)
         PQfinish(inv.pg);
     inv.pg = NULL;
     blog_outage_begin(&inv_pg_outage);
-    inv_backoff(&inv.pg_next_try, &inv.pg_backoff);
-}
-
-/* libpq's message on one line: its line breaks and tabs one space each. */
-static const char *
-inv_pg_msg(char *buf, apr_size_t size, const char *msg)
-{
-    char       *q = buf;
-    const char *p;
-
-    for (p = msg ? msg : "unknown error"; *p && q < buf + size - 1; p++) {
-        if (*p != '\n' && *p != '\r' && *p != '\t')
-            *q++ = *p;
-        else if (q > buf && q[-1] != ' ')
-            *q++ = ' ';
-    }
-    while (q > buf && q[-1] == ' ')
-        q--;
-    *q = '\0';
-    return buf;
+    blog_backoff_fail(&inv.pg_backoff);
 }
 
 /*
@@ -555,12 +487,6 @@ inv_pg_notice(void *arg, const char *message)
 {
     (void) arg;
     (void) message;
-}
-
-static int
-inv_pg_wait(PGconn *pg, int writing, apr_time_t deadline)
-{
-    return blog_wait_fd(PQsocket(pg), writing ? POLLOUT : POLLIN, deadline);
 }
 
 /*
@@ -580,12 +506,10 @@ inv_pg_open(void)
     };
     const char *vals[9];
     apr_time_t  deadline = apr_time_now() + inv.db->query_timeout;
-    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
     PGresult   *res;
-    PGconn     *pg;
-    char        why[512];
-    char        msg[400];
-    int         ok;
+    char        why[BLOG_PQ_MSG_MAX];
+    char        msg[BLOG_PQ_MSG_MAX];
+    int         timed_out;
 
     vals[0] = "UTF8";
     vals[1] = inv.conninfo;
@@ -596,57 +520,32 @@ inv_pg_open(void)
     vals[6] = "2";
     vals[7] = "3";
     vals[8] = NULL;
-    inv.pg = pg = PQconnectStartParams(keys, vals, 1);
-    if (pg == NULL) {
-        inv_pg_drop("out of memory", 1);
+    inv.pg = blog_pq_connect(keys, vals, 1, deadline, why, &timed_out);
+    if (inv.pg == NULL) {
+        inv_pg_drop(why, 1);
         return -1;
     }
-    PQsetNoticeProcessor(pg, inv_pg_notice, NULL);
-    while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
-           && st != PGRES_POLLING_FAILED) {
-        if (inv_pg_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
-            inv_pg_drop("no answer in time", 1);
-            return -1;
-        }
-        st = PQconnectPoll(pg);
-    }
-    if (st != PGRES_POLLING_OK || PQsetnonblocking(pg, 1) != 0
-        || !PQsendQuery(pg, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
-        inv_pg_drop(inv_pg_msg(why, sizeof(why), PQerrorMessage(pg)), 1);
+    PQsetNoticeProcessor(inv.pg, inv_pg_notice, NULL);
+    if (PQsetnonblocking(inv.pg, 1) != 0
+        || !PQsendQuery(inv.pg, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
+        inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv.pg)), 1);
         return -1;
     }
-    while (PQflush(pg) > 0)
-        if (inv_pg_wait(pg, 1, deadline) != 0) {
-            inv_pg_drop("no answer to LISTEN in time", 0);
-            return -1;
-        }
-    ok = 0;
-    for (;;) {
-        while (PQisBusy(pg)) {
-            if (inv_pg_wait(pg, 0, deadline) != 0) {
-                inv_pg_drop("no answer to LISTEN in time", 0);
-                return -1;
-            }
-            if (!PQconsumeInput(pg)) {
-                inv_pg_drop(NULL, 0);
-                return -1;
-            }
-        }
-        res = PQgetResult(pg);
-        if (res == NULL)
-            break;
-        ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-        if (!ok)
+    res = blog_pq_results(inv.pg, deadline, &timed_out);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+        if (timed_out)
+            apr_cpystrn(why, "no answer to LISTEN in time", sizeof(why));
+        else
             apr_snprintf(why, sizeof(why), "LISTEN failed: %s",
-                         inv_pg_msg(msg, sizeof(msg),
-                                    PQresultErrorMessage(res)));
+                         blog_pq_msg(msg, res ? PQresultErrorMessage(res)
+                                     : PQerrorMessage(inv.pg)));
         PQclear(res);
-    }
-    if (!ok) {
-        inv_pg_drop(why, 0);
+        /* a connection lost: the reconnect says why */
+        inv_pg_drop(res == NULL && !timed_out ? NULL : why, 0);
         return -1;
     }
-    inv.pg_backoff = 0;
+    PQclear(res);
+    blog_backoff_reset(&inv.pg_backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv.flush_due = 1;
     blog_outage_end(&inv_pg_outage, inv.s,
@@ -655,7 +554,7 @@ inv_pg_open(void)
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  BLOGLOGNO(00034)
                  "invalidation: listening on " BLOG_INVALIDATE_CHANNEL
-                 " (pid %d)", PQbackendPID(pg));
+                 " (pid %d)", PQbackendPID(inv.pg));
     return 0;
 }
 
@@ -700,7 +599,7 @@ static void *APR_THREAD_FUNC
 inv_main(apr_thread_t *thread, void *data)
 {
     (void) data;
-    while (!inv.stop) {
+    while (!inv_stopping()) {
         struct pollfd pfd[2];
         apr_time_t  now, wake_at;
         int         n = 1;
@@ -716,12 +615,13 @@ inv_main(apr_thread_t *thread, void *data)
                 continue;
             }
         }
-        if (inv.pg == NULL && apr_time_now() >= inv.pg_next_try)
+        if (inv.pg == NULL && blog_backoff_ready(&inv.pg_backoff))
             inv_pg_open();
-        if (inv.flush_due && apr_time_now() >= inv.redis_next_try
-            && inv_redis() != NULL && inv_flush() == 0) {
+        if (inv_stopping())
+            break;
+        if (inv.flush_due && inv_redis() == 0 && inv_flush() == 0) {
             inv.flush_due = 0;
-            inv.redis_backoff = 0;
+            blog_backoff_reset(&inv.redis_backoff);
             inv_pending_clear();
         }
         if (inv.flush_due)
@@ -732,9 +632,9 @@ inv_main(apr_thread_t *thread, void *data)
         now = apr_time_now();
         wake_at = inv_pending_next(now);
         if (inv.pg == NULL)
-            wake_at = inv_min(wake_at, inv.pg_next_try);
+            wake_at = inv_min(wake_at, blog_backoff_next(&inv.pg_backoff));
         if (inv.flush_due)
-            wake_at = inv_min(wake_at, inv.redis_next_try);
+            wake_at = inv_min(wake_at, blog_backoff_next(&inv.redis_backoff));
         pfd[0].fd = inv.wake[0];
         pfd[0].events = POLLIN;
         if (inv.pg != NULL) {
@@ -753,9 +653,7 @@ inv_main(apr_thread_t *thread, void *data)
     if (inv.pg != NULL)
         PQfinish(inv.pg);
     inv.pg = NULL;
-    if (inv.redis != NULL)
-        redisFree(inv.redis);
-    inv.redis = NULL;
+    blog_redis_close(&inv.redis);
     inv_pending_clear();
     if (inv.holding)
         apr_proc_mutex_unlock(inv.mutex);
@@ -786,6 +684,7 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
     int         i, b;
 
     memset(&inv, 0, sizeof(inv));
+    inv.redis.max_bulk = INV_MAX_REPLY;
     inv.s = s;
     inv.db = db;
     inv.conninfo = conninfo != NULL ? conninfo : db->conninfo;
@@ -831,7 +730,7 @@ inv_stop(void)
 
     if (inv.thread == NULL)
         return;
-    inv.stop = 1;
+    apr_atomic_set32(&inv.stop, 1);
     if (write(inv.wake[1], "x", 1) < 0) {
         /* the thread's polls end within a second anyway */
     }
@@ -858,7 +757,7 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
         return;
     rv = apr_proc_mutex_child_init(&inv.mutex,
                                    apr_proc_mutex_lockfile(inv.mutex), pchild);
-    if (rv == APR_SUCCESS && pipe(inv.wake) != 0)
+    if (rv == APR_SUCCESS && pipe2(inv.wake, O_CLOEXEC) != 0)
         rv = APR_FROM_OS_ERROR(errno);
     if (rv == APR_SUCCESS) {
         inv.pchild = pchild;

@@ -17,7 +17,7 @@ blog_log_limited_(blog_ratelog *rl, const char *file, int line,
                   const server_rec *s, const char *fmt, ...)
 {
     apr_time_t  now = apr_time_now();
-    apr_time_t  start = __atomic_load_n(&rl->window_start, __ATOMIC_RELAXED);
+    apr_time_t  start = (apr_time_t) apr_atomic_read64(&rl->window_start);
     apr_uint32_t held;
     char        msg[512];
     va_list     ap;
@@ -27,8 +27,8 @@ blog_log_limited_(blog_ratelog *rl, const char *file, int line,
         return;
     }
     /* One thread wins the new window; the others count as held back. */
-    if (!__atomic_compare_exchange_n(&rl->window_start, &start, now, 0,
-                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    if (apr_atomic_cas64(&rl->window_start, (apr_uint64_t) now,
+                         (apr_uint64_t) start) != (apr_uint64_t) start) {
         apr_atomic_inc32(&rl->held);
         return;
     }
@@ -49,23 +49,20 @@ blog_log_limited_(blog_ratelog *rl, const char *file, int line,
 void
 blog_outage_begin(blog_outage *o)
 {
-    apr_time_t  zero = 0;
-
-    __atomic_compare_exchange_n(&o->since, &zero, apr_time_now(), 0,
-                                __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    apr_atomic_cas64(&o->since, (apr_uint64_t) apr_time_now(), 0);
 }
 
 void
 blog_outage_end_(blog_outage *o, const char *file, int line,
                  int module_index, const server_rec *s, const char *what)
 {
-    apr_time_t  since = __atomic_exchange_n(&o->since, 0, __ATOMIC_RELAXED);
+    apr_time_t  since = (apr_time_t) apr_atomic_xchg64(&o->since, 0);
     apr_time_t  now = apr_time_now();
-    apr_time_t  said = __atomic_load_n(&o->last_said, __ATOMIC_RELAXED);
+    apr_time_t  said = (apr_time_t) apr_atomic_read64(&o->last_said);
 
     if (since == 0 || (said != 0 && now - said < BLOG_RATELOG_PERIOD)
-        || !__atomic_compare_exchange_n(&o->last_said, &said, now, 0,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        || apr_atomic_cas64(&o->last_said, (apr_uint64_t) now,
+                            (apr_uint64_t) said) != (apr_uint64_t) said)
         return;
     ap_log_error_(file, line, module_index, APLOG_NOTICE, 0, s,
                   "%s again after %.1f s", what,

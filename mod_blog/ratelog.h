@@ -14,7 +14,7 @@
 /* The warnings about one service (PostgreSQL, Redis); zero-initialised. */
 typedef struct blog_ratelog
 {
-    apr_time_t  window_start;   /* when the last line was written */
+    apr_uint64_t window_start;  /* apr_time_t: the last line written */
     apr_uint32_t held;          /* warnings since, not written */
 } blog_ratelog;
 
@@ -39,8 +39,8 @@ void blog_log_limited_(blog_ratelog *rl, const char *file, int line,
 /* An outage of one service, so that its end is logged once. */
 typedef struct blog_outage
 {
-    apr_time_t  since;          /* 0 while the service is reachable */
-    apr_time_t  last_said;      /* when its end was last logged */
+    apr_uint64_t since;         /* apr_time_t; 0 while it is reachable */
+    apr_uint64_t last_said;     /* apr_time_t: its end last logged */
 } blog_outage;
 
 void blog_outage_begin(blog_outage *o);

@@ -18,8 +18,6 @@
 
 #include <string.h>
 
-#define CACHE_PREFIX     "blog:page:"
-#define CACHE_PREFIX_LEN (sizeof(CACHE_PREFIX) - 1)
 
 static void
 serve_page(request_rec *r, const blog_site *site, const blog_route *rt,
@@ -54,16 +52,16 @@ serve_page(request_rec *r, const blog_site *site, const blog_route *rt,
 static int
 serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)
 {
-    apr_size_t  key_len = CACHE_PREFIX_LEN + site->base_len
+    apr_size_t  key_len = BLOG_CACHE_PREFIX_LEN + site->base_len
         + rt->page_path_len;
     char       *key = apr_palloc(r->pool, key_len);
     blog_cache_status st;
     const char *xcache;
     blog_page   page;
 
-    memcpy(key, CACHE_PREFIX, CACHE_PREFIX_LEN);
-    memcpy(key + CACHE_PREFIX_LEN, site->base, site->base_len);
-    memcpy(key + CACHE_PREFIX_LEN + site->base_len, rt->page_path,
+    memcpy(key, BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN);
+    memcpy(key + BLOG_CACHE_PREFIX_LEN, site->base, site->base_len);
+    memcpy(key + BLOG_CACHE_PREFIX_LEN + site->base_len, rt->page_path,
            rt->page_path_len);
 
     st = blog_cache_get(r, key, key_len, &page.body, &page.len);

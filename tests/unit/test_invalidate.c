@@ -308,6 +308,37 @@ test_inv_redis_down_at_start(void)
     CHECK(ti_wait_gone("blog:page:/post/v"));
 }
 
+/*
+ * PostgreSQL frozen (its startup never answers): a child's graceful stop
+ * still ends within BlogQueryTimeout + 1 s (with the tests' margin).
+ */
+static void
+test_inv_stop_frozen_pg(void)
+{
+    fake_pg_conf c = {0};
+    unsigned    a = fake_accepts(ti_pg);
+    apr_time_t  t0;
+
+    c.startup = FAKE_STALL;
+    fake_pg_set(&c);
+    fake_pg_kill_listeners();
+    CHECK(ti_wait_listeners(0));
+    t0 = apr_time_now();
+    while (fake_accepts(ti_pg) == a && t_ms_since(t0) < TI_WAIT_MS)
+        usleep(5000);
+    CHECK(fake_accepts(ti_pg) > a);     /* a connect under way */
+    t0 = apr_time_now();
+    t_hook.child_stopping(ti_child, 1);
+    CHECK(t_ms_since(t0) < apr_time_as_msec(ti_db.query_timeout) + 1000
+          + T_MARGIN_MS);
+    apr_pool_destroy(ti_child);
+    c.startup = FAKE_OK;
+    fake_pg_set(&c);
+    ti_configure(1);
+    ti_child_start();
+    CHECK(ti_wait_listeners(1));
+}
+
 /* The child stops: the thread ends, the connection closes. */
 static void
 test_inv_child_stops(void)
@@ -339,6 +370,7 @@ const t_case t_invalidate_cases[] = {
     {"invalidate: PostgreSQL connection lost", test_inv_pg_lost},
     {"invalidate: LISTEN refused, startup stalled", test_inv_listen_refused},
     {"invalidate: Redis down when it starts", test_inv_redis_down_at_start},
+    {"invalidate: a stop while PostgreSQL is frozen", test_inv_stop_frozen_pg},
     {"invalidate: the child stops", test_inv_child_stops},
     {NULL, NULL}
 };

@@ -1,0 +1,112 @@
+/*
+ * pq.c - libpq without unbounded waits: see pq.h.  connect_timeout only
+ * bounds libpq's blocking connect, so the non-blocking API is driven here
+ * against the caller's deadline.
+ */
+#include "pq.h"
+
+#include "wait.h"
+
+#include "apr_strings.h"
+
+#include <poll.h>
+#include <string.h>
+
+const char *
+blog_pq_msg(char *buf, const char *msg)
+{
+    char       *q = buf;
+    const char *p;
+
+    for (p = msg ? msg : "unknown error"; *p && q < buf + BLOG_PQ_MSG_MAX - 1;
+         p++) {
+        if (*p != '\n' && *p != '\r' && *p != '\t')
+            *q++ = *p;
+        else if (q > buf && q[-1] != ' ')
+            *q++ = ' ';
+    }
+    while (q > buf && q[-1] == ' ')
+        q--;
+    *q = '\0';
+    return buf;
+}
+
+static int
+pq_wait(PGconn *pg, int for_write, apr_time_t deadline)
+{
+    return blog_wait_fd(PQsocket(pg), for_write ? POLLOUT : POLLIN, deadline);
+}
+
+PGconn *
+blog_pq_connect(const char *const *keys, const char *const *vals,
+                int expand_dbname, apr_time_t deadline, char *why,
+                int *timed_out)
+{
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    PGconn     *pg = PQconnectStartParams(keys, vals, expand_dbname);
+
+    *timed_out = 0;
+    if (pg == NULL) {
+        apr_cpystrn(why, "out of memory", BLOG_PQ_MSG_MAX);
+        return NULL;
+    }
+    while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
+           && st != PGRES_POLLING_FAILED) {
+        if (pq_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
+            apr_cpystrn(why, "no answer in time", BLOG_PQ_MSG_MAX);
+            *timed_out = 1;
+            PQfinish(pg);
+            return NULL;
+        }
+        st = PQconnectPoll(pg);
+    }
+    if (st != PGRES_POLLING_OK) {
+        blog_pq_msg(why, PQerrorMessage(pg));
+        PQfinish(pg);
+        return NULL;
+    }
+    return pg;
+}
+
+PGresult *
+blog_pq_results(PGconn *pg, apr_time_t deadline, int *timed_out)
+{
+    PGresult   *first = NULL;
+    PGresult   *next;
+    int         f;
+
+    *timed_out = 0;
+    while ((f = PQflush(pg)) > 0)
+        if (pq_wait(pg, 1, deadline) != 0) {
+            *timed_out = 1;
+            return NULL;
+        }
+    if (f < 0)
+        return NULL;
+    for (;;) {
+        while (PQisBusy(pg)) {
+            if (pq_wait(pg, 0, deadline) != 0) {
+                *timed_out = 1;
+                PQclear(first);
+                return NULL;
+            }
+            if (!PQconsumeInput(pg)) {
+                PQclear(first);
+                return NULL;
+            }
+        }
+        next = PQgetResult(pg);
+        if (next == NULL)
+            return first;
+        if (first == NULL)
+            first = next;
+        else if (PQresultStatus(first) == PGRES_COMMAND_OK
+                 && PQresultStatus(next) != PGRES_COMMAND_OK) {
+            /* keep the error of a multi-statement string */
+            PQclear(first);
+            first = next;
+        }
+        else
+            PQclear(next);
+    }
+}

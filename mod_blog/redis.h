@@ -1,0 +1,69 @@
+/*
+ * redis.h - the one Redis client of mod_blog, used by the page cache
+ * (cache.c) and the invalidation listener (invalidate.c): a connect
+ * bounded by a deadline, commands written and replies read against the
+ * deadline of a command, each reply judged as its bytes arrive so that no
+ * reply larger than a bound is ever buffered.  hiredis formats and parses;
+ * the socket is driven here, through hiredis' public API only.
+ */
+#ifndef BLOG_REDIS_H
+#define BLOG_REDIS_H
+
+#include "cache.h"
+
+#include "apr_time.h"
+
+#include <hiredis/hiredis.h>
+#include <sys/uio.h>
+
+typedef enum blog_redis_io
+{
+    BLOG_REDIS_OK,
+    BLOG_REDIS_TIMEOUT,         /* Redis slow: back off */
+    BLOG_REDIS_CLOSED,          /* connection closed: reconnect at once */
+    BLOG_REDIS_BAD,             /* error, garbage or an oversized reply */
+    BLOG_REDIS_DOWN             /* no connection (backoff, connect failed) */
+} blog_redis_io;
+
+/* What each blog_redis_io means, for the log and the health check. */
+extern const char *const blog_redis_why[];
+
+/* Bytes read from the socket at once: a batch of pages. */
+#define BLOG_REDIS_READ_BUF 65536
+
+typedef struct blog_redis
+{
+    redisContext *ctx;          /* NULL when not connected */
+    apr_size_t  max_bulk;       /* the largest string reply accepted */
+    /* where the bytes read stand in the reply stream */
+    int         in_body;        /* inside a string's body */
+    apr_uint64_t body_left;     /* its bytes still due, CRLF included */
+    char        line[32];       /* the start of the current header line */
+    apr_size_t  line_len;
+    char        rbuf[BLOG_REDIS_READ_BUF];
+} blog_redis;
+
+/*
+ * Connect to BlogRedis within its connect timeout: 0, or -1 with why
+ * (why_len bytes) saying what failed.
+ */
+int blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
+                       char *why, apr_size_t why_len);
+void blog_redis_close(blog_redis *r);
+
+/* Write n buffers whole by the deadline. */
+blog_redis_io blog_redis_send(blog_redis *r, struct iovec *iov, int n,
+                              apr_time_t deadline);
+
+/* Wait for replies by the deadline, read what came and judge it. */
+blog_redis_io blog_redis_fill(blog_redis *r, apr_time_t deadline);
+
+/* The next complete reply read (*reply NULL: none yet), or BAD. */
+blog_redis_io blog_redis_next(blog_redis *r, redisReply **reply);
+
+/* One command (argv) sent and its reply read by the deadline. */
+blog_redis_io blog_redis_command(blog_redis *r, int argc, const char **argv,
+                                 const size_t *lens, apr_time_t deadline,
+                                 redisReply **reply);
+
+#endif
