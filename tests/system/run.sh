@@ -1,7 +1,7 @@
 #!/bin/bash
 # make system-test: the two Debian packages on a fresh Debian of the host's
 # release (12 or 13: the packages are built here, for it), installed
-# the way the README's "Install on a system" says, as root, without sudo
+# the way docs/INSTALL.md says, as root, without sudo
 # and without systemd.
 #
 #   tests/system/run.sh [DEB_DIR]    (default: build them with `make deb`)
@@ -12,7 +12,7 @@
 # another) gets the packages' dependencies from the archive named in this
 # host's apt sources, a copy of this tree in
 # /root/blog (with the packages in build/deb/), and then runs, in order, the
-# README's shell blocks marked <!-- system-test --> (or <!-- system-test:
+# docs/INSTALL.md's shell blocks marked <!-- system-test --> (or <!-- system-test:
 # host -->, and "packages" or "source" for the first step's two ways): the
 # marked blocks are the test.  Every server it starts runs in a network
 # namespace of its own (only its loopback), so its Apache on port 80,
@@ -186,7 +186,7 @@ else
     : >"$chroot_dir/etc/apt/sources.list"
 fi
 # As in any chroot: packages do not start their services on installation
-# (the README starts them, which is what a host without systemd needs).
+# (docs/INSTALL.md starts them, which is what a host without systemd needs).
 printf '#!/bin/sh\nexit 101\n' >"$chroot_dir/usr/sbin/policy-rc.d"
 chmod 755 "$chroot_dir/usr/sbin/policy-rc.d"
 
@@ -239,7 +239,7 @@ fi
 [ $route = source ] || cp "$deb_dir"/*.deb "$chroot_dir/root/blog/build/deb/"
 chmod 700 "$chroot_dir/root"
 
-# ------------------------------------------------- the README's blocks
+# ------------------------------------------ docs/INSTALL.md's blocks
 # Each marked block, in order, as its own script: a block that fails fails
 # the test (and the next blocks still run, to show what else breaks).
 blocks_dir=$chroot_dir/tmp/readme-blocks
@@ -256,24 +256,24 @@ awk -v dir="$blocks_dir" '
     inblock && /^```$/ { inblock = 0; mark = ""; close(file); next }
     inblock { print > file; next }
     { mark = "" }
-' "$root/README.md"
+' "$root/docs/INSTALL.md"
 nblocks=$(ls "$blocks_dir" | wc -l)
-[ "$nblocks" -ge 3 ] || die "found $nblocks marked blocks in README.md"
+[ "$nblocks" -ge 3 ] || die "found $nblocks marked blocks in docs/INSTALL.md"
 
 for f in "$blocks_dir"/*.sh; do
     name=$(basename "$f" .sh)
     case $name in *-packages|*-source) [ "${name##*-}" = $route ] || continue ;; esac
     case $name in *-removal) continue ;; esac   # after the module's removal
-    say "README block $name:"
+    say "INSTALL.md block $name:"
     sed '1d; s/^/    /' "$f"
     case $name in *-host*) run=in_host ;; *) run=in_ns ;; esac
     if $run sh -c "cd /root/blog && sh /tmp/readme-blocks/$name.sh" \
             >"$blocks_dir/$name.log" 2>&1; then
         grep -v '^+ ' "$blocks_dir/$name.log" | tail -n 3 | sed 's/^/    | /'
-        ok "README block $name"
+        ok "INSTALL.md block $name"
     else
         tail -30 "$blocks_dir/$name.log"
-        fail "README block $name"
+        fail "INSTALL.md block $name"
     fi
 done
 
@@ -377,19 +377,19 @@ check "Apache serves without the module (GET /: $blog_status, Debian's page)" \
     bash -c "[ '$blog_status' = 200 ] && grep -q 'Apache2 Debian Default Page' '$page'"
 
 # ------------------------------------ removing the database and roles
-# The README's removal block: what CREATE EXTENSION and setup.sql made
+# docs/INSTALL.md's removal block: what CREATE EXTENSION and setup.sql made
 # (the database, the cluster's roles) and the lines of pg_hba/pg_ident.
 for f in "$blocks_dir"/*-removal.sh; do
-    [ -e "$f" ] || { fail "README has no removal block"; break; }
+    [ -e "$f" ] || { fail "docs/INSTALL.md has no removal block"; break; }
     name=$(basename "$f" .sh)
-    say "README block $name:"
+    say "INSTALL.md block $name:"
     sed '1d; s/^/    /' "$f"
     if in_ns sh -c "cd /root/blog && sh /tmp/readme-blocks/$name.sh" \
             >"$blocks_dir/$name.log" 2>&1; then
-        ok "README block $name"
+        ok "INSTALL.md block $name"
     else
         tail -30 "$blocks_dir/$name.log"
-        fail "README block $name"
+        fail "INSTALL.md block $name"
     fi
 done
 check "no database blog left" in_ns su - postgres -c \
