@@ -14,7 +14,7 @@ export PG_CONFIG
 
 .PHONY: all build deps run stop status check unit coverage installcheck e2e faults \
         cluster-test soak bench freshness install install-ext install-module uninstall installcheck-system \
-        deb system-test system-test-source pg-versions quickstart-test clean
+        deb system-test system-test-source pg-versions quickstart-test version clean
 
 all: build
 
@@ -164,6 +164,11 @@ quickstart-test:
 # PG_SUITES=... picks some.
 pg-versions:
 	tests/pgversions/run.sh $(PG_SUITES)
+
+# The version, stated once in debian/changelog, written into pg_blog.control
+# and the man page (tests/tree/versions.sh checks that they agree).
+version:
+	scripts/version.sh --write
 
 clean:
 	$(MAKE) -C mod_blog clean

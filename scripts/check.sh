@@ -46,6 +46,7 @@ cleanup() {
 trap cleanup EXIT
 
 part tree tests/tree/refs.sh
+part versions tests/tree/versions.sh
 part "log tags" python3 tests/tree/logno.py
 part unit make -s -C tests/unit check
 part valgrind make -s -C tests/unit valgrind
