@@ -31,7 +31,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$root/tests/pgversions/lib.sh"     # host_mirror, host_security_mirror
+. "$root/tests/pgversions/lib.sh"     # host_mirror, host_security_mirror, start_holder
 cache=/var/cache/blog-system-test
 suite=${BLOG_SYSTEST_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}
 npass=0
@@ -120,11 +120,6 @@ enter() { nsenter -t "$holder" -p -m -r "$@" chroot "$chroot_dir" /usr/bin/env -
 in_host() { local cmd=("$@"); enter; }
 in_ns() { local cmd=("$@"); enter -n; }
 
-mounts_under() {   # the mount points under the chroot, deepest first
-    awk -v r="$chroot_dir" '$2 == r || index($2, r "/") == 1 { print $2 }' \
-        /proc/self/mounts | sort -r
-}
-
 cleanup() {
     set +e
     if [ -n "$holder" ]; then
@@ -139,15 +134,8 @@ cleanup() {
         wait "$holder_job" 2>/dev/null
     fi
     ip netns del "$ns" 2>/dev/null
-    local m
-    for m in $(mounts_under); do
-        umount "$m" 2>/dev/null || umount -l "$m"
-    done
-    if [ -z "$(mounts_under)" ]; then
-        rm -rf --one-file-system "$chroot_dir"
-    else
-        say "left $chroot_dir: still mounted: $(mounts_under | tr '\n' ' ')"
-    fi
+    remove_tree "$chroot_dir" ||
+        say "left $chroot_dir: still mounted: $(mounts_under "$chroot_dir" | tr '\n' ' ')"
 }
 trap cleanup EXIT
 trap 'fail "interrupted"; echo "$npass passed, $nfail failed"; exit 130' INT TERM
@@ -190,33 +178,7 @@ fi
 printf '#!/bin/sh\nexit 101\n' >"$chroot_dir/usr/sbin/policy-rc.d"
 chmod 755 "$chroot_dir/usr/sbin/policy-rc.d"
 
-ip netns add "$ns" || die "ip netns add failed"
-ip netns exec "$ns" ip link set lo up
-# The holder is the namespace's init: it must reap the daemons' orphans, or
-# a stopped Apache stays a zombie and its init script waits for it.
-reaper='import os, time
-while True:
-    try:
-        os.wait()
-    except ChildProcessError:
-        time.sleep(0.2)'
-ip netns exec "$ns" unshare --pid --fork --kill-child --mount \
-    --mount-proc="$chroot_dir/proc" python3 -c "$reaper" 2>/dev/null &
-holder_job=$!
-find_holder() {   # the reaper, a descendant of the job
-    local p=$holder_job _
-    for _ in 1 2 3; do
-        p=$(pgrep -P "$p" | head -n1)
-        [ -n "$p" ] || return 1
-        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = python3 ] && { echo "$p"; return 0; }
-    done
-    return 1
-}
-for _ in $(seq 50); do
-    holder=$(find_holder) && break
-    sleep 0.1
-done
-[ -n "$holder" ] || die "could not start the namespace holder"
+start_holder "$ns" "$chroot_dir" || die "could not start the namespace holder"
 in_host chown _apt:root /var/cache/apt/archives/partial
 
 say "apt-get update, curl for the checks"
