@@ -231,13 +231,9 @@ ServerTokens Prod
         """utime + stime of every child (all threads), in seconds."""
         total = 0
         for pid in self.children():
-            try:
-                with open("/proc/%d/stat" % pid) as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            total += int(fields[11]) + int(fields[12])
+            fields = bt.proc_stat(pid)
+            if fields is not None:
+                total += int(fields[11]) + int(fields[12])
         return total / CLK_TCK
 
     def threads(self):
