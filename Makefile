@@ -14,7 +14,7 @@ export PG_CONFIG
 
 .PHONY: all build deps run stop status check unit coverage installcheck e2e faults \
         cluster-test soak bench freshness install install-ext install-module uninstall installcheck-system \
-        deb system-test system-test-source pg-versions quickstart-test clean
+        deb system-test system-test-source pg-versions quickstart-test version clean
 
 all: build
 
@@ -81,7 +81,7 @@ freshness: build install-ext
 	scripts/stack.sh start
 	bash -c ". scripts/env.sh && exec python3 bench/freshness.py"
 
-# A system install: Debian's Apache and PostgreSQL (see README).
+# A system install: Debian's Apache and PostgreSQL (see docs/INSTALL.md).
 # DESTDIR stages both into a folder (tests/system/run.sh checks that
 # uninstall removes every file install puts there).
 MODS_AVAILABLE = $(DESTDIR)/etc/apache2/mods-available
@@ -100,7 +100,7 @@ install-module: build
 
 # Undoes `make install`.  The module is disabled first (a dangling link in
 # mods-enabled would stop Apache); databases that use the extension keep it
-# in their catalogue: drop them first (README, "Install on a system").
+# in their catalogue: drop them first (docs/INSTALL.md).
 uninstall:
 	if [ -z "$(DESTDIR)" ] && [ -e /etc/apache2/mods-enabled/blog.load ]; then \
 	    $(SUDO) a2dismod -q blog; fi
@@ -111,7 +111,7 @@ uninstall:
 	$(SUDO) $(MAKE) -C pg_blog_ext uninstall PG_CONFIG=$(PG_CONFIG) DESTDIR=$(DESTDIR)
 	@echo "make uninstall removed the files; it leaves the database blog, the roles" \
 	    "blog_web, pgblog_web and pgblog_writer and the blog lines of pg_hba.conf and" \
-	    "pg_ident.conf (README.md, 'Removing it', drops them)"
+	    "pg_ident.conf (docs/INSTALL.md, 'Removing it', drops them)"
 
 # pg_regress against the system cluster (as its superuser postgres when run
 # as root), without the private stack; drops its database afterwards.
@@ -141,7 +141,7 @@ deb:
 	else lintian --info --display-info --pedantic "$$changes"; fi
 	@ls -l $(DEB_DIR)/*.deb
 
-# The packages installed into a fresh chroot of the host's Debian, the README's system
+# The packages installed into a fresh chroot of the host's Debian, docs/INSTALL.md's system
 # install run there, the golden pages from Debian's Apache (several minutes).
 system-test:
 	tests/system/run.sh
@@ -164,6 +164,11 @@ quickstart-test:
 # PG_SUITES=... picks some.
 pg-versions:
 	tests/pgversions/run.sh $(PG_SUITES)
+
+# The version, stated once in debian/changelog, written into pg_blog.control
+# and the man page (tests/tree/versions.sh checks that they agree).
+version:
+	scripts/version.sh --write
 
 clean:
 	$(MAKE) -C mod_blog clean

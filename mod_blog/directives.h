@@ -15,11 +15,11 @@
  *   min, max bounds: of the number for BLOG_DT_INT, in milliseconds for
  *            the durations
  *   syntax   the argument as the documentation shows it
- *   help     one line: Apache's `httpd -L`, the README's table, the man page
+ *   help     one line: Apache's `httpd -L`, docs/OPERATIONS.md's table, the man page
  *
  * mod_blog.c expands it into the command table, the per-server defaults,
  * the merge and the validation; tests/unit/test_directives.c checks that
- * README.md, man/mod_blog.7 and conf/blog.conf say the same
+ * docs/OPERATIONS.md, man/mod_blog.7 and conf/blog.conf say the same
  * (`make -C tests/unit docs` rewrites the first two from it).  Pure C, no
  * Apache header, so that the unit tests can include it.
  */

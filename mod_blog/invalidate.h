@@ -12,7 +12,7 @@
 #include "cache.h"
 #include "db.h"
 
-/* The channel pg_blog's triggers NOTIFY (pg_blog--1.2.sql). */
+/* The channel pg_blog's triggers NOTIFY (pg_blog--1.1--1.2.sql). */
 #define BLOG_INVALIDATE_CHANNEL "blog_cache"
 
 /*

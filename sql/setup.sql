@@ -8,7 +8,7 @@
 --   blog_web       LOGIN, member of pgblog_web: the web server's login
 --
 -- Roles are cluster-wide: they outlive DROP EXTENSION and DROP DATABASE.
--- The README's "Removing the blog" drops them.
+-- docs/INSTALL.md's "Removing it" drops them.
 
 -- The VACUUM at the end can mark a page all-visible only once the seed's
 -- commit is flushed: with an asynchronous commit (a cluster set to

@@ -10,8 +10,11 @@
 # array types are members too and are released with their tables: they are
 # left out of the list (and of the count), which is then the same on every
 # major.
-# 1.1 has no script of its own: CREATE EXTENSION ... VERSION '1.1' runs
-# 1.0's and the update to 1.1, as PostgreSQL does for a version without one.
+# Only 1.0 has a script of its own: CREATE EXTENSION ... VERSION '1.1' (or
+# the default, 1.2) runs 1.0's and the updates on the way, as PostgreSQL
+# does for a version without one; the test also shows that the server has
+# no full script of a later version (left by an older install), which would
+# be run instead.
 # CREATE EXTENSION and the updates must create no role (roles are the
 # cluster's: sql/setup.sql makes them): no script of the extension may say
 # CREATE ROLE, and the cluster's roles are counted before and after.
@@ -40,6 +43,12 @@ extdir=$(q -d postgres -c "SELECT setting FROM pg_catalog.pg_config WHERE name =
 if grep -il 'CREATE[[:space:]]\{1,\}ROLE' "$extdir"/pg_blog--*.sql; then
 	echo "an extension script creates a role"
 fi
+for f in "$extdir"/pg_blog--*.sql; do
+	case ${f##*/} in
+	pg_blog--1.0.sql|pg_blog--*--*.sql) ;;
+	*) echo "a full script besides 1.0's: ${f##*/}" ;;
+	esac
+done
 roles() { q -d postgres -c "SELECT count(*) FROM pg_catalog.pg_roles"; }
 roles_before=$(roles)
 

@@ -394,6 +394,17 @@ def httpd_pid():
         return int(f.read().split()[0])
 
 
+def proc_stat(pid):
+    """The fields of /proc/PID/stat after the command's name (state,
+    ppid, ...: proc(5)'s third on), or None for a process gone."""
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()
+
+
 def children(ppid=None):
     """PIDs of the Apache parent's children."""
     ppid = ppid or httpd_pid()
@@ -401,13 +412,8 @@ def children(ppid=None):
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[1]) == ppid:
+        fields = proc_stat(d)
+        if fields is not None and int(fields[1]) == ppid:
             out.append(int(d))
     return sorted(out)
 

@@ -231,13 +231,9 @@ ServerTokens Prod
         """utime + stime of every child (all threads), in seconds."""
         total = 0
         for pid in self.children():
-            try:
-                with open("/proc/%d/stat" % pid) as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            total += int(fields[11]) + int(fields[12])
+            fields = bt.proc_stat(pid)
+            if fields is not None:
+                total += int(fields[11]) + int(fields[12])
         return total / CLK_TCK
 
     def threads(self):
@@ -331,12 +327,9 @@ def h2c_upgrade(port, host, path):
         s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade, HTTP2-Settings\r\n"
                    "Upgrade: h2c\r\nHTTP2-Settings: %s\r\n\r\n"
                    % (path, host, settings.decode())).encode())
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = s.recv(65536)
-            if not chunk:
-                return data, 0, b""
-            data += chunk
+        data = echo.read_head(s)
+        if b"\r\n\r\n" not in data:
+            return data, 0, b""
         head, rest = data.split(b"\r\n\r\n", 1)
         if not head.startswith(b"HTTP/1.1 101"):
             return head, 0, b""
@@ -799,12 +792,7 @@ def tunnels(apache, tcp, ws):
         return _Tunnel(s, tcp)
 
     def connect_exchange(s, backend):
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            head += chunk
+        head = echo.read_head(s)
         if not T.check(head.startswith(b"HTTP/1.1 200") or head.startswith(b"HTTP/1.0 200"),
                        "CONNECT 127.0.0.1:%d through mod_proxy_connect -> 200" % tcp.port,
                        repr(head[:200])):
@@ -842,12 +830,7 @@ def tunnels(apache, tcp, ws):
         return _Tunnel(s, ws)
 
     def ws_exchange(s, backend):
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            head += chunk
+        head = echo.read_head(s)
         accept = echo.ws_accept(ws_key[0]).encode()
         if not T.check(head.startswith(b"HTTP/1.1 101") and accept in head,
                        "WebSocket through mod_proxy_wstunnel -> 101 with the right "

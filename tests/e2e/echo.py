@@ -90,6 +90,18 @@ class TcpEcho(Server):
             s.sendall(data)
 
 
+def read_head(s):
+    """Bytes from s up to and past the first blank line (an HTTP head and
+    whatever came after it), or all there were if s closed before it."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 # ------------------------------------------------------------- WebSocket
 def ws_accept(key):
     """Sec-WebSocket-Accept for a Sec-WebSocket-Key (RFC 6455, 4.2.2)."""
@@ -144,12 +156,9 @@ class WsEcho(Server):
     binary message sent back unmasked, a close answered with a close."""
 
     def serve(self, s):
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = s.recv(65536)
-            if not chunk:
-                return
-            head += chunk
+        head = read_head(s)
+        if b"\r\n\r\n" not in head:
+            return
         head, rest = head.split(b"\r\n\r\n", 1)
         key = None
         for line in head.split(b"\r\n")[1:]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The blog at "/" beside the rest of a virtual host (README, "Directives",
+"""The blog at "/" beside the rest of a virtual host (docs/OPERATIONS.md, "Directives",
 BlogMount): with `BlogMount / shared` the blog answers its own paths and
 Apache the others (the DocumentRoot's files, /.well-known/, /server-status);
 with plain `BlogMount /`, as the private stack and the contract have it,

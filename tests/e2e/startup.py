@@ -120,7 +120,7 @@ def main():
             "line %s of %s" % (at(conf, 'BlogDatabase "hots=/tmp dbname=blog"').rsplit(":", 1)[1],
                                TEST_CONF))
     # What -t cannot see: a host name is resolved only when a child
-    # connects (the README says so).
+    # connects (docs/OPERATIONS.md says so).
     rc, out = configtest(set_directive(base, "BlogDatabase",
                                        '"host=nonexistent.invalid dbname=blog"'))
     T.check(rc == 0 and "Syntax OK" in out,

@@ -10,6 +10,15 @@ import time
 FAKE_REDIS_PORT = 63901
 
 
+def _close(*socks):
+    """Close each socket; one the other side or a test closed first is fine."""
+    for s in socks:
+        try:
+            s.close()
+        except OSError:
+            pass
+
+
 class FakeRedis:
     """A TCP server that reads RESP commands and answers as `mode` says:
 
@@ -55,16 +64,9 @@ class FakeRedis:
             self.ls.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        try:
-            self.ls.close()
-        except OSError:
-            pass
+        _close(self.ls)
         with self.lock:
-            for c in self.conns:
-                try:
-                    c.close()
-                except OSError:
-                    pass
+            _close(*self.conns)
 
     def _accept(self):
         while not self.stopping.is_set():
@@ -133,10 +135,7 @@ class FakeRedis:
         except (EOFError, OSError, ValueError):
             pass
         finally:
-            try:
-                c.close()
-            except OSError:
-                pass
+            _close(c)
 
 
 class SlowClients:
@@ -163,11 +162,7 @@ class SlowClients:
     def __exit__(self, *exc):
         self.stopping.set()
         self.thread.join(5)
-        for s in self.socks:
-            try:
-                s.close()
-            except OSError:
-                pass
+        _close(*self.socks)
 
     def open_count(self):
         return len(self.socks) - self.closed

@@ -281,7 +281,7 @@ def flood(what, seconds, routes, make_bad, make_good, settle=0.0):
     finally:
         off2 = bt.error_log_size()
         make_good()
-    # A child retries its connects with a backoff capped at 1 s (README,
+    # A child retries its connects with a backoff capped at 1 s (docs/ARCHITECTURE.md,
     # "The pool"): healed means healed once that has run out.
     time.sleep(settle)
     with Load(threads=4, routes=routes) as load2:

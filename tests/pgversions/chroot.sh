@@ -33,8 +33,7 @@ new=""
 cleanup() {
     set +e
     if [ -n "$new" ]; then
-        unmount_under "$new"
-        [ -n "$(mounts_under "$new")" ] || rm -rf --one-file-system "$new"
+        remove_tree "$new"
     fi
 }
 trap cleanup EXIT

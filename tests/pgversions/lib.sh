@@ -1,5 +1,5 @@
-# Sourced by tests/pgversions/*.sh: where the chroots are kept, the host's
-# archive, mounts.
+# Sourced by tests/pgversions/*.sh and tests/system/*.sh: where the chroots
+# are kept, the host's archive, mounts, the namespaces' holder.
 
 PGCHROOTS=${BLOG_PGCHROOTS:-/var/cache/blog-pgchroots}
 PGCHROOT_DAYS=${BLOG_PGCHROOT_DAYS:-7}
@@ -53,6 +53,13 @@ unmount_under() {
         umount "$m" 2>/dev/null || umount -l "$m"
     done
 }
+# remove_tree DIR: unmount what is mounted at or under DIR, then delete it;
+# fails, leaving DIR as it is, when something stays mounted there.
+remove_tree() {
+    unmount_under "$1"
+    [ -z "$(mounts_under "$1")" ] || return 1
+    rm -rf --one-file-system "$1"
+}
 
 # in_chroot DIR CMD...: as root in DIR, with a clean environment.
 in_chroot() {
@@ -71,6 +78,40 @@ in_use() {
     for p in /proc/[0-9]*; do
         case "$(readlink "$p/root" 2>/dev/null)/" in "$1"/*) return 0 ;; esac
         case "$(readlink "$p/cwd" 2>/dev/null)/" in "$1"/*) return 0 ;; esac
+    done
+    return 1
+}
+
+# start_holder NS DIR: a network namespace NS (only its loopback) and, in
+# it, a PID and mount namespace with DIR's /proc, held by a process that is
+# that namespace's init.  It must reap the daemons' orphans, or a stopped
+# Apache stays a zombie and its init script waits for it.  Sets holder (its
+# pid, for nsenter) and holder_job (the job that started it, to wait for);
+# killing the holder ends every process of the namespace.
+start_holder() {
+    local ns=$1 dir=$2 p _
+    ip netns add "$ns" || return 1
+    ip netns exec "$ns" ip link set lo up
+    ip netns exec "$ns" unshare --pid --fork --kill-child --mount \
+        --mount-proc="$dir/proc" python3 -c 'import os, time
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        time.sleep(0.2)' 2>/dev/null &
+    holder_job=$!
+    holder=""
+    for _ in $(seq 50); do
+        p=$holder_job
+        for _ in 1 2 3; do   # the reaper is a descendant of the job
+            p=$(pgrep -P "$p" | head -n1)
+            [ -n "$p" ] || break
+            if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = python3 ]; then
+                holder=$p
+                return 0
+            fi
+        done
+        sleep 0.1
     done
     return 1
 }

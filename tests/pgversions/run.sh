@@ -71,8 +71,7 @@ work=""
 cleanup() {
     set +e
     if [ -n "$work" ]; then
-        unmount_under "$work/merged"
-        [ -n "$(mounts_under "$work")" ] || rm -rf --one-file-system "$work"
+        remove_tree "$work"
         work=""
     fi
 }

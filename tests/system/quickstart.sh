@@ -54,12 +54,7 @@ cleanup() {
         wait "$holder_job" 2>/dev/null
     fi
     ip netns del "$ns" 2>/dev/null
-    unmount_under "$chroot_dir"
-    if [ -z "$(mounts_under "$chroot_dir")" ]; then
-        rm -rf --one-file-system "$chroot_dir"
-    else
-        say "left $chroot_dir: still mounted"
-    fi
+    remove_tree "$chroot_dir" || say "left $chroot_dir: still mounted"
 }
 trap cleanup EXIT
 trap 'echo "$npass passed, $((nfail + 1)) failed"; exit 130' INT TERM
@@ -95,27 +90,7 @@ security=$(host_security_mirror || true)
 } >"$chroot_dir/etc/apt/sources.list.d/debian.sources"
 : >"$chroot_dir/etc/apt/sources.list"
 
-ip netns add "$ns" || die "ip netns add failed"
-ip netns exec "$ns" ip link set lo up
-reaper='import os, time
-while True:
-    try:
-        os.wait()
-    except ChildProcessError:
-        time.sleep(0.2)'
-ip netns exec "$ns" unshare --pid --fork --kill-child --mount \
-    --mount-proc="$chroot_dir/proc" python3 -c "$reaper" 2>/dev/null &
-holder_job=$!
-for _ in $(seq 50); do
-    p=$holder_job
-    for _ in 1 2 3; do
-        p=$(pgrep -P "$p" | head -n1) || break
-        if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = python3 ]; then holder=$p; break; fi
-    done
-    [ -n "$holder" ] && break
-    sleep 0.1
-done
-[ -n "$holder" ] || die "could not start the namespace holder"
+start_holder "$ns" "$chroot_dir" || die "could not start the namespace holder"
 
 # The clone, as a user makes it.
 git clone -q --no-local "$tree" "$chroot_dir/root/blog" || die "git clone $tree failed"

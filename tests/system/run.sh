@@ -1,7 +1,7 @@
 #!/bin/bash
 # make system-test: the two Debian packages on a fresh Debian of the host's
 # release (12 or 13: the packages are built here, for it), installed
-# the way the README's "Install on a system" says, as root, without sudo
+# the way docs/INSTALL.md says, as root, without sudo
 # and without systemd.
 #
 #   tests/system/run.sh [DEB_DIR]    (default: build them with `make deb`)
@@ -12,7 +12,7 @@
 # another) gets the packages' dependencies from the archive named in this
 # host's apt sources, a copy of this tree in
 # /root/blog (with the packages in build/deb/), and then runs, in order, the
-# README's shell blocks marked <!-- system-test --> (or <!-- system-test:
+# docs/INSTALL.md's shell blocks marked <!-- system-test --> (or <!-- system-test:
 # host -->, and "packages" or "source" for the first step's two ways): the
 # marked blocks are the test.  Every server it starts runs in a network
 # namespace of its own (only its loopback), so its Apache on port 80,
@@ -31,7 +31,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$root/tests/pgversions/lib.sh"     # host_mirror, host_security_mirror
+. "$root/tests/pgversions/lib.sh"     # host_mirror, host_security_mirror, start_holder
 cache=/var/cache/blog-system-test
 suite=${BLOG_SYSTEST_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}
 npass=0
@@ -120,11 +120,6 @@ enter() { nsenter -t "$holder" -p -m -r "$@" chroot "$chroot_dir" /usr/bin/env -
 in_host() { local cmd=("$@"); enter; }
 in_ns() { local cmd=("$@"); enter -n; }
 
-mounts_under() {   # the mount points under the chroot, deepest first
-    awk -v r="$chroot_dir" '$2 == r || index($2, r "/") == 1 { print $2 }' \
-        /proc/self/mounts | sort -r
-}
-
 cleanup() {
     set +e
     if [ -n "$holder" ]; then
@@ -139,15 +134,8 @@ cleanup() {
         wait "$holder_job" 2>/dev/null
     fi
     ip netns del "$ns" 2>/dev/null
-    local m
-    for m in $(mounts_under); do
-        umount "$m" 2>/dev/null || umount -l "$m"
-    done
-    if [ -z "$(mounts_under)" ]; then
-        rm -rf --one-file-system "$chroot_dir"
-    else
-        say "left $chroot_dir: still mounted: $(mounts_under | tr '\n' ' ')"
-    fi
+    remove_tree "$chroot_dir" ||
+        say "left $chroot_dir: still mounted: $(mounts_under "$chroot_dir" | tr '\n' ' ')"
 }
 trap cleanup EXIT
 trap 'fail "interrupted"; echo "$npass passed, $nfail failed"; exit 130' INT TERM
@@ -186,37 +174,11 @@ else
     : >"$chroot_dir/etc/apt/sources.list"
 fi
 # As in any chroot: packages do not start their services on installation
-# (the README starts them, which is what a host without systemd needs).
+# (docs/INSTALL.md starts them, which is what a host without systemd needs).
 printf '#!/bin/sh\nexit 101\n' >"$chroot_dir/usr/sbin/policy-rc.d"
 chmod 755 "$chroot_dir/usr/sbin/policy-rc.d"
 
-ip netns add "$ns" || die "ip netns add failed"
-ip netns exec "$ns" ip link set lo up
-# The holder is the namespace's init: it must reap the daemons' orphans, or
-# a stopped Apache stays a zombie and its init script waits for it.
-reaper='import os, time
-while True:
-    try:
-        os.wait()
-    except ChildProcessError:
-        time.sleep(0.2)'
-ip netns exec "$ns" unshare --pid --fork --kill-child --mount \
-    --mount-proc="$chroot_dir/proc" python3 -c "$reaper" 2>/dev/null &
-holder_job=$!
-find_holder() {   # the reaper, a descendant of the job
-    local p=$holder_job _
-    for _ in 1 2 3; do
-        p=$(pgrep -P "$p" | head -n1)
-        [ -n "$p" ] || return 1
-        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = python3 ] && { echo "$p"; return 0; }
-    done
-    return 1
-}
-for _ in $(seq 50); do
-    holder=$(find_holder) && break
-    sleep 0.1
-done
-[ -n "$holder" ] || die "could not start the namespace holder"
+start_holder "$ns" "$chroot_dir" || die "could not start the namespace holder"
 in_host chown _apt:root /var/cache/apt/archives/partial
 
 say "apt-get update, curl for the checks"
@@ -239,7 +201,7 @@ fi
 [ $route = source ] || cp "$deb_dir"/*.deb "$chroot_dir/root/blog/build/deb/"
 chmod 700 "$chroot_dir/root"
 
-# ------------------------------------------------- the README's blocks
+# ------------------------------------------ docs/INSTALL.md's blocks
 # Each marked block, in order, as its own script: a block that fails fails
 # the test (and the next blocks still run, to show what else breaks).
 blocks_dir=$chroot_dir/tmp/readme-blocks
@@ -256,24 +218,24 @@ awk -v dir="$blocks_dir" '
     inblock && /^```$/ { inblock = 0; mark = ""; close(file); next }
     inblock { print > file; next }
     { mark = "" }
-' "$root/README.md"
+' "$root/docs/INSTALL.md"
 nblocks=$(ls "$blocks_dir" | wc -l)
-[ "$nblocks" -ge 3 ] || die "found $nblocks marked blocks in README.md"
+[ "$nblocks" -ge 3 ] || die "found $nblocks marked blocks in docs/INSTALL.md"
 
 for f in "$blocks_dir"/*.sh; do
     name=$(basename "$f" .sh)
     case $name in *-packages|*-source) [ "${name##*-}" = $route ] || continue ;; esac
     case $name in *-removal) continue ;; esac   # after the module's removal
-    say "README block $name:"
+    say "INSTALL.md block $name:"
     sed '1d; s/^/    /' "$f"
     case $name in *-host*) run=in_host ;; *) run=in_ns ;; esac
     if $run sh -c "cd /root/blog && sh /tmp/readme-blocks/$name.sh" \
             >"$blocks_dir/$name.log" 2>&1; then
         grep -v '^+ ' "$blocks_dir/$name.log" | tail -n 3 | sed 's/^/    | /'
-        ok "README block $name"
+        ok "INSTALL.md block $name"
     else
         tail -30 "$blocks_dir/$name.log"
-        fail "README block $name"
+        fail "INSTALL.md block $name"
     fi
 done
 
@@ -377,19 +339,19 @@ check "Apache serves without the module (GET /: $blog_status, Debian's page)" \
     bash -c "[ '$blog_status' = 200 ] && grep -q 'Apache2 Debian Default Page' '$page'"
 
 # ------------------------------------ removing the database and roles
-# The README's removal block: what CREATE EXTENSION and setup.sql made
+# docs/INSTALL.md's removal block: what CREATE EXTENSION and setup.sql made
 # (the database, the cluster's roles) and the lines of pg_hba/pg_ident.
 for f in "$blocks_dir"/*-removal.sh; do
-    [ -e "$f" ] || { fail "README has no removal block"; break; }
+    [ -e "$f" ] || { fail "docs/INSTALL.md has no removal block"; break; }
     name=$(basename "$f" .sh)
-    say "README block $name:"
+    say "INSTALL.md block $name:"
     sed '1d; s/^/    /' "$f"
     if in_ns sh -c "cd /root/blog && sh /tmp/readme-blocks/$name.sh" \
             >"$blocks_dir/$name.log" 2>&1; then
-        ok "README block $name"
+        ok "INSTALL.md block $name"
     else
         tail -30 "$blocks_dir/$name.log"
-        fail "README block $name"
+        fail "INSTALL.md block $name"
     fi
 done
 check "no database blog left" in_ns su - postgres -c \

@@ -54,5 +54,16 @@ ncite=$(echo "$files" | xargs grep -lI 'CONTRACT\.md' 2>/dev/null | wc -l)
 [ "$ncite" -ge 10 ] && out="" || out="only $ncite files cite docs/CONTRACT.md"
 check "code and tests cite the contract ($ncite files)" "$out"
 
+# Every relative link of a Markdown document names a file of the tree (the
+# documents were split out of the README once: a link left behind fails).
+badlinks=""
+while IFS=: read -r file line link; do
+    target=${link#*](}; target=${target%)}; target=${target%%#*}
+    case $target in ''|http*|mailto:*) continue ;; esac
+    path=$(dirname "$file")/$target
+    [ -e "$path" ] || badlinks+="$file:$line: $target"$'\n'
+done < <(echo "$files" | grep '\.md$' | xargs grep -noE '\]\([^)[:space:]]+\)' 2>/dev/null)
+check "every relative link of the Markdown documents resolves" "${badlinks%$'\n'}"
+
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

@@ -174,7 +174,7 @@ main(int argc, char **argv)
     /* `make fuzz`: fuzz_decode's first inputs */
     if (argc == 3 && strcmp(argv[1], "--fuzz-seeds") == 0)
         return t_fuzz_seeds(argv[2]) == 0 ? 0 : 1;
-    /* `make docs`: the generated directives block for README.md or man */
+    /* `make docs`: the generated directives block for docs/OPERATIONS.md or man */
     if (argc == 3 && strcmp(argv[1], "--directives") == 0) {
         t_arena *a = t_arena_new();
 

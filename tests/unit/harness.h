@@ -75,7 +75,7 @@ extern const t_case t_cache_cases[];
 extern const t_case t_invalidate_cases[];
 extern const t_case t_stats_cases[];
 
-/* The directives block of README.md ("readme") or the man page ("man"). */
+/* The directives block of docs/OPERATIONS.md ("readme") or the man page ("man"). */
 char *t_directives_block(t_arena *a, const char *kind);
 /* Writes fuzz_decode.c's seed inputs into dir; 0 on success. */
 int t_fuzz_seeds(const char *dir);

@@ -1,6 +1,6 @@
 /*
  * test_directives.c - the directives' documentation says what
- * mod_blog/directives.h declares: README.md's table and man/mod_blog.7's
+ * mod_blog/directives.h declares: docs/OPERATIONS.md's table and man/mod_blog.7's
  * list are exactly what t_directives_block() makes from it (`make -C
  * tests/unit docs` rewrites them), conf/blog.conf names every directive
  * and each of its commented-out defaults is the real default, and no
@@ -152,7 +152,7 @@ expect_block(const char *rel, const char *kind, const char *begin,
 static void
 test_readme_table(void)
 {
-    expect_block("README.md", "readme", readme_begin, readme_end);
+    expect_block("docs/OPERATIONS.md", "readme", readme_begin, readme_end);
 }
 
 static void
@@ -215,7 +215,7 @@ expect_known_names(const char *rel)
 static void
 test_no_stale_names(void)
 {
-    expect_known_names("README.md");
+    expect_known_names("docs/OPERATIONS.md");
     expect_known_names("man/mod_blog.7");
     expect_known_names("conf/blog.conf");
     expect_known_names("conf/site-example.conf");
@@ -286,7 +286,7 @@ test_blog_conf(void)
 }
 
 const t_case t_directives_cases[] = {
-    {"directives: README.md's table is generated from directives.h",
+    {"directives: docs/OPERATIONS.md's table is generated from directives.h",
      test_readme_table},
     {"directives: man/mod_blog.7 is generated from directives.h",
      test_man_page},
