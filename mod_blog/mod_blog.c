@@ -525,8 +525,8 @@ blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
  * BlogConnectionHold and BlogConnectionPark set the module's own HTTP/1.1
  * connection loop, removed because it did not earn its place against
  * core's (docs/ARCHITECTURE.md, "Connections"): still accepted, so that
- * an existing configuration starts, and ignored, which the admin is told once per
- * start, in the error log (post_config: the logs are open; not on the
+ * an existing configuration starts, and ignored, which the admin is told
+ * once per start, in the error log (post_config: the logs are open; not on the
  * first, dry, configuration pass).
  */
 static int
