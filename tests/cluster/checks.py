@@ -618,10 +618,21 @@ def remove_fresh(primary="pg1"):
 
 
 # ------------------------------------------------------------------- load
+# wrk counts a request unanswered after --timeout (2 s by default) as an
+# error.  A page's own bounds are longer: BlogPoolAcquireTimeout (3 s here,
+# run.sh) for a connection, a connect under load included, then
+# BlogQueryTimeout (5 s) for the call, each ending in a 503, which wrk
+# counts.  So wrk waits past both, with a margin: a failed request is an
+# error answer or a page the module did not bound, not a slow page (the
+# slowest over 1 s is noted).
+WRK_TIMEOUT = 15
+
+
 def wrk(path, seconds=5, conns=16):
     """Both web nodes at once, one wrk each: (req/s sum, non-2xx + errors,
     requests)."""
     procs = [subprocess.Popen(["wrk", "-t1", "-c%d" % conns, "-d%ds" % seconds,
+                               "--timeout", "%ds" % WRK_TIMEOUT,
                                "http://%s%s" % (ip, path)], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for ip in WEB.values()]
     rps = 0.0
@@ -640,6 +651,9 @@ def wrk(path, seconds=5, conns=16):
         for line in out.splitlines():
             if "Non-2xx" in line or "Socket errors" in line:
                 note("wrk %s: %s" % (path, line.strip()))
+        m = re.search(r"Latency\s+\S+\s+\S+\s+([\d.]+)s\b", out)
+        if m and float(m.group(1)) >= 1:
+            note("wrk %s: slowest request %s s" % (path, m.group(1)))
     return rps, bad, count
 
 

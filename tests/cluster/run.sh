@@ -359,6 +359,18 @@ web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_con
         -e "s|^BlogRedis .*|BlogRedis ${ADDR[redis]}:6379|" \
         "$ROOT/conf/httpd.conf.in"
     printf 'User www-data\nGroup www-data\n'
+    # Connects sized for TLS + scram across hosts on two cores shared with
+    # the load.  A connect made for a request is bounded by
+    # BlogPoolAcquireTimeout (1 s by default), and one here is a TLS
+    # handshake and a scram exchange, two of each when libpq meets the
+    # primary first and moves on (prefer-standby): under wrk it took over
+    # 1 s now and then, and that request got a 503.  So the whole pool
+    # opens when a child starts, before it answers anything (child_init,
+    # bounded by BlogQueryTimeout), and is kept; the connects left under
+    # load (the one a child recycles every few seconds to spread reads,
+    # and the fault steps' reconnects) get 3 s, still within the page's
+    # 5 s BlogQueryTimeout.
+    printf 'BlogPoolMin 4\nBlogPoolKeep 4\nBlogPoolMax 4\nBlogPoolAcquireTimeout 3s\n'
 }
 for h in web1 web2; do
     passfile "$h" www-data blog_web blog_listen
