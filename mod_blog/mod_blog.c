@@ -57,6 +57,7 @@
 #include "http_protocol.h"
 #include "http_request.h"
 #include "ap_config.h"
+#include "apr_atomic.h"
 #include "apr_strings.h"
 
 #include <libpq-fe.h>
@@ -701,7 +702,7 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
     request_rec *sub;
     const char *uri;
 
-    if (__atomic_exchange_n(&site->fast_path_checked, 1, __ATOMIC_RELAXED))
+    if (apr_atomic_xchg32(&site->fast_path_checked, 1))
         return;
     uri = apr_pstrcat(r->pool, site->base, "/", NULL);
     sub = ap_sub_req_lookup_uri(uri, r, NULL);
@@ -768,7 +769,7 @@ blog_quick_handler(request_rec *r, int lookup)
     if (!site->fast_path)
         return blog_static_answer(path, len)
             ? blog_serve(r, site, path, len) : DECLINED;
-    if (!site->fast_path_checked)
+    if (!apr_atomic_read32(&((blog_site *) site)->fast_path_checked))
         blog_warn_fast_path(r, (blog_site *) site);
     return blog_serve(r, site, path, len);
 }

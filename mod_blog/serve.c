@@ -18,7 +18,6 @@
 
 #include <string.h>
 
-
 static void
 serve_page(request_rec *r, const blog_site *site, const blog_route *rt,
            blog_page *page)

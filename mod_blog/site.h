@@ -20,7 +20,7 @@ typedef struct blog_site
     int         mounted;        /* BlogMount given for this server */
     int         shared;         /* BlogMount ... shared */
     int         fast_path;      /* BlogFastPath */
-    int         fast_path_checked;  /* per child: the warning was considered */
+    apr_uint32_t fast_path_checked; /* per child: the warning was considered */
     blog_page   not_found;      /* rendered once, with the mount's links */
     blog_page   unavailable;
 } blog_site;
