@@ -231,8 +231,22 @@ def delta(after, before, key):
     return after.get("Blog" + key, 0) - before.get("Blog" + key, 0)
 
 
+def every_child_has_its_slot():
+    """A child counts privately until it finds its scoreboard slot (the
+    parent may write the child's pid after child_init) and adds those
+    counts to its slot when it does: a /health query made before then
+    would land inside the window.  Each ?auto request is a connection,
+    on which a child without a slot looks again."""
+    a = auto()
+    return sorted(s["PID"] for s in slots(a).values()) == bt.children()
+
+
 def check_counts():
     bt.flush_page_keys()
+    T.check(bt.wait_for(every_child_has_its_slot, 10 + bt.MARGIN, 0.05),
+            "every Apache child holds its status slot before the count",
+            "slots %r, children %r" % (sorted(s["PID"] for s in slots(auto()).values()),
+                                       bt.children()))
     before = auto()
     T.check(before.get("BlogChildren", 0) >= 1, "?auto lists the children",
             "BlogChildren %r" % before.get("BlogChildren"))
