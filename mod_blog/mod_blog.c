@@ -43,6 +43,7 @@
 #include "directives.h"
 #include "invalidate.h"
 #include "pages.h"
+#include "redis.h"
 #include "response.h"
 #include "router.h"
 #include "serve.h"
@@ -204,6 +205,10 @@ blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
         cs->redis_on = 0;
         return NULL;
     }
+    if (strncasecmp(arg, "rediss:", 7) == 0)
+        return apr_psprintf(p, "%s: TLS to Redis (rediss://) needs a build "
+                            "with hiredis_ssl (hiredis 1.0 or later); this "
+                            "one has none", d->name);
     if (arg[0] == '/') {
         cs->redis_on = 1;
         cs->redis_host = arg;
@@ -580,6 +585,13 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     blog_in_use = 0;
     if (blog_check_pool(ptemp, c, s) != 0)
         return HTTP_INTERNAL_SERVER_ERROR;
+    /* the secrets are read here, as root, like mod_ssl's keys */
+    if (blog_redis_secrets(pconf, (blog_cache_settings *) &c->cache, err,
+                           sizeof(err)) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00060)
+                     "BlogRedisAuth or BlogCacheKey: %s", err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
                               sizeof(err));
     if (pages == NULL) {

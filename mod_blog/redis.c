@@ -14,6 +14,7 @@
 
 #include "wait.h"
 
+#include "apr_lib.h"
 #include "apr_strings.h"
 
 #include <errno.h>
@@ -43,6 +44,91 @@ static void
 redis_why(char *why, apr_size_t len, const char *errstr)
 {
     apr_snprintf(why, len, "%s", errstr);
+}
+
+/* "password" or "user password", one line. */
+static int
+redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
+                  apr_size_t err_len)
+{
+    char        buf[1024];
+    apr_size_t  len;
+    char       *sp;
+
+    if (blog_secret_read(g->auth_file, buf, sizeof(buf), &len, err,
+                         err_len) != 0)
+        return -1;
+    while (len > 0 && apr_isspace(buf[len - 1]))
+        buf[--len] = '\0';
+    if (len == 0 || strpbrk(buf, "\r\n") != NULL || strlen(buf) != len) {
+        apr_snprintf(err, err_len, "%s must hold one line: \"password\" or "
+                     "\"user password\"", g->auth_file);
+        return -1;
+    }
+    sp = strchr(buf, ' ');
+    g->redis_user = sp ? apr_pstrmemdup(p, buf, (apr_size_t) (sp - buf)) : NULL;
+    g->redis_pass = apr_pstrdup(p, sp ? sp + 1 : buf);
+    memset(buf, 0, sizeof(buf));
+    return 0;
+}
+
+int
+blog_redis_secrets(apr_pool_t *p, blog_cache_settings *g, char *err,
+                   apr_size_t err_len)
+{
+    char        buf[1024];
+    apr_size_t  len;
+    int         rc = 0;
+
+    g->redis_user = g->redis_pass = NULL;
+    g->seal.on = 0;
+    if (g->auth_file != NULL
+        && redis_auth_secret(p, g, err, err_len) != 0)
+        return -1;
+    if (g->key_file == NULL)
+        return 0;
+    if (blog_secret_read(g->key_file, buf, sizeof(buf), &len, err,
+                         err_len) != 0)
+        return -1;
+    if (blog_seal_init(&g->seal, buf, len) != 0) {
+        apr_snprintf(err, err_len, "%s: a key needs 32 bytes or more "
+                     "(head -c 32 /dev/urandom), or libcrypto failed",
+                     g->key_file);
+        rc = -1;
+    }
+    memset(buf, 0, sizeof(buf));
+    return rc;
+}
+
+/* AUTH on a new connection, by the connect's deadline: 0, or -1 and why. */
+static int
+redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
+           char *why, apr_size_t why_len)
+{
+    const char *argv[3] = {"AUTH", g->redis_user, g->redis_pass};
+    size_t      lens[3] = {4, g->redis_user ? strlen(g->redis_user) : 0,
+                           strlen(g->redis_pass)};
+    int         user = g->redis_user != NULL;
+    redisReply *reply = NULL;
+    blog_redis_io io;
+    int         ok;
+
+    if (!user) {
+        argv[1] = argv[2];
+        lens[1] = lens[2];
+    }
+    io = blog_redis_command(r, 2 + user, argv, lens, deadline, &reply);
+    ok = io == BLOG_REDIS_OK && reply->type == REDIS_REPLY_STATUS;
+    if (io != BLOG_REDIS_OK)
+        apr_snprintf(why, why_len, "AUTH: %s", blog_redis_why[io]);
+    else if (!ok)
+        apr_snprintf(why, why_len, "AUTH refused: %.*s",
+                     reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 16,
+                     reply->type == REDIS_REPLY_ERROR ? reply->str
+                     : "unexpected reply");
+    if (reply != NULL)
+        freeReplyObject(reply);
+    return ok ? 0 : -1;
 }
 
 int
@@ -79,11 +165,12 @@ blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
         redisFree(c);
         return -1;
     }
-    /*
-     * AUTH (and TLS) go here, once BlogRedis takes credentials: the first
-     * command on a new connection, sent with blog_redis_command.
-     */
     r->ctx = c;
+    if (g->redis_pass != NULL
+        && redis_auth(r, g, deadline, why, why_len) != 0) {
+        blog_redis_close(r);
+        return -1;
+    }
     return 0;
 }
 

@@ -44,7 +44,15 @@ typedef struct blog_redis
 } blog_redis;
 
 /*
- * Connect to BlogRedis within its connect timeout: 0, or -1 with why
+ * Read BlogRedisAuth's and BlogCacheKey's files into g, in the parent, as
+ * root: 0, or -1 with err saying which and why.
+ */
+int blog_redis_secrets(apr_pool_t *p, blog_cache_settings *g, char *err,
+                       apr_size_t err_len);
+
+/*
+ * Connect to BlogRedis within its connect timeout, and AUTH when
+ * BlogRedisAuth is set: 0, or -1 with why
  * (why_len bytes) saying what failed.
  */
 int blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
