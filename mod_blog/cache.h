@@ -28,6 +28,10 @@ typedef struct blog_cache_settings
     const char *redis_pass;     /* NULL: no AUTH */
     const char *key_file;       /* BlogCacheKey, read at start-up into: */
     blog_seal   seal;
+    int         redis_tls;      /* BlogRedis rediss://host:port */
+    const char *tls_ca;         /* BlogRedisTLSCA; NULL: the system's CAs */
+    const char *tls_cert;       /* BlogRedisTLSCert: certificate and key */
+    void       *tls_ctx;        /* SSL_CTX, made at start-up */
 } blog_cache_settings;
 
 typedef enum blog_cache_status

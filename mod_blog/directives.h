@@ -90,8 +90,17 @@ typedef enum blog_dir_where
       "On: page statements prepared once per connection; Off: no session " \
       "state, for a transaction-pooling PgBouncer") \
     X(REDIS, "BlogRedis", cache, BLOG_DT_REDIS, BLOG_DW_SERVER, \
-      "127.0.0.1:6379", 0, 0, "host:port|/socket|Off", \
-      "the Redis of the page cache, or Off") \
+      "127.0.0.1:6379", 0, 0, "host:port|rediss://host:port|/socket|Off", \
+      "the Redis of the page cache (rediss://: over TLS, its certificate " \
+      "verified against the host name), or Off") \
+    X(REDIS_TLS_CA, "BlogRedisTLSCA", cache.tls_ca, BLOG_DT_PATH, \
+      BLOG_DW_SERVER, NULL, 0, 0, "file", \
+      "with rediss://, the CA certificates (PEM) Redis's must chain to; " \
+      "unset: the system's") \
+    X(REDIS_TLS_CERT, "BlogRedisTLSCert", cache.tls_cert, BLOG_DT_PATH, \
+      BLOG_DW_SERVER, NULL, 0, 0, "file", \
+      "with rediss://, a client certificate and its key (PEM, for its " \
+      "owner only), for a Redis with tls-auth-clients") \
     X(REDIS_AUTH, "BlogRedisAuth", cache.auth_file, BLOG_DT_PATH, \
       BLOG_DW_SERVER, NULL, 0, 0, "file", \
       "Redis AUTH on every connection: a file of one line, \"password\" or " \

@@ -14,7 +14,10 @@ password while Redis wants one (pages BYPASS with the real body, /health
 read refused at start-up; with BlogCacheKey, each forged SET (a wrong MAC,
 truncated, no envelope, another page's valid entry, one sealed under
 another key file) answered MISS with the real page and stored again
-sealed.  Ends with `N passed, N failed`.
+sealed; rediss:// with a certificate verified against the host name
+(the cache and the listener work; another CA's certificate, another
+name's, and no client certificate where Redis wants one, are BYPASS).
+Ends with `N passed, N failed`.
 """
 
 import atexit
@@ -52,7 +55,39 @@ DIR = tempfile.mkdtemp(prefix="blog-secure-", dir=bt.VAR)
 os.chmod(DIR, 0o755)
 atexit.register(shutil.rmtree, DIR, True)
 REDIS_PORT = free_port()
+TLS_PORT = free_port()
 HTTP_PORT = free_port()
+
+
+def openssl(*args):
+    subprocess.run(["openssl"] + list(args), cwd=DIR, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def make_certificates():
+    """A CA, Redis's certificate for "localhost" only, a client's, and a
+    CA that signed neither."""
+    for ca in ("ca", "other-ca"):
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                "-subj", "/CN=blog test %s" % ca, "-keyout", ca + ".key",
+                "-out", ca + ".pem")
+    for name, ext in (("server", "subjectAltName=DNS:localhost"),
+                      ("client", "extendedKeyUsage=clientAuth")):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name,
+                "-keyout", name + ".key", "-out", name + ".csr")
+        with open(os.path.join(DIR, name + ".ext"), "w") as f:
+            f.write(ext + "\n")
+        openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey",
+                "ca.key", "-CAcreateserial", "-days", "2", "-extfile", name + ".ext",
+                "-out", name + ".pem")
+    with open(os.path.join(DIR, "client-both.pem"), "w") as f:
+        for part in ("client.pem", "client.key"):
+            with open(os.path.join(DIR, part)) as g:
+                f.write(g.read())
+    os.chmod(os.path.join(DIR, "client-both.pem"), 0o600)
+
+
+make_certificates()
 
 
 # ------------------------------------------------------------------ Redis
@@ -68,6 +103,9 @@ class Admin(bt.Redis):
 
 redis_proc = subprocess.Popen(
     ["redis-server", "--port", str(REDIS_PORT), "--bind", bt.HOST,
+     "--tls-port", str(TLS_PORT), "--tls-cert-file", os.path.join(DIR, "server.pem"),
+     "--tls-key-file", os.path.join(DIR, "server.key"),
+     "--tls-ca-cert-file", os.path.join(DIR, "ca.pem"), "--tls-auth-clients", "optional",
      "--save", "", "--appendonly", "no", "--dir", DIR,
      "--logfile", os.path.join(DIR, "redis.log")],
     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -120,15 +158,16 @@ def secret(name, text, mode=0o600):
     return path
 
 
-def conf_text(extra):
+def conf_text(extra, redis_url=None):
     """The stack's httpd.conf on the test's ports, files and Redis."""
+    redis_url = redis_url or "%s:%d" % (bt.HOST, REDIS_PORT)
     with open(os.path.join(bt.VAR, "httpd", "httpd.conf")) as f:
         text = f.read()
     subs = [(r"^Listen .*$", "Listen %s:%d" % (bt.HOST, HTTP_PORT)),
             (r"^PidFile .*$", 'PidFile "%s"' % PIDFILE),
             (r"^DefaultRuntimeDir .*$", 'DefaultRuntimeDir "%s"' % DIR),
             (r"^ErrorLog .*$", 'ErrorLog "%s"' % LOG),
-            (r"^BlogRedis .*$", "BlogRedis %s:%d" % (bt.HOST, REDIS_PORT)),
+            (r"^BlogRedis .*$", "BlogRedis " + redis_url),
             (r"^BlogMount .*$", "BlogMount / shared"),
             (r"^BlogInvalidate .*$", "BlogInvalidate on"),
             (r"^IncludeOptional .*$", "")]
@@ -174,11 +213,11 @@ def stop():
 atexit.register(stop)
 
 
-def start(extra, what):
+def start(extra, what, redis_url=None):
     """Apache with extra directives; whether it answers."""
     stop()
     with open(CONF, "w") as f:
-        f.write(conf_text(extra))
+        f.write(conf_text(extra, redis_url))
     open(LOG, "w").close()
     out = apache("-k", "start")
     ok = out.returncode == 0 and bt.wait_for(
@@ -373,6 +412,50 @@ def forgeries():
     no_crash(what)
 
 
+def tls():
+    auth = "BlogRedisAuth %s\n" % secret("auth", "blog blog-pw")
+    ca = "BlogRedisTLSCA %s\n" % os.path.join(DIR, "ca.pem")
+    url = "rediss://localhost:%d" % TLS_PORT
+    what = "TLS (%s)" % url
+    if start(auth + ca, what, url):
+        redis("DEL", "blog:page:/", "blog:page:/post/post-31")
+        for path in ("/cached", "/post/post-31/cached"):
+            served(path, ("MISS",), what)
+            served(path, ("HIT",), what)
+        health(200, what)
+        bt.psql("SET ROLE pgblog_writer;\nSELECT blog.add_comment('post-31', "
+                "'Tester', 'redis_secure');")
+        T.check(bt.wait_for(lambda: redis("EXISTS", "blog:page:/post/post-31") == 0,
+                            1.0 + bt.MARGIN),
+                "%s: the listener deleted the page a write named" % what)
+        bt.psql("DELETE FROM blog.comments WHERE body = 'redis_secure';")
+        no_crash(what)
+    # refused: a certificate from another CA, one that names another host,
+    # none where Redis wants one from its clients
+    for name, extra, u, needle in (
+            ("a CA that did not sign Redis's certificate",
+             auth + "BlogRedisTLSCA %s" % os.path.join(DIR, "other-ca.pem"), url,
+             "Redis's certificate"),
+            ("a certificate for another name (127.0.0.1)", auth + ca,
+             "rediss://%s:%d" % (bt.HOST, TLS_PORT), "Redis's certificate")):
+        if start(extra, "TLS: " + name, u):
+            bypassed("TLS: " + name, 20)
+            health(503, "TLS: " + name)
+            T.check(needle in log(), "TLS: %s: the log says why" % name, log()[-300:])
+    redis("CONFIG", "SET", "tls-auth-clients", "yes")
+    try:
+        what = "TLS, tls-auth-clients yes"
+        if start(auth + ca, what + ", no client certificate", url):
+            bypassed(what + ", no client certificate", 20)
+        cert = "BlogRedisTLSCert %s\n" % os.path.join(DIR, "client-both.pem")
+        if start(auth + ca + cert, what + ", BlogRedisTLSCert", url):
+            served("/cached", ("MISS", "HIT"), what + ", BlogRedisTLSCert")
+            served("/cached", ("HIT",), what + ", BlogRedisTLSCert")
+            health(200, what + ", BlogRedisTLSCert")
+    finally:
+        redis("CONFIG", "SET", "tls-auth-clients", "optional")
+
+
 def main():
     if not os.path.exists(os.path.join(bt.VAR, "httpd", "httpd.conf")):
         T.check(False, "the stack's httpd.conf exists: start the stack first")
@@ -383,6 +466,7 @@ def main():
     wrong_password()
     no_password()
     forgeries()
+    tls()
     stop()
     T.finish()
 

@@ -145,42 +145,42 @@ test_seal_secret_files(void)
     CHECK(mkdtemp(ts_dir) != NULL);
     apr_pool_create(&p, NULL);
     memset(&g, 0, sizeof(g));
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == 0);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0);
     CHECK(g.redis_pass == NULL && !g.seal.on);
 
     g.auth_file = ts_file("auth", "blog s3cret pass\n", 0600);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == 0);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0);
     CHECK(g.redis_user && strcmp(g.redis_user, "blog") == 0);
     CHECK(g.redis_pass && strcmp(g.redis_pass, "s3cret pass") == 0);
     g.auth_file = ts_file("auth", "s3cret\r\n", 0400);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == 0);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0);
     CHECK(g.redis_user == NULL && strcmp(g.redis_pass, "s3cret") == 0);
     /* readable by the group or others, empty, two lines, missing */
     g.auth_file = ts_file("auth", "s3cret\n", 0640);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == -1);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "mode 0640") != NULL && strstr(err, "chmod 600"));
     g.auth_file = ts_file("auth", "s3cret\n", 0604);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == -1);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
     g.auth_file = ts_file("auth", "\n", 0600);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == -1);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "one line") != NULL);
     g.auth_file = ts_file("auth", "a\nb\n", 0600);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == -1);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
     g.auth_file = apr_pstrcat(p, ts_dir, "/none", NULL);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == -1);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "cannot open") != NULL);
     g.auth_file = ts_dir;
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == -1);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "not a regular file") != NULL);
     g.auth_file = NULL;
 
     g.key_file = ts_file("key", "short", 0600);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == -1);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "32 bytes") != NULL && !g.seal.on);
     g.key_file = ts_file("key", TS_SECRET, 0644);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == -1 && !g.seal.on);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1 && !g.seal.on);
     g.key_file = ts_file("key", TS_SECRET, 0600);
-    CHECK(blog_redis_secrets(p, &g, err, sizeof(err)) == 0 && g.seal.on);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0 && g.seal.on);
     apr_pool_destroy(p);
 }
 
@@ -274,6 +274,21 @@ test_auth_exchange(void)
     CHECK(strncmp(why, "NOAUTH", 6) == 0);
     CHECK(fake_redis_wait_cmd(n, "AUTH", 0) < 0);
 
+    /* rediss:// to a Redis that speaks no TLS: the handshake fails */
+    {
+        char        err[256];
+
+        ta_g.redis_tls = 1;
+        ta_g.tls_ca = apr_pstrcat(ta_pool, ts_dir, "/none.pem", NULL);
+        CHECK(blog_redis_load(ta_pool, &ta_g, err, sizeof(err)) == -1);
+        CHECK(strstr(err, "BlogRedisTLSCA") != NULL);
+        ta_g.tls_ca = NULL;
+        CHECK(blog_redis_load(ta_pool, &ta_g, err, sizeof(err)) == 0);
+        CHECK(ta_g.tls_ctx != NULL);
+        CHECK(ta_connect(why, sizeof(why)) == -1 && ta_r.ctx == NULL);
+        CHECK(strstr(why, "TLS handshake") != NULL);
+        ta_g.redis_tls = 0;
+    }
     blog_redis_close(&ta_r);
     fake_redis_auth(NULL, NULL);
     fake_stop(ta_redis);
@@ -300,7 +315,8 @@ const t_case t_seal_cases[] = {
      test_seal_forgeries},
     {"seal: the secret files of BlogRedisAuth and BlogCacheKey",
      test_seal_secret_files},
-    {"redis: AUTH ok, WRONGPASS, garbage, disconnect, stall, NOAUTH",
+    {"redis: AUTH ok, WRONGPASS, garbage, disconnect, stall, NOAUTH; TLS "
+     "to a plain Redis",
      test_auth_exchange},
     {"seal: cleanup", test_seal_cleanup},
     {NULL, NULL}
