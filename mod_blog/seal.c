@@ -3,8 +3,8 @@
  *
  * The MAC is AES-256-GMAC (GCM over no plaintext, the key name and the
  * page as its associated data) from libcrypto, already in every child
- * through libpq: with AES-NI and carry-less multiply it costs a fraction
- * of HMAC-SHA256 per page (bench/LEVERS.md).  GMAC must never see one
+ * through libpq: with AES-NI and carry-less multiply it costs a quarter
+ * of HMAC-SHA256 per page (docs/OPERATIONS.md, BlogCacheKey).  GMAC must never see one
  * nonce twice under a key, so each stored page takes 96 random bits,
  * stored with it.  The tag is checked in constant time.
  */
