@@ -65,13 +65,13 @@ def openssl(*args):
 
 
 def make_certificates():
-    """A CA, Redis's certificate for "localhost" only, a client's, and a
-    CA that signed neither."""
+    """A CA, Redis's certificate for "localhost" and 127.0.0.2 only, a
+    client's, and a CA that signed neither."""
     for ca in ("ca", "other-ca"):
         openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
                 "-subj", "/CN=blog test %s" % ca, "-keyout", ca + ".key",
                 "-out", ca + ".pem")
-    for name, ext in (("server", "subjectAltName=DNS:localhost"),
+    for name, ext in (("server", "subjectAltName=DNS:localhost,IP:127.0.0.2"),
                       ("client", "extendedKeyUsage=clientAuth")):
         openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name,
                 "-keyout", name + ".key", "-out", name + ".csr")
@@ -102,7 +102,7 @@ class Admin(bt.Redis):
 
 
 redis_proc = subprocess.Popen(
-    ["redis-server", "--port", str(REDIS_PORT), "--bind", bt.HOST,
+    ["redis-server", "--port", str(REDIS_PORT), "--bind", bt.HOST, "127.0.0.2",
      "--tls-port", str(TLS_PORT), "--tls-cert-file", os.path.join(DIR, "server.pem"),
      "--tls-key-file", os.path.join(DIR, "server.key"),
      "--tls-ca-cert-file", os.path.join(DIR, "ca.pem"), "--tls-auth-clients", "optional",
@@ -430,6 +430,11 @@ def tls():
                 "%s: the listener deleted the page a write named" % what)
         bt.psql("DELETE FROM blog.comments WHERE body = 'redis_secure';")
         no_crash(what)
+    # an address in the certificate's subjectAltName
+    url2 = "rediss://127.0.0.2:%d" % TLS_PORT
+    if start(auth + ca, "TLS (%s)" % url2, url2):
+        served("/cached", ("MISS", "HIT"), "TLS (%s)" % url2)
+        served("/cached", ("HIT",), "TLS (%s)" % url2)
     # refused: a certificate from another CA, one that names another host,
     # none where Redis wants one from its clients
     for name, extra, u, needle in (
