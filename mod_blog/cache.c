@@ -125,6 +125,8 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
 /* One budget for every warning about Redis: a failing Redis fails alike. */
 static blog_ratelog cache_log;
 static blog_outage cache_outage;
+/* Values that fail BlogCacheKey's MAC: forged, or another key's. */
+static blog_ratelog cache_seal_log;
 /* Redis up but refusing SET (read-only replica, out of memory, ...). */
 static blog_outage cache_write_outage;
 
@@ -445,18 +447,34 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         return BLOG_CACHE_MISS;
     }
     if (reply->type != REDIS_REPLY_STRING) {
+        /* -NOAUTH, -NOPERM: Redis wants AUTH, or an ACL says no */
+        int         err = reply->type == REDIS_REPLY_ERROR;
+
         blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+        apr_snprintf(cache_why, sizeof(cache_why), "GET refused: %.*s",
+                     err ? (int) reply->len : 16,
+                     err ? reply->str : "unexpected reply");
         blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
                      BLOGLOGNO(00011)
-                     "unexpected Redis reply to GET (type %d); "
-                     "bypassing the cache", reply->type);
+                     "Redis: %s (type %d); bypassing the cache", cache_why,
+                     reply->type);
         freeReplyObject(reply);
         return BLOG_CACHE_DOWN;
     }
-    apr_pool_cleanup_register(r->pool, reply, cache_free_reply,
-                              apr_pool_cleanup_null);
     *body = reply->str;
     *len = reply->len;
+    if (cache_g->seal.on && blog_seal_open(&cache_g->seal, key, key_len,
+                                           reply->str, reply->len, body,
+                                           len) != 0) {
+        blog_log_limited(&cache_seal_log, APLOG_WARNING, 0, r->server,
+                         BLOGLOGNO(00061) "the cached %.*s fails its "
+                         "BlogCacheKey MAC: rebuilt as a miss", (int) key_len,
+                         key);
+        freeReplyObject(reply);
+        return BLOG_CACHE_MISS;
+    }
+    apr_pool_cleanup_register(r->pool, reply, cache_free_reply,
+                              apr_pool_cleanup_null);
     return BLOG_CACHE_HIT;
 }
 
@@ -466,12 +484,16 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
 {
     redisReply *reply;
     int         ok;
+    unsigned char head[BLOG_SEAL_HEAD];
+    size_t      hlen = cache_g->seal.on ? sizeof(head) : 0;
 
     /* What a GET would refuse is not stored. */
-    if (len > CACHE_MAX_VALUE)
+    if (len + hlen > CACHE_MAX_VALUE
+        || (hlen && blog_seal_make(&cache_g->seal, key, key_len, body, len,
+                                   head) != 0))
         return -1;
-    reply = cache_run(r, "SET", "SET %b %b EX %d", key, (size_t) key_len,
-                      body, (size_t) len, cache_g->cache_ttl);
+    reply = cache_run(r, "SET", "SET %b %b%b EX %d", key, (size_t) key_len,
+                      head, hlen, body, (size_t) len, cache_g->cache_ttl);
     if (reply == NULL)
         return -1;
     ok = reply->type == REDIS_REPLY_STATUS;

@@ -5,6 +5,8 @@
 #ifndef BLOG_CACHE_H
 #define BLOG_CACHE_H
 
+#include "seal.h"
+
 #include "httpd.h"
 #include "apr_time.h"
 
@@ -21,6 +23,15 @@ typedef struct blog_cache_settings
     apr_interval_time_t redis_connect_timeout;
     apr_interval_time_t redis_timeout;
     int         cache_ttl;      /* seconds */
+    const char *auth_file;      /* BlogRedisAuth, read at start-up into: */
+    const char *redis_user;     /* NULL: the default user */
+    const char *redis_pass;     /* NULL: no AUTH */
+    const char *key_file;       /* BlogCacheKey, read at start-up into: */
+    blog_seal   seal;
+    int         redis_tls;      /* BlogRedis rediss://host:port */
+    const char *tls_ca;         /* BlogRedisTLSCA; NULL: the system's CAs */
+    const char *tls_cert;       /* BlogRedisTLSCert: certificate and key */
+    void       *tls_ctx;        /* SSL_CTX, made at start-up */
 } blog_cache_settings;
 
 typedef enum blog_cache_status

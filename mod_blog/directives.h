@@ -40,7 +40,7 @@ typedef enum blog_dir_type
     BLOG_DT_SEC,                /* a duration, bare numbers in seconds */
     BLOG_DT_MSEC_OFF,           /* Off (0) or a BLOG_DT_MSEC duration */
     BLOG_DT_REDIS,              /* host:port, [v6]:port, /socket or Off */
-    BLOG_DT_PATH                /* a folder, relative to ServerRoot */
+    BLOG_DT_PATH                /* a folder or file, relative to ServerRoot */
 } blog_dir_type;
 
 typedef enum blog_dir_where
@@ -90,8 +90,25 @@ typedef enum blog_dir_where
       "On: page statements prepared once per connection; Off: no session " \
       "state, for a transaction-pooling PgBouncer") \
     X(REDIS, "BlogRedis", cache, BLOG_DT_REDIS, BLOG_DW_SERVER, \
-      "127.0.0.1:6379", 0, 0, "host:port|/socket|Off", \
-      "the Redis of the page cache, or Off") \
+      "127.0.0.1:6379", 0, 0, "host:port|rediss://host:port|/socket|Off", \
+      "the Redis of the page cache (rediss://: over TLS, its certificate " \
+      "verified against the host name), or Off") \
+    X(REDIS_TLS_CA, "BlogRedisTLSCA", cache.tls_ca, BLOG_DT_PATH, \
+      BLOG_DW_SERVER, NULL, 0, 0, "file", \
+      "with rediss://, the CA certificates (PEM) Redis's must chain to; " \
+      "unset: the system's") \
+    X(REDIS_TLS_CERT, "BlogRedisTLSCert", cache.tls_cert, BLOG_DT_PATH, \
+      BLOG_DW_SERVER, NULL, 0, 0, "file", \
+      "with rediss://, a client certificate and its key (PEM, for its " \
+      "owner only), for a Redis with tls-auth-clients") \
+    X(REDIS_AUTH, "BlogRedisAuth", cache.auth_file, BLOG_DT_PATH, \
+      BLOG_DW_SERVER, NULL, 0, 0, "file", \
+      "Redis AUTH on every connection: a file of one line, \"password\" or " \
+      "\"user password\", for its owner only (read at start-up, as root)") \
+    X(CACHE_KEY, "BlogCacheKey", cache.key_file, BLOG_DT_PATH, \
+      BLOG_DW_SERVER, NULL, 0, 0, "file", \
+      "a secret of 32 bytes or more, for its owner only: each cached page " \
+      "carries a MAC of it, one that fails is a miss; unset: raw pages") \
     X(REDIS_CONNECT_TIMEOUT, "BlogRedisConnectTimeout", \
       cache.redis_connect_timeout, BLOG_DT_MSEC, BLOG_DW_SERVER, "200", 1, \
       BLOG_HOUR_MS, "duration", \

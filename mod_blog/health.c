@@ -34,7 +34,8 @@
 APLOG_USE_MODULE(blog);
 
 #define HEALTH_WHY_MAX 600
-#define HEALTH_KEY "blog:health"
+/* under the page prefix, for an ACL that allows only it; no path is "health" */
+#define HEALTH_KEY BLOG_CACHE_PREFIX "health"
 
 static int
 health_redis(request_rec *r, char *why, apr_size_t why_len)

@@ -43,6 +43,7 @@
 #include "directives.h"
 #include "invalidate.h"
 #include "pages.h"
+#include "redis.h"
 #include "response.h"
 #include "router.h"
 #include "serve.h"
@@ -204,6 +205,10 @@ blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
         cs->redis_on = 0;
         return NULL;
     }
+    cs->redis_tls = strncasecmp(arg, "rediss://", 9) == 0;
+    arg += cs->redis_tls ? 9 : 0;
+    if (arg[0] == '/' && cs->redis_tls)
+        return apr_psprintf(p, "%s: rediss:// takes host:port", d->name);
     if (arg[0] == '/') {
         cs->redis_on = 1;
         cs->redis_host = arg;
@@ -212,8 +217,8 @@ blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
     }
     colon = strrchr(arg, ':');
     if (colon == NULL || colon == arg)
-        return apr_psprintf(p, "%s must be host:port, a socket path, or off",
-                            d->name);
+        return apr_psprintf(p, "%s must be host:port, rediss://host:port, a "
+                            "socket path, or off", d->name);
     port = strtol(colon + 1, &end, 10);
     if (end == colon + 1 || *end != '\0' || port < 1 || port > 65535)
         return apr_psprintf(p, "%s: the port must be a number from 1 to "
@@ -580,6 +585,13 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     blog_in_use = 0;
     if (blog_check_pool(ptemp, c, s) != 0)
         return HTTP_INTERNAL_SERVER_ERROR;
+    /* secrets and certificates are read here, as root, as mod_ssl's are */
+    if (blog_redis_load(pconf, (blog_cache_settings *) &c->cache, err,
+                        sizeof(err)) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00060)
+                     "Redis's secrets or TLS: %s", err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
                               sizeof(err));
     if (pages == NULL) {

@@ -9,14 +9,26 @@
  * deadline, and the bytes read are judged before hiredis' reader sees
  * them: each header line must start like Redis (+ - : $ *) and stay short,
  * and a string may not declare more than max_bulk bytes.
+ *
+ * rediss:// goes through OpenSSL on the same socket, with the same polls:
+ * hiredis_ssl (hiredis 1.x; Debian 12 has 0.14) would read through its own
+ * buffer, past the judge, and hides which way a handshake waits.  The
+ * server's certificate must chain to BlogRedisTLSCA and name the host.
  */
 #include "redis.h"
 
 #include "wait.h"
 
+#include "apr_lib.h"
 #include "apr_strings.h"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +46,9 @@ const char *const blog_redis_why[] = {
 void
 blog_redis_close(blog_redis *r)
 {
+    /* no close_notify: nothing is left to say, and it could block */
+    SSL_free(r->tls);
+    r->tls = NULL;
     if (r->ctx != NULL)
         redisFree(r->ctx);
     r->ctx = NULL;
@@ -43,6 +58,285 @@ static void
 redis_why(char *why, apr_size_t len, const char *errstr)
 {
     apr_snprintf(why, len, "%s", errstr);
+}
+
+/* "password" or "user password", one line. */
+static int
+redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
+                  apr_size_t err_len)
+{
+    char        buf[1024];
+    apr_size_t  len;
+    char       *sp;
+
+    if (blog_secret_read(g->auth_file, buf, sizeof(buf), &len, err,
+                         err_len) != 0)
+        return -1;
+    while (len > 0 && apr_isspace(buf[len - 1]))
+        buf[--len] = '\0';
+    if (len == 0 || strpbrk(buf, "\r\n") != NULL || strlen(buf) != len) {
+        apr_snprintf(err, err_len, "%s must hold one line: \"password\" or "
+                     "\"user password\"", g->auth_file);
+        return -1;
+    }
+    sp = strchr(buf, ' ');
+    g->redis_user = sp ? apr_pstrmemdup(p, buf, (apr_size_t) (sp - buf)) : NULL;
+    g->redis_pass = apr_pstrdup(p, sp ? sp + 1 : buf);
+    memset(buf, 0, sizeof(buf));
+    return 0;
+}
+
+static apr_status_t
+redis_tls_free(void *ctx)
+{
+    SSL_CTX_free(ctx);
+    return APR_SUCCESS;
+}
+
+/* OpenSSL's last error, or what is given. */
+static const char *
+redis_tls_error(const char *or)
+{
+    unsigned long e = ERR_peek_last_error();
+    const char *reason = e ? ERR_reason_error_string(e) : NULL;
+
+    return reason ? reason : or;
+}
+
+static int
+redis_tls_context(apr_pool_t *p, blog_cache_settings *g, char *err,
+                  apr_size_t err_len)
+{
+    SSL_CTX    *ctx = SSL_CTX_new(TLS_client_method());
+    char        key[8];
+    apr_size_t  len;
+
+    if (ctx == NULL) {
+        apr_snprintf(err, err_len, "TLS: %s", redis_tls_error("no context"));
+        return -1;
+    }
+    apr_pool_cleanup_register(p, ctx, redis_tls_free, apr_pool_cleanup_null);
+    g->tls_ctx = ctx;
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    ERR_clear_error();
+    if ((g->tls_ca ? SSL_CTX_load_verify_locations(ctx, g->tls_ca, NULL)
+         : SSL_CTX_set_default_verify_paths(ctx)) != 1) {
+        apr_snprintf(err, err_len, "BlogRedisTLSCA %s: %s",
+                     g->tls_ca ? g->tls_ca : "(the system's)",
+                     redis_tls_error("cannot load it"));
+        return -1;
+    }
+    if (g->tls_cert == NULL)
+        return 0;
+    /* its key is a secret: the owner-only check of the others */
+    if (blog_secret_read(g->tls_cert, key, sizeof(key), &len, err,
+                         err_len) != 0)
+        return -1;
+    if (SSL_CTX_use_certificate_chain_file(ctx, g->tls_cert) != 1
+        || SSL_CTX_use_PrivateKey_file(ctx, g->tls_cert, SSL_FILETYPE_PEM) != 1
+        || SSL_CTX_check_private_key(ctx) != 1) {
+        apr_snprintf(err, err_len, "BlogRedisTLSCert %s: %s", g->tls_cert,
+                     redis_tls_error("no certificate and key"));
+        return -1;
+    }
+    return 0;
+}
+
+int
+blog_redis_load(apr_pool_t *p, blog_cache_settings *g, char *err,
+                apr_size_t err_len)
+{
+    char        buf[1024];
+    apr_size_t  len;
+    int         rc = 0;
+
+    g->redis_user = g->redis_pass = NULL;
+    g->seal.on = 0;
+    g->tls_ctx = NULL;
+    if (g->redis_on && g->redis_tls
+        && redis_tls_context(p, g, err, err_len) != 0)
+        return -1;
+    if (g->auth_file != NULL
+        && redis_auth_secret(p, g, err, err_len) != 0)
+        return -1;
+    if (g->key_file == NULL)
+        return 0;
+    if (blog_secret_read(g->key_file, buf, sizeof(buf), &len, err,
+                         err_len) != 0)
+        return -1;
+    if (blog_seal_init(&g->seal, buf, len) != 0) {
+        apr_snprintf(err, err_len, "%s: a key needs 32 bytes or more "
+                     "(head -c 32 /dev/urandom), or libcrypto failed",
+                     g->key_file);
+        rc = -1;
+    }
+    memset(buf, 0, sizeof(buf));
+    return rc;
+}
+
+/*
+ * Wait for what SSL_get_error says the last call needs, by the deadline:
+ * 0, or -1 (timed out, or an error that ends the connection).
+ */
+static int
+redis_tls_wait(blog_redis *r, int ret, apr_time_t deadline)
+{
+    int         e = SSL_get_error(r->tls, ret);
+
+    if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+        return -1;
+    return blog_wait_fd(r->ctx->fd, e == SSL_ERROR_WANT_READ ? POLLIN
+                        : POLLOUT, deadline);
+}
+
+/* The handshake, by the connect's deadline: 0, or -1 and why. */
+static int
+redis_tls_start(blog_redis *r, const blog_cache_settings *g,
+                apr_time_t deadline, char *why, apr_size_t why_len)
+{
+    SSL        *ssl = SSL_new(g->tls_ctx);
+    unsigned char ip[16];
+    int         is_ip = inet_pton(AF_INET, g->redis_host, ip) == 1
+        || inet_pton(AF_INET6, g->redis_host, ip) == 1;
+    int         rc;
+
+    r->tls = ssl;
+    if (ssl == NULL || SSL_set_fd(ssl, r->ctx->fd) != 1
+        || (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl),
+                                                  g->redis_host) != 1
+            : SSL_set1_host(ssl, g->redis_host) != 1
+            || SSL_set_tlsext_host_name(ssl, g->redis_host) != 1)) {
+        redis_why(why, why_len, "TLS: out of memory");
+        return -1;
+    }
+    SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE
+                 | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    ERR_clear_error();
+    while ((rc = SSL_connect(ssl)) != 1) {
+        long        v = SSL_get_verify_result(ssl);
+        int         e = SSL_get_error(ssl, rc);
+
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+            if (redis_tls_wait(r, rc, deadline) == 0)
+                continue;
+            redis_why(why, why_len, "TLS handshake: timed out");
+        }
+        else if (v != X509_V_OK)
+            apr_snprintf(why, why_len, "TLS: Redis's certificate: %s",
+                         X509_verify_cert_error_string(v));
+        else
+            apr_snprintf(why, why_len, "TLS handshake: %s",
+                         redis_tls_error(e == SSL_ERROR_SYSCALL
+                                         ? "connection closed"
+                                         : "failed"));
+        return -1;
+    }
+    return 0;
+}
+
+/* Write len bytes whole through TLS by the deadline. */
+static blog_redis_io
+redis_tls_write(blog_redis *r, const char *p, size_t len, apr_time_t deadline)
+{
+    while (len > 0) {
+        int         w;
+
+        ERR_clear_error();
+        w = SSL_write(r->tls, p, (int) (len > INT_MAX ? INT_MAX : len));
+        if (w > 0) {
+            p += w;
+            len -= (size_t) w;
+            continue;
+        }
+        if (redis_tls_wait(r, w, deadline) != 0)
+            return SSL_get_error(r->tls, w) == SSL_ERROR_WANT_READ
+                || SSL_get_error(r->tls, w) == SSL_ERROR_WANT_WRITE
+                ? BLOG_REDIS_TIMEOUT : BLOG_REDIS_CLOSED;
+    }
+    return BLOG_REDIS_OK;
+}
+
+/* The buffers in records of up to 16 KiB: one per small command is waste. */
+static blog_redis_io
+redis_tls_send(blog_redis *r, const struct iovec *iov, int n,
+               apr_time_t deadline)
+{
+    char        buf[16384];
+    size_t      off = 0;
+    int         i = 0;
+
+    while (i < n) {
+        size_t      len = 0;
+        blog_redis_io io;
+
+        while (i < n && len < sizeof(buf)) {
+            size_t      k = iov[i].iov_len - off;
+
+            if (k > sizeof(buf) - len)
+                k = sizeof(buf) - len;
+            memcpy(buf + len, (const char *) iov[i].iov_base + off, k);
+            len += k;
+            off += k;
+            if (off == iov[i].iov_len) {
+                i++;
+                off = 0;
+            }
+        }
+        if ((io = redis_tls_write(r, buf, len, deadline)) != BLOG_REDIS_OK)
+            return io;
+    }
+    return BLOG_REDIS_OK;
+}
+
+/* What has come through TLS into rbuf: bytes, 0 for none yet, or -1. */
+static ssize_t
+redis_tls_read(blog_redis *r, apr_time_t deadline)
+{
+    int         n, e;
+
+    if (SSL_pending(r->tls) == 0
+        && blog_wait_fd(r->ctx->fd, r->tls_wants_write ? POLLOUT : POLLIN,
+                        deadline) != 0)
+        return -2;
+    ERR_clear_error();
+    n = SSL_read(r->tls, r->rbuf, sizeof(r->rbuf));
+    if (n > 0)
+        return n;
+    e = SSL_get_error(r->tls, n);
+    r->tls_wants_write = e == SSL_ERROR_WANT_WRITE;
+    return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
+}
+
+/* AUTH on a new connection, by the connect's deadline: 0, or -1 and why. */
+static int
+redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
+           char *why, apr_size_t why_len)
+{
+    const char *argv[3] = {"AUTH", g->redis_user, g->redis_pass};
+    size_t      lens[3] = {4, g->redis_user ? strlen(g->redis_user) : 0,
+                           strlen(g->redis_pass)};
+    int         user = g->redis_user != NULL;
+    redisReply *reply = NULL;
+    blog_redis_io io;
+    int         ok;
+
+    if (!user) {
+        argv[1] = argv[2];
+        lens[1] = lens[2];
+    }
+    io = blog_redis_command(r, 2 + user, argv, lens, deadline, &reply);
+    ok = io == BLOG_REDIS_OK && reply->type == REDIS_REPLY_STATUS;
+    if (io != BLOG_REDIS_OK)
+        apr_snprintf(why, why_len, "AUTH: %s", blog_redis_why[io]);
+    else if (!ok)
+        apr_snprintf(why, why_len, "AUTH refused: %.*s",
+                     reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 16,
+                     reply->type == REDIS_REPLY_ERROR ? reply->str
+                     : "unexpected reply");
+    if (reply != NULL)
+        freeReplyObject(reply);
+    return ok ? 0 : -1;
 }
 
 int
@@ -79,11 +373,17 @@ blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
         redisFree(c);
         return -1;
     }
-    /*
-     * AUTH (and TLS) go here, once BlogRedis takes credentials: the first
-     * command on a new connection, sent with blog_redis_command.
-     */
     r->ctx = c;
+    r->tls_wants_write = 0;
+    if (g->redis_tls && redis_tls_start(r, g, deadline, why, why_len) != 0) {
+        blog_redis_close(r);
+        return -1;
+    }
+    if (g->redis_pass != NULL
+        && redis_auth(r, g, deadline, why, why_len) != 0) {
+        blog_redis_close(r);
+        return -1;
+    }
     return 0;
 }
 
@@ -92,6 +392,8 @@ blog_redis_send(blog_redis *r, struct iovec *iov, int n, apr_time_t deadline)
 {
     int         i = 0;
 
+    if (r->tls != NULL)
+        return redis_tls_send(r, iov, n, deadline);
     while (i < n) {
         ssize_t     w = writev(r->ctx->fd, iov + i, n - i);
 
@@ -180,16 +482,24 @@ blog_redis_fill(blog_redis *r, apr_time_t deadline)
 {
     ssize_t     n;
 
-    if (blog_wait_fd(r->ctx->fd, POLLIN, deadline) != 0)
-        return BLOG_REDIS_TIMEOUT;
-    do
-        n = read(r->ctx->fd, r->rbuf, sizeof(r->rbuf));
-    while (n < 0 && errno == EINTR);
-    if (n == 0)
-        return BLOG_REDIS_CLOSED;
-    if (n < 0)
-        return errno == EAGAIN || errno == EWOULDBLOCK ? BLOG_REDIS_OK
-            : BLOG_REDIS_CLOSED;
+    if (r->tls != NULL) {
+        n = redis_tls_read(r, deadline);
+        if (n <= 0)
+            return n == 0 ? BLOG_REDIS_OK : n == -2 ? BLOG_REDIS_TIMEOUT
+                : BLOG_REDIS_CLOSED;
+    }
+    else {
+        if (blog_wait_fd(r->ctx->fd, POLLIN, deadline) != 0)
+            return BLOG_REDIS_TIMEOUT;
+        do
+            n = read(r->ctx->fd, r->rbuf, sizeof(r->rbuf));
+        while (n < 0 && errno == EINTR);
+        if (n == 0)
+            return BLOG_REDIS_CLOSED;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? BLOG_REDIS_OK
+                : BLOG_REDIS_CLOSED;
+    }
     if (redis_judge(r, r->rbuf, (apr_size_t) n) != 0
         || redisReaderFeed(r->ctx->reader, r->rbuf, (size_t) n) != REDIS_OK)
         return BLOG_REDIS_BAD;

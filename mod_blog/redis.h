@@ -4,7 +4,8 @@
  * bounded by a deadline, commands written and replies read against the
  * deadline of a command, each reply judged as its bytes arrive so that no
  * reply larger than a bound is ever buffered.  hiredis formats and parses;
- * the socket is driven here, through hiredis' public API only.
+ * the socket is driven here, through hiredis' public API only, and with
+ * rediss:// through OpenSSL's.
  */
 #ifndef BLOG_REDIS_H
 #define BLOG_REDIS_H
@@ -34,6 +35,8 @@ extern const char *const blog_redis_why[];
 typedef struct blog_redis
 {
     redisContext *ctx;          /* NULL when not connected */
+    void       *tls;            /* its SSL, with rediss:// */
+    int         tls_wants_write;        /* SSL_read needs the socket writable */
     apr_size_t  max_bulk;       /* the largest string reply accepted */
     /* where the bytes read stand in the reply stream */
     int         in_body;        /* inside a string's body */
@@ -44,7 +47,16 @@ typedef struct blog_redis
 } blog_redis;
 
 /*
- * Connect to BlogRedis within its connect timeout: 0, or -1 with why
+ * Read BlogRedisAuth's and BlogCacheKey's files into g and make the TLS
+ * context of rediss://, in the parent, as root: 0, or -1 with err saying
+ * which and why.
+ */
+int blog_redis_load(apr_pool_t *p, blog_cache_settings *g, char *err,
+                    apr_size_t err_len);
+
+/*
+ * Connect to BlogRedis within its connect timeout, and AUTH when
+ * BlogRedisAuth is set: 0, or -1 with why
  * (why_len bytes) saying what failed.
  */
 int blog_redis_connect(blog_redis *r, const blog_cache_settings *g,

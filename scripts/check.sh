@@ -56,6 +56,9 @@ if scripts/stack.sh start; then
     part "start-up errors" python3 tests/e2e/startup.py
     # each role's "cannot" as SQLSTATE 42501 (tests/cluster: on every host)
     part privileges python3 tests/e2e/privileges.py
+    # Redis AUTH, an ACL user and forged cache entries (BlogCacheKey), on
+    # a Redis and an Apache of the test's own beside the stack
+    part "redis AUTH, ACL and BlogCacheKey" python3 tests/e2e/redis_secure.py
     # httpd_as MPM on|off: the stack's Apache restarted with that MPM and
     # BlogFastPath, or its start counted as a failed part (and the parts
     # that need it skipped).

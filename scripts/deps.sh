@@ -30,7 +30,7 @@ fi
 
 runtime="apache2 postgresql-$pg postgresql-client-$pg redis-server libxxhash0"
 build="make gcc libc6-dev pkg-config apache2-dev libapr1-dev libaprutil1-dev
-postgresql-server-dev-$pg libpq-dev libhiredis-dev libxxhash-dev"
+postgresql-server-dev-$pg libpq-dev libhiredis-dev libxxhash-dev libssl-dev"
 stack="curl redis-tools procps"
 # iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer);
 # debootstrap: tests/pgversions (PostgreSQL 15, 17, 18 in chroots)

@@ -6,7 +6,7 @@
 #   switch   a namespace holding only the bridge br0
 #   pg1      10.77.0.11  PostgreSQL primary
 #   pg2/pg3  10.77.0.12/13  streaming standbys (pg_basebackup, a slot each)
-#   redis    10.77.0.20  the page cache
+#   redis    10.77.0.20  the page cache (TLS, an ACL user, sealed pages)
 #   web1/2   10.77.0.31/32  Apache (event MPM) with this checkout's mod_blog
 #   pgb      10.77.0.40  PgBouncer, transaction pooling
 #   client   10.77.0.50  where the checks and the load run from
@@ -17,7 +17,10 @@
 # hosts that need it; the web nodes, the standbys and PgBouncer verify the
 # server's certificate (verify-full) and read their passwords from a
 # passfile only their own user can read; PgBouncer takes scram over TLS
-# from the web nodes and speaks scram over TLS to the standbys.
+# from the web nodes and speaks scram over TLS to the standbys.  Redis
+# listens only on its tls-port, with a certificate of the same CA; the web
+# nodes AUTH as an ACL user that may GET, SET, DEL and SCAN blog:page:*
+# and nothing else, and seal each cached page with a shared BlogCacheKey.
 #
 # Every address lives inside a namespace this script creates; the machine's
 # own namespace gets nothing.  Whatever happens, the EXIT trap stops every
@@ -179,7 +182,7 @@ tls_make() {
         openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=blog cluster test CA $ca" \
             -keyout "$t/ca-$ca.key" -out "$t/ca-$ca.crt" >>"$t/openssl.log" 2>&1 || return 1
     done
-    for h in pg1 pg2 pg3 pgb; do
+    for h in pg1 pg2 pg3 pgb redis; do
         ca=servers
         case $h in pg2|pg3) ca=standbys ;; esac
         openssl req -newkey rsa:2048 -nodes -subj "/CN=$h" \
@@ -201,7 +204,7 @@ tls_make() {
 tls_make || fail_setup "openssl: $(tail -n 3 "$TMP/tls/openssl.log")"
 CA=$TMP/tls/ca.crt
 declare -A PW
-for r in postgres blog_web blog_listen blog_writer blog_repl; do
+for r in postgres blog_web blog_listen blog_writer blog_repl redis redis_admin; do
     PW[$r]=$(openssl rand -hex 24)
 done
 # passfile HOST-DIR OWNER ROLE...: a libpq passfile (0600, its owner only)
@@ -277,10 +280,17 @@ for h in pg2 pg3; do
 done
 
 # -------------------------------------------------------------------- Redis
-say "redis: ${ADDR[redis]}:6379"
-in_ns redis redis-server --bind "${ADDR[redis]}" --port 6379 --protected-mode no \
+say "redis: ${ADDR[redis]}:6379 (TLS only; ACL user blog)"
+# TLS only (--port 0); the default user gets a password nobody uses
+in_ns redis redis-server --bind "${ADDR[redis]}" --port 0 --tls-port 6379 --protected-mode no \
+    --tls-cert-file "$TMP/tls/redis.crt" --tls-key-file "$TMP/tls/redis.key" \
+    --tls-ca-cert-file "$CA" --tls-auth-clients no --requirepass "${PW[redis_admin]}" \
+    --user blog on ">${PW[redis]}" "~blog:page:*" -@all +get +set +del +scan \
     --daemonize yes --pidfile "$TMP/redis/redis.pid" --logfile "$TMP/redis/log/redis.log" \
     --dir "$TMP/redis" --save '' --appendonly no >/dev/null || fail_setup "redis"
+# one page key for both web nodes, read by each Apache as root at start-up
+head -c 32 /dev/urandom > "$TMP/cache.key"
+chmod 600 "$TMP/cache.key"
 
 # ---------------------------------------------------------------- PgBouncer
 say "pgb: PgBouncer $(pgbouncer --version | head -n1 | cut -d' ' -f2), transaction pooling over pg2 and pg3"
@@ -356,9 +366,10 @@ web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_con
         -e "s|@INVALIDATE@|On|g" \
         -e "s|^Listen .*|Listen ${ADDR[$1]}:80|" -e "s|^ServerName .*|ServerName ${ADDR[$1]}|" \
         -e "s|^BlogDatabase .*|BlogDatabase \"$2\"\nBlogPrepare $3|" \
-        -e "s|^BlogRedis .*|BlogRedis ${ADDR[redis]}:6379|" \
+        -e "s|^BlogRedis .*|BlogRedis rediss://${ADDR[redis]}:6379|" \
         "$ROOT/conf/httpd.conf.in"
     printf 'User www-data\nGroup www-data\n'
+    printf 'BlogRedisTLSCA %s\nBlogRedisAuth %s\nBlogCacheKey %s\n' "$CA" "$d/redis.auth" "$TMP/cache.key"
     # Connects sized for TLS + scram across hosts on two cores shared with
     # the load.  A connect made for a request is bounded by
     # BlogPoolAcquireTimeout (1 s by default), and one here is a TLS
@@ -374,6 +385,8 @@ web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_con
 }
 for h in web1 web2; do
     passfile "$h" www-data blog_web blog_listen
+    printf 'blog %s\n' "${PW[redis]}" > "$TMP/$h/redis.auth"
+    chmod 600 "$TMP/$h/redis.auth"
     web_conf "$h" "$direct_db $(tls_conn "$h")" On > "$TMP/$h/httpd/direct.conf"
     web_conf "$h" "$direct_db $(tls_conn "$h")" Off > "$TMP/$h/httpd/direct-noprep.conf"
     web_conf "$h" "$bouncer_db $(tls_conn "$h")" Off > "$TMP/$h/httpd/bouncer.conf"

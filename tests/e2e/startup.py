@@ -137,6 +137,11 @@ def main():
             "BlogConnectionHold must be Off or a duration from 1 ms to 1 s")
     refused("BlogRedis [v6 without its bracket", set_directive(base, "BlogRedis", "[::1:6379"),
             "BlogRedis")
+    refused("BlogRedis rediss:// with a socket path",
+            set_directive(base, "BlogRedis", "rediss:///run/redis.sock"), "BlogRedis", "host:port")
+    refused("BlogRedisTLSCA that does not exist",
+            set_directive(set_directive(base, "BlogRedis", "rediss://127.0.0.1:6380"),
+                          "BlogRedisTLSCA", "/nonexistent/ca.pem"), "BlogRedisTLSCA /nonexistent/ca.pem")
     refused("a server-wide directive in a <VirtualHost>",
             base + '\n<VirtualHost 127.0.0.1:1>\nBlogCacheTTL 5\n</VirtualHost>\n',
             "BlogCacheTTL cannot occur within")

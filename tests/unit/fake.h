@@ -100,6 +100,8 @@ void        fake_redis_set(fake_mode mode, int n);
 void        fake_redis_put(const char *key, const char *val);
 int         fake_redis_has(const char *key);
 void        fake_redis_clear(void);
+/* Require AUTH [user] pass of every connection (user NULL: "default"). */
+void        fake_redis_auth(const char *user, const char *pass);
 /* Commands received, as one line each ("DEL blog:page:/ blog:page:/x"). */
 unsigned    fake_redis_ncmds(void);
 /* Whether a command line starting with prefix came after command index

@@ -3,6 +3,7 @@
  * small store, in RESP, one command after another as Redis does (the
  * module pipelines), and misbehaves on demand.  The commands are parsed
  * with hiredis's own reader: a RESP request is an array of bulk strings.
+ * With a password set (fake_redis_auth), a connection must AUTH first.
  */
 #include <hiredis/hiredis.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@ static fake_mode fr_mode;
 static int  fr_times;
 static char *fr_keys[FR_MAX_KEYS], *fr_vals[FR_MAX_KEYS];
 static int  fr_nkeys;
+static const char *fr_user, *fr_pass;   /* NULL: no AUTH wanted */
 static char *fr_log[FR_MAX_LOG];
 static unsigned fr_nlog;
 
@@ -32,6 +34,15 @@ fake_redis_set(fake_mode mode, int n)
     pthread_mutex_lock(&fr_lock);
     fr_mode = mode;
     fr_times = n;
+    pthread_mutex_unlock(&fr_lock);
+}
+
+void
+fake_redis_auth(const char *user, const char *pass)
+{
+    pthread_mutex_lock(&fr_lock);
+    fr_user = user;
+    fr_pass = pass;
     pthread_mutex_unlock(&fr_lock);
 }
 
@@ -108,6 +119,7 @@ fake_redis_clear(void)
         free(fr_log[--fr_nlog]);
     fr_mode = FAKE_OK;
     fr_times = 0;
+    fr_user = fr_pass = NULL;
     pthread_mutex_unlock(&fr_lock);
 }
 
@@ -152,11 +164,29 @@ fake_redis_wait_cmd(unsigned from, const char *prefix, int ms)
 
 /* The reply of a well-behaved Redis to one command, into out. */
 static size_t
-fr_answer(redisReply *cmd, char *out, size_t size)
+fr_answer(redisReply *cmd, int *authed, char *out, size_t size)
 {
     const char *name = cmd->element[0]->str;
     size_t      n = 0;
     int         i;
+
+    if (strcasecmp(name, "AUTH") == 0 && fr_pass == NULL)
+        return (size_t) snprintf(out, size, "-ERR AUTH <password> called "
+                                 "without any password configured\r\n");
+    if (strcasecmp(name, "AUTH") == 0) {
+        const char *user = cmd->elements == 3 ? cmd->element[1]->str
+            : "default";
+
+        *authed = (cmd->elements == 2 || cmd->elements == 3)
+            && strcmp(user, fr_user ? fr_user : "default") == 0
+            && strcmp(cmd->element[cmd->elements - 1]->str, fr_pass) == 0;
+        return (size_t) snprintf(out, size, *authed ? "+OK\r\n"
+                                 : "-WRONGPASS invalid username-password "
+                                 "pair or user is disabled.\r\n");
+    }
+    if (fr_pass != NULL && !*authed)
+        return (size_t) snprintf(out, size, "-NOAUTH Authentication "
+                                 "required.\r\n");
 
     if (strcasecmp(name, "GET") == 0 && cmd->elements == 2) {
         i = fr_find(cmd->element[1]->str);
@@ -193,7 +223,8 @@ fr_answer(redisReply *cmd, char *out, size_t size)
 
 /* Log a command, take the mode for it and answer it; -1 to close. */
 static int
-fr_command(fake_conn *c, redisReply *cmd, char *out, size_t size)
+fr_command(fake_conn *c, redisReply *cmd, int *authed, char *out,
+           size_t size)
 {
     char        line[4096];
     size_t      n = 0, len;
@@ -214,7 +245,7 @@ fr_command(fake_conn *c, redisReply *cmd, char *out, size_t size)
     if (fr_times > 0 && --fr_times == 0)
         fr_mode = FAKE_OK;
     len = mode == FAKE_OK || mode == FAKE_SLOW || mode == FAKE_UNASKED || mode == FAKE_PARTIAL_STALL
-        || mode == FAKE_PARTIAL_CLOSE ? fr_answer(cmd, out, size) : 0;
+        || mode == FAKE_PARTIAL_CLOSE ? fr_answer(cmd, authed, out, size) : 0;
     pthread_mutex_unlock(&fr_lock);
     switch (mode) {
     case FAKE_OK:
@@ -269,6 +300,7 @@ fr_serve(fake_conn *c)
     redisReader *rd = redisReaderCreate();
     char        in[16384];
     static __thread char out[65536];
+    int         authed = 0;
 
     for (;;) {
         void       *cmd = NULL;
@@ -279,7 +311,7 @@ fr_serve(fake_conn *c)
             break;
         while (!stop && redisReaderGetReply(rd, &cmd) == REDIS_OK
                && cmd != NULL) {
-            stop = fr_command(c, cmd, out, sizeof(out)) != 0;
+            stop = fr_command(c, cmd, &authed, out, sizeof(out)) != 0;
             freeReplyObject(cmd);
             cmd = NULL;
         }

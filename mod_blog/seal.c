@@ -1,0 +1,148 @@
+/*
+ * seal.c - see seal.h.
+ *
+ * The MAC is AES-256-GMAC (GCM over no plaintext, the key name and the
+ * page as its associated data) from libcrypto, already in every child
+ * through libpq: with AES-NI and carry-less multiply it costs a quarter
+ * of HMAC-SHA256 per page (docs/OPERATIONS.md, BlogCacheKey).  GMAC must never see one
+ * nonce twice under a key, so each stored page takes 96 random bits,
+ * stored with it.  The tag is checked in constant time.
+ */
+#include "seal.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SEAL_MAGIC      "BLS1"
+#define SEAL_NONCE      12
+#define SEAL_TAG        16
+
+/* Fetched once, in the parent: an implicit fetch per page costs a lookup. */
+static EVP_CIPHER *seal_cipher;
+
+int
+blog_secret_read(const char *path, char *buf, size_t cap, size_t *len,
+                 char *err, size_t err_len)
+{
+    struct stat st;
+    ssize_t     n;
+    int         fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) {
+        snprintf(err, err_len, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, err_len, "%s is not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+        snprintf(err, err_len, "%s is mode %04o: a secret must be for its "
+                 "owner only (chmod 600)", path,
+                 (unsigned) (st.st_mode & 07777));
+        close(fd);
+        return -1;
+    }
+    n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n < 0) {
+        snprintf(err, err_len, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    buf[n] = '\0';
+    *len = (size_t) n;
+    return 0;
+}
+
+int
+blog_seal_init(blog_seal *k, const char *secret, size_t len)
+{
+    static const char label[] = "mod_blog cache key";
+    unsigned int dlen = 0;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    int         ok;
+
+    if (seal_cipher == NULL)
+        seal_cipher = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+    /* any length of secret, an AES-256 key of it */
+    ok = len >= 32 && md != NULL && seal_cipher != NULL
+        && EVP_DigestInit_ex(md, EVP_sha256(), NULL)
+        && EVP_DigestUpdate(md, label, sizeof(label) - 1)
+        && EVP_DigestUpdate(md, secret, len)
+        && EVP_DigestFinal_ex(md, k->key, &dlen) && dlen == sizeof(k->key);
+    EVP_MD_CTX_free(md);
+    k->on = ok;
+    return ok ? 0 : -1;
+}
+
+/* The tag of (magic, name length, name, body) under nonce. */
+static int
+seal_tag(const blog_seal *k, const unsigned char *nonce, const char *name,
+         size_t name_len, const char *body, size_t len,
+         unsigned char tag[SEAL_TAG])
+{
+    unsigned char nl[4] = {
+        (unsigned char) (name_len >> 24), (unsigned char) (name_len >> 16),
+        (unsigned char) (name_len >> 8), (unsigned char) name_len
+    };
+    EVP_CIPHER_CTX *c;
+    int         out, ok;
+
+    if (name_len > INT_MAX || len > INT_MAX
+        || (c = EVP_CIPHER_CTX_new()) == NULL)
+        return -1;
+    ok = EVP_EncryptInit_ex(c, seal_cipher, NULL, k->key, nonce)
+        && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) SEAL_MAGIC, 4)
+        && EVP_EncryptUpdate(c, NULL, &out, nl, 4)
+        && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) name,
+                             (int) name_len)
+        && (len == 0
+            || EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) body,
+                                 (int) len))
+        && EVP_EncryptFinal_ex(c, NULL, &out)
+        && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, SEAL_TAG, tag);
+    EVP_CIPHER_CTX_free(c);
+    return ok ? 0 : -1;
+}
+
+int
+blog_seal_make(const blog_seal *k, const char *name, size_t name_len,
+               const char *body, size_t len,
+               unsigned char head[BLOG_SEAL_HEAD])
+{
+    unsigned char *nonce = head + 4;
+
+    memcpy(head, SEAL_MAGIC, 4);
+    if (RAND_bytes(nonce, SEAL_NONCE) != 1)
+        return -1;
+    return seal_tag(k, nonce, name, name_len, body, len,
+                    nonce + SEAL_NONCE);
+}
+
+int
+blog_seal_open(const blog_seal *k, const char *name, size_t name_len,
+               const char *value, size_t value_len, const char **body,
+               size_t *len)
+{
+    const unsigned char *v = (const unsigned char *) value;
+    unsigned char tag[SEAL_TAG];
+
+    if (value_len < BLOG_SEAL_HEAD || memcmp(v, SEAL_MAGIC, 4) != 0
+        || seal_tag(k, v + 4, name, name_len, value + BLOG_SEAL_HEAD,
+                    value_len - BLOG_SEAL_HEAD, tag) != 0
+        || CRYPTO_memcmp(tag, v + 4 + SEAL_NONCE, SEAL_TAG) != 0)
+        return -1;
+    *body = value + BLOG_SEAL_HEAD;
+    *len = value_len - BLOG_SEAL_HEAD;
+    return 0;
+}

@@ -1,0 +1,42 @@
+/*
+ * seal.h - the secrets of BlogRedisAuth and BlogCacheKey, read once at
+ * start-up, and the seal of a cached page: a keyed MAC over the Redis key
+ * name and the page, so that whoever can write to Redis cannot have the
+ * blog serve a page of their own, nor one page under another's key.
+ */
+#ifndef BLOG_SEAL_H
+#define BLOG_SEAL_H
+
+#include <stddef.h>
+
+/* A sealed value: "BLS1", a 12-byte random nonce, a 16-byte tag, the page. */
+#define BLOG_SEAL_HEAD  32
+
+typedef struct blog_seal
+{
+    int         on;
+    unsigned char key[32];      /* AES-256, derived from the key file */
+} blog_seal;
+
+/*
+ * The first cap - 1 bytes at most of a regular file that only its owner
+ * may read (as ssh and mod_ssl users expect of a secret): 0 with buf
+ * NUL-terminated, or -1 with err saying why.
+ */
+int         blog_secret_read(const char *path, char *buf, size_t cap,
+                             size_t *len, char *err, size_t err_len);
+
+/* The key from a key file's contents (32 bytes at least): 0, or -1. */
+int         blog_seal_init(blog_seal *k, const char *secret, size_t len);
+
+/* The head that seals body under name: 0, or -1 (libcrypto failed). */
+int         blog_seal_make(const blog_seal *k, const char *name,
+                           size_t name_len, const char *body, size_t len,
+                           unsigned char head[BLOG_SEAL_HEAD]);
+
+/* 0 with *body, *len the page inside value when its seal holds; -1. */
+int         blog_seal_open(const blog_seal *k, const char *name,
+                           size_t name_len, const char *value,
+                           size_t value_len, const char **body, size_t *len);
+
+#endif

@@ -1,0 +1,323 @@
+/*
+ * test_seal.c - BlogCacheKey's seal (seal.c): a sealed page opens under its
+ * own key name and key, and nothing else does (a wrong or truncated tag,
+ * no envelope, another page's entry, another key); the secret files'
+ * checks; and BlogRedisAuth's AUTH exchange (redis.c) against
+ * fake_redis.c: accepted, -WRONGPASS, garbage, a disconnect, a stall, and
+ * a Redis that wants AUTH from a client that sends none.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "apr_general.h"
+#include "apr_strings.h"
+
+#include "redis.h"
+#include "seal.h"
+
+#include "backends.h"
+#include "fake.h"
+#include "harness.h"
+
+#define TS_NAME "blog:page:/post/hello"
+#define TS_BODY "<p>hello</p>"
+#define TS_SECRET "0123456789abcdef0123456789abcdef"
+
+/* body sealed under name: head + body, in a malloc'ed buffer. */
+static char *
+ts_seal(const blog_seal *k, const char *name, const char *body, size_t *len)
+{
+    size_t      blen = strlen(body);
+    char       *v = malloc(BLOG_SEAL_HEAD + blen + 1);
+
+    if (blog_seal_make(k, name, strlen(name), body, blen,
+                       (unsigned char *) v) != 0) {
+        free(v);
+        return NULL;
+    }
+    memcpy(v + BLOG_SEAL_HEAD, body, blen + 1);
+    *len = BLOG_SEAL_HEAD + blen;
+    return v;
+}
+
+static int
+ts_opens(const blog_seal *k, const char *name, const char *v, size_t len)
+{
+    const char *body = NULL;
+    size_t      blen = 0;
+
+    return blog_seal_open(k, name, strlen(name), v, len, &body, &blen) == 0;
+}
+
+static void
+test_seal_round_trip(void)
+{
+    blog_seal   k;
+    const char *body = NULL;
+    size_t      len, blen = 0;
+    char       *v, *w;
+
+    CHECK(blog_seal_init(&k, TS_SECRET, strlen(TS_SECRET)) == 0 && k.on);
+    v = ts_seal(&k, TS_NAME, TS_BODY, &len);
+    CHECK(v != NULL);
+    CHECK(blog_seal_open(&k, TS_NAME, strlen(TS_NAME), v, len, &body,
+                         &blen) == 0);
+    CHECK_STR(body, blen, TS_BODY);
+    /* a fresh nonce each time: two seals of one page differ */
+    w = ts_seal(&k, TS_NAME, TS_BODY, &len);
+    CHECK(w != NULL && memcmp(v, w, BLOG_SEAL_HEAD) != 0);
+    free(w);
+    /* an empty page seals too */
+    w = ts_seal(&k, TS_NAME, "", &len);
+    CHECK(w != NULL && len == BLOG_SEAL_HEAD && ts_opens(&k, TS_NAME, w, len));
+    free(w);
+    free(v);
+}
+
+static void
+test_seal_forgeries(void)
+{
+    blog_seal   k, other;
+    size_t      len, olen, i;
+    char       *v, *o;
+    int         opened = 0;
+
+    CHECK(blog_seal_init(&k, TS_SECRET, strlen(TS_SECRET)) == 0);
+    CHECK(blog_seal_init(&other, TS_SECRET "!", strlen(TS_SECRET) + 1) == 0);
+    v = ts_seal(&k, TS_NAME, TS_BODY, &len);
+    /* any bit flipped anywhere: magic, nonce, tag, body */
+    for (i = 0; i < len * 8; i++) {
+        v[i / 8] ^= (char) (1 << (i % 8));
+        opened += ts_opens(&k, TS_NAME, v, len);
+        v[i / 8] ^= (char) (1 << (i % 8));
+    }
+    CHECK(opened == 0);
+    CHECK(ts_opens(&k, TS_NAME, v, len));
+    /* truncated at every length, and one byte more */
+    for (i = 0, opened = 0; i < len; i++)
+        opened += ts_opens(&k, TS_NAME, v, i);
+    CHECK(opened == 0);
+    CHECK(!ts_opens(&k, TS_NAME, v, len + 1));  /* the NUL after it */
+    /* no envelope: the raw page, a page as long as a head */
+    CHECK(!ts_opens(&k, TS_NAME, TS_BODY, strlen(TS_BODY)));
+    CHECK(!ts_opens(&k, TS_NAME, "BLS1" "0123456789ab" "0123456789abcdef",
+                    BLOG_SEAL_HEAD));
+    /* another page's valid entry under this key name, and the reverse */
+    o = ts_seal(&k, "blog:page:/", TS_BODY, &olen);
+    CHECK(ts_opens(&k, "blog:page:/", o, olen));
+    CHECK(!ts_opens(&k, TS_NAME, o, olen));
+    CHECK(!ts_opens(&k, "blog:page:/post/hell", v, len));
+    free(o);
+    /* the name's end and the body's start cannot be traded */
+    o = ts_seal(&k, "blog:page:/a", "b", &olen);
+    CHECK(!ts_opens(&k, "blog:page:/", o, olen));
+    free(o);
+    /* sealed under another key file */
+    o = ts_seal(&other, TS_NAME, TS_BODY, &olen);
+    CHECK(ts_opens(&other, TS_NAME, o, olen));
+    CHECK(!ts_opens(&k, TS_NAME, o, olen));
+    free(o);
+    free(v);
+}
+
+static char ts_dir[] = "/tmp/blog-seal-XXXXXX";
+
+static const char *
+ts_file(const char *name, const char *data, mode_t mode)
+{
+    static char path[128];
+
+    snprintf(path, sizeof(path), "%s/%s", ts_dir, name);
+    if (t_write_file(ts_dir, name, data) != 0 || chmod(path, mode) != 0)
+        return NULL;
+    return path;
+}
+
+static void
+test_seal_secret_files(void)
+{
+    apr_pool_t *p;
+    blog_cache_settings g;
+    char        err[256];
+
+    CHECK(mkdtemp(ts_dir) != NULL);
+    apr_pool_create(&p, NULL);
+    memset(&g, 0, sizeof(g));
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0);
+    CHECK(g.redis_pass == NULL && !g.seal.on);
+
+    g.auth_file = ts_file("auth", "blog s3cret pass\n", 0600);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0);
+    CHECK(g.redis_user && strcmp(g.redis_user, "blog") == 0);
+    CHECK(g.redis_pass && strcmp(g.redis_pass, "s3cret pass") == 0);
+    g.auth_file = ts_file("auth", "s3cret\r\n", 0400);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0);
+    CHECK(g.redis_user == NULL && strcmp(g.redis_pass, "s3cret") == 0);
+    /* readable by the group or others, empty, two lines, missing */
+    g.auth_file = ts_file("auth", "s3cret\n", 0640);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    CHECK(strstr(err, "mode 0640") != NULL && strstr(err, "chmod 600"));
+    g.auth_file = ts_file("auth", "s3cret\n", 0604);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    g.auth_file = ts_file("auth", "\n", 0600);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    CHECK(strstr(err, "one line") != NULL);
+    g.auth_file = ts_file("auth", "a\nb\n", 0600);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    g.auth_file = apr_pstrcat(p, ts_dir, "/none", NULL);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    CHECK(strstr(err, "cannot open") != NULL);
+    g.auth_file = ts_dir;
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    CHECK(strstr(err, "not a regular file") != NULL);
+    g.auth_file = NULL;
+
+    g.key_file = ts_file("key", "short", 0600);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    CHECK(strstr(err, "32 bytes") != NULL && !g.seal.on);
+    g.key_file = ts_file("key", TS_SECRET, 0644);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1 && !g.seal.on);
+    g.key_file = ts_file("key", TS_SECRET, 0600);
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0 && g.seal.on);
+    apr_pool_destroy(p);
+}
+
+/* ---- AUTH against fake_redis.c ---- */
+
+static apr_pool_t *ta_pool;
+static fake_server *ta_redis;
+static blog_cache_settings ta_g;
+static blog_redis ta_r = {.max_bulk = 1024};
+
+static int
+ta_connect(char *why, size_t len)
+{
+    why[0] = '\0';
+    return blog_redis_connect(&ta_r, &ta_g, why, len);
+}
+
+/* One GET on the connection: its reply's type, or -1. */
+static int
+ta_get(char *err, size_t len)
+{
+    const char *argv[] = {"GET", TS_NAME};
+    size_t      lens[] = {3, strlen(TS_NAME)};
+    redisReply *reply = NULL;
+    int         type = -1;
+
+    if (blog_redis_command(&ta_r, 2, argv, lens,
+                           apr_time_now() + apr_time_from_sec(10),
+                           &reply) == BLOG_REDIS_OK) {
+        type = reply->type;
+        if (err)
+            apr_snprintf(err, len, "%.*s", (int) reply->len,
+                         reply->str ? reply->str : "");
+        freeReplyObject(reply);
+    }
+    return type;
+}
+
+static void
+test_auth_exchange(void)
+{
+    char        why[200];
+    unsigned    n;
+
+    apr_pool_create(&ta_pool, NULL);
+    ta_redis = fake_redis_start(apr_pstrcat(ta_pool, ts_dir, "/r.sock",
+                                            NULL));
+    ta_g.redis_on = 1;
+    ta_g.redis_host = apr_pstrcat(ta_pool, ts_dir, "/r.sock", NULL);
+    ta_g.redis_connect_timeout = apr_time_from_msec(300);
+    ta_g.redis_timeout = apr_time_from_sec(10);
+
+    /* the password alone, then a user and its password */
+    fake_redis_auth(NULL, "s3cret");
+    ta_g.redis_pass = "s3cret";
+    n = fake_redis_ncmds();
+    CHECK(ta_connect(why, sizeof(why)) == 0);
+    CHECK(fake_redis_wait_cmd(n, "AUTH s3cret", 0) > 0);
+    CHECK(ta_get(NULL, 0) == REDIS_REPLY_NIL);
+    fake_redis_auth("blog", "s3cret");
+    ta_g.redis_user = "blog";
+    n = fake_redis_ncmds();
+    CHECK(ta_connect(why, sizeof(why)) == 0);
+    CHECK(fake_redis_wait_cmd(n, "AUTH blog s3cret", 0) > 0);
+    CHECK(ta_get(NULL, 0) == REDIS_REPLY_NIL);
+
+    /* a wrong password: no connection, and why says so */
+    ta_g.redis_pass = "wrong";
+    CHECK(ta_connect(why, sizeof(why)) == -1 && ta_r.ctx == NULL);
+    CHECK(strstr(why, "AUTH refused: WRONGPASS") != NULL);
+    ta_g.redis_pass = "s3cret";
+
+    /* garbage, a disconnect, a stall in answer to AUTH */
+    fake_redis_set(FAKE_GARBAGE, 1);
+    CHECK(ta_connect(why, sizeof(why)) == -1 && ta_r.ctx == NULL);
+    CHECK(strstr(why, "AUTH: bad or oversized reply") != NULL);
+    fake_redis_set(FAKE_CLOSE, 1);
+    CHECK(ta_connect(why, sizeof(why)) == -1);
+    CHECK(strstr(why, "AUTH: connection closed") != NULL);
+    fake_redis_set(FAKE_STALL, 1);
+    CHECK(ta_connect(why, sizeof(why)) == -1);
+    CHECK(strstr(why, "AUTH: timed out") != NULL);
+    fake_redis_set(FAKE_OK, 0);
+    CHECK(ta_connect(why, sizeof(why)) == 0);
+
+    /* no AUTH while Redis wants one: every command is refused */
+    ta_g.redis_user = ta_g.redis_pass = NULL;
+    n = fake_redis_ncmds();
+    CHECK(ta_connect(why, sizeof(why)) == 0);
+    CHECK(ta_get(why, sizeof(why)) == REDIS_REPLY_ERROR);
+    CHECK(strncmp(why, "NOAUTH", 6) == 0);
+    CHECK(fake_redis_wait_cmd(n, "AUTH", 0) < 0);
+
+    /* rediss:// to a Redis that speaks no TLS: the handshake fails */
+    {
+        char        err[256];
+
+        ta_g.redis_tls = 1;
+        ta_g.tls_ca = apr_pstrcat(ta_pool, ts_dir, "/none.pem", NULL);
+        CHECK(blog_redis_load(ta_pool, &ta_g, err, sizeof(err)) == -1);
+        CHECK(strstr(err, "BlogRedisTLSCA") != NULL);
+        ta_g.tls_ca = NULL;
+        CHECK(blog_redis_load(ta_pool, &ta_g, err, sizeof(err)) == 0);
+        CHECK(ta_g.tls_ctx != NULL);
+        CHECK(ta_connect(why, sizeof(why)) == -1 && ta_r.ctx == NULL);
+        CHECK(strstr(why, "TLS handshake") != NULL);
+        ta_g.redis_tls = 0;
+    }
+    blog_redis_close(&ta_r);
+    fake_redis_auth(NULL, NULL);
+    fake_stop(ta_redis);
+    apr_pool_destroy(ta_pool);
+}
+
+static void
+test_seal_cleanup(void)
+{
+    const char *names[] = {"auth", "key", "r.sock"};
+    char        path[128];
+    size_t      i;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", ts_dir, names[i]);
+        unlink(path);
+    }
+    CHECK(rmdir(ts_dir) == 0);
+}
+
+const t_case t_seal_cases[] = {
+    {"seal: a sealed page opens", test_seal_round_trip},
+    {"seal: forged, truncated, moved or foreign entries do not",
+     test_seal_forgeries},
+    {"seal: the secret files of BlogRedisAuth and BlogCacheKey",
+     test_seal_secret_files},
+    {"redis: AUTH ok, WRONGPASS, garbage, disconnect, stall, NOAUTH; TLS "
+     "to a plain Redis",
+     test_auth_exchange},
+    {"seal: cleanup", test_seal_cleanup},
+    {NULL, NULL}
+};
