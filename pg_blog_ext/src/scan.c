@@ -151,7 +151,9 @@ blog_attnum(Relation rel, const char *name)
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_COLUMN),
 			 errmsg("column \"%s\" of relation \"blog.%s\" does not exist",
-					name, RelationGetRelationName(rel))));
+					name, RelationGetRelationName(rel)),
+			 errdetail("pg_blog's functions read the columns its extension script creates."),
+			 errhint("If the extension is older than its library, ALTER EXTENSION pg_blog UPDATE adds what is missing and keeps every row.")));
 	return InvalidAttrNumber;	/* keep compiler quiet */
 }
 
