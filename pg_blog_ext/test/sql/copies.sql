@@ -65,7 +65,10 @@ ROLLBACK;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS dblink;
 RESET client_min_messages;
-SELECT dblink_connect('other', 'dbname=' || current_database()) AS connected;
+-- this server (its first socket directory and port), as this role
+SELECT dblink_connect('other', format('dbname=%s user=%s port=%s host=%s',
+	current_database(), current_user, current_setting('port'),
+	split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
 SELECT set_config('copies.other_pid', pid::text, false) IS NOT NULL AS known
 FROM dblink('other', 'SELECT pg_backend_pid()') AS t(pid integer);
 SELECT comment_count AS before_count FROM blog.posts WHERE id = 31 \gset
