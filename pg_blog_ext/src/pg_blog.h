@@ -142,6 +142,9 @@ extern int	blog_fetch_by_int4(BlogRel table, BlogRel index,
 extern bool blog_fetch_by_text(BlogRel table, BlogRel index, Datum value,
 							   const char *const *cols, int ncols,
 							   BlogRowFn fn, void *arg);
+extern int	blog_fetch_first(BlogRel table, BlogRel index, ScanDirection dir,
+							 int n, const char *const *cols, int ncols,
+							 BlogRowFn fn, void *arg);
 
 /* posts.c: a card's post, from the columns blog_post_cols of blog.posts */
 #define BLOG_POST_NCOLS 8
