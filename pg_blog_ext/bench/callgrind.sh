@@ -104,15 +104,6 @@ prepare() {
 	as_pg "$root$sys_bindir/initdb" -D "$data" -U postgres -E UTF8 --locale=C \
 		--auth=trust >/dev/null 2>"$dir/initdb.log" ||
 		{ cat "$dir/initdb.log" >&2; die "initdb of $b failed"; }
-	as_pg tee -a "$data/postgresql.conf" >/dev/null <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$dir/run'
-max_connections = 80
-shared_buffers = 128MB
-synchronous_commit = off
-log_min_messages = warning
-CONF
 	start "$b"
 	psql -X -q -h "$dir/run" -p "$port" -U postgres -d postgres -c "CREATE DATABASE blog"
 	psql -X -q -v ON_ERROR_STOP=1 -h "$dir/run" -p "$port" -U postgres -d blog \
@@ -120,9 +111,13 @@ CONF
 	stop "$b"
 }
 
+# the cluster's settings on its command line: a socket of its own, no TCP
 start() {
 	local dir=$WORK/$1
-	as_pg "$dir/inst$sys_bindir/pg_ctl" -D "$dir/data" -l "$dir/data/log" -w start >/dev/null
+	as_pg "$dir/inst$sys_bindir/pg_ctl" -D "$dir/data" -l "$dir/data/log" -w \
+		-o "-p $(port_of "$1") -k $dir/run -c listen_addresses= -c max_connections=80 \
+		    -c shared_buffers=128MB -c synchronous_commit=off -c log_min_messages=warning" \
+		start >/dev/null
 }
 stop() {
 	local dir=$WORK/$1
