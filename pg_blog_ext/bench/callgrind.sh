@@ -12,9 +12,8 @@
 # seed (this tree's sql/setup.sql for both: CREATE EXTENSION of that build,
 # then the VACUUM that sets the visibility map), so
 # nothing is installed into the system's PostgreSQL.  OLD_REF is a git ref
-# of this repository; by default the last commit with the hand-written
-# B-tree walk (nbtree's internals; it builds on PostgreSQL 15 only, so on
-# 17 and 18 use BUILDS=new).
+# of this repository; by default the last 1.2 build (3f1bd72; 4950b8b, the
+# hand-written B-tree walk on nbtree's internals, builds on 15 only).
 #
 # Instructions: the page functions run in a single-user backend under
 # callgrind; a function's count is its inclusive cost, and the figure per
@@ -30,7 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ext=$(cd "$here/.." && pwd)
 repo=$(cd "$ext/.." && pwd)
 
-OLD_REF=${OLD_REF:-4950b8b}
+OLD_REF=${OLD_REF:-3f1bd72}
 NEW_REF=${NEW_REF:-}
 BUILDS=${BUILDS:-old new}
 PG_CONFIG=${PG_CONFIG:-pg_config}
