@@ -12,9 +12,8 @@
 # seed (this tree's sql/setup.sql for both: CREATE EXTENSION of that build,
 # then the VACUUM that sets the visibility map), so
 # nothing is installed into the system's PostgreSQL.  OLD_REF is a git ref
-# of this repository; by default the last commit with the hand-written
-# B-tree walk (nbtree's internals; it builds on PostgreSQL 15 only, so on
-# 17 and 18 use BUILDS=new).
+# of this repository; by default the last 1.2 build (3f1bd72; 4950b8b, the
+# hand-written B-tree walk on nbtree's internals, builds on 15 only).
 #
 # Instructions: the page functions run in a single-user backend under
 # callgrind; a function's count is its inclusive cost, and the figure per
@@ -30,7 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ext=$(cd "$here/.." && pwd)
 repo=$(cd "$ext/.." && pwd)
 
-OLD_REF=${OLD_REF:-4950b8b}
+OLD_REF=${OLD_REF:-3f1bd72}
 NEW_REF=${NEW_REF:-}
 BUILDS=${BUILDS:-old new}
 PG_CONFIG=${PG_CONFIG:-pg_config}
@@ -104,15 +103,6 @@ prepare() {
 	as_pg "$root$sys_bindir/initdb" -D "$data" -U postgres -E UTF8 --locale=C \
 		--auth=trust >/dev/null 2>"$dir/initdb.log" ||
 		{ cat "$dir/initdb.log" >&2; die "initdb of $b failed"; }
-	as_pg tee -a "$data/postgresql.conf" >/dev/null <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$dir/run'
-max_connections = 80
-shared_buffers = 128MB
-synchronous_commit = off
-log_min_messages = warning
-CONF
 	start "$b"
 	psql -X -q -h "$dir/run" -p "$port" -U postgres -d postgres -c "CREATE DATABASE blog"
 	psql -X -q -v ON_ERROR_STOP=1 -h "$dir/run" -p "$port" -U postgres -d blog \
@@ -120,9 +110,13 @@ CONF
 	stop "$b"
 }
 
+# the cluster's settings on its command line: a socket of its own, no TCP
 start() {
 	local dir=$WORK/$1
-	as_pg "$dir/inst$sys_bindir/pg_ctl" -D "$dir/data" -l "$dir/data/log" -w start >/dev/null
+	as_pg "$dir/inst$sys_bindir/pg_ctl" -D "$dir/data" -l "$dir/data/log" -w \
+		-o "-p $(port_of "$1") -k $dir/run -c listen_addresses= -c max_connections=80 \
+		    -c shared_buffers=128MB -c synchronous_commit=off -c log_min_messages=warning" \
+		start >/dev/null
 }
 stop() {
 	local dir=$WORK/$1

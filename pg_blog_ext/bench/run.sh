@@ -10,12 +10,15 @@
 # reports the medians (this machine is shared and noisy).
 # SQLFUNC=0 skips the LANGUAGE sql variants (they need CREATE on the
 # database: schema blog_bench is created for the run and dropped after it).
+# COPIES=1 lets the plain queries read the comment counts and tag ids kept
+# on the posts (1.3) instead of counting comments and joining post_tags.
 set -eu
 
 DURATION=${DURATION:-10}
 CLIENTS=${CLIENTS:-50}
 JOBS=${JOBS:-2}
 SQLFUNC=${SQLFUNC:-1}
+COPIES=${COPIES:-0}
 ROUNDS=${ROUNDS:-1}
 PGBENCH=${PGBENCH:-pgbench}
 PSQL=${PSQL:-psql}
@@ -41,6 +44,14 @@ index_ids=$(q "SELECT array_agg(id ORDER BY published_at DESC, id DESC) FROM (SE
 post_id=$(q "SELECT id FROM blog.posts WHERE slug = 'post-31'")
 tag_id=$(q "SELECT id FROM blog.tags WHERE slug = 'tag-7'")
 tag_ids=$(q "SELECT array_agg(post_id ORDER BY post_id) FROM blog.post_tags WHERE tag_id = $tag_id")
+# the distinct tags of those posts, for COPIES=1
+tags_of() { q "SELECT coalesce(array_agg(DISTINCT t), '{}') FROM blog.posts p, unnest(p.tag_ids) t WHERE p.id = ANY ('$1')"; }
+index_tag_ids='{}' tag_tag_ids='{}' post_tag_ids='{}'
+if [ "$COPIES" = 1 ]; then
+	index_tag_ids=$(tags_of "$index_ids")
+	tag_tag_ids=$(tags_of "$tag_ids")
+	post_tag_ids=$(tags_of "{$post_id}")
+fi
 
 if [ "$SQLFUNC" = 1 ]; then
 	"$PSQL" -X -q -v ON_ERROR_STOP=1 -f "$here/sql_functions.sql" >/dev/null
@@ -51,7 +62,9 @@ tps() {
 	if ! "$PGBENCH" -n -M prepared -c "$CLIENTS" -j "$JOBS" -T "$DURATION" \
 		-D n=20 -D post_slug=post-31 -D post_id="$post_id" \
 		-D tag_slug=tag-7 -D tag_id="$tag_id" \
-		-D index_ids="$index_ids" -D tag_ids="$tag_ids" \
+		-D index_ids="$index_ids" -D tag_ids="$tag_ids" -D copies="$COPIES" \
+		-D index_tag_ids="$index_tag_ids" -D tag_tag_ids="$tag_tag_ids" \
+		-D post_tag_ids="$post_tag_ids" \
 		-f "$here/$1.sql" >"$out" 2>&1; then
 		echo "pgbench failed for $1:" >&2
 		cat "$out" >&2

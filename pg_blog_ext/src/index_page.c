@@ -4,21 +4,18 @@
  *	  blog.index_page(n): the cards of the n latest posts.
  *
  *	  The first n entries of posts (published_at DESC, id DESC) are the page,
- *	  in its order: one index walk, then the posts' rows, no sort.
+ *	  in its order: one index walk, index-only (the index covers a card's
+ *	  columns), no sort.
  *
  *-------------------------------------------------------------------------
  */
 #include "pg_blog.h"
 
-#include "access/relscan.h"
 #include "access/table.h"
-#include "access/tableam.h"
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_type.h"
-#include "miscadmin.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 PG_FUNCTION_INFO_V1(blog_index_page);
 
@@ -41,39 +38,38 @@ newest_first(Relation index, Relation posts)
 	return (options[0] & INDOPTION_DESC) ? ForwardScanDirection : BackwardScanDirection;
 }
 
-/* The n newest posts, newest first. */
+static void
+keep_post(Datum *values, int key, void *arg)
+{
+	List	  **list = (List **) arg;
+	BlogPost   *post = palloc(sizeof(BlogPost));
+
+	(void) key;
+	blog_post_set(post, values);
+	*list = lappend(*list, post);
+}
+
+/*
+ * The n newest posts, newest first: from the entries of the covering
+ * posts_published_idx alone where their heap pages are all-visible.
+ */
 static int
 fetch_latest(int32 n, BlogPost **out)
 {
 	Relation	posts = blog_open_table(BLOG_REL_posts);
 	Relation	index = blog_open_index(BLOG_REL_posts_published_idx, posts);
 	ScanDirection dir = newest_first(index, posts);
-	TupleTableSlot *slot = table_slot_create(posts, NULL);
-	IndexScanDesc scan = blog_index_beginscan(posts, index, GetActiveSnapshot(), 0, 0);
-	AttrNumber	atts[BLOG_POST_NCOLS];
 	List	   *list = NIL;
 	BlogPost   *array;
 	ListCell   *lc;
 	int			i = 0;
 
-	blog_attnums(posts, blog_post_cols, BLOG_POST_NCOLS, atts);
-	index_rescan(scan, NULL, 0, NULL, 0);
-	while (list_length(list) < n && index_getnext_slot(scan, dir, slot))
-	{
-		Datum		values[BLOG_POST_NCOLS];
-		BlogPost   *post = palloc(sizeof(BlogPost));
-
-		CHECK_FOR_INTERRUPTS();
-		blog_slot_values(slot, atts, blog_post_cols, BLOG_POST_NCOLS, values);
-		blog_post_set(post, values);
-		list = lappend(list, post);
-	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
 	index_close(index, NoLock);
 	table_close(posts, NoLock);
+	blog_fetch_first(BLOG_REL_posts, BLOG_REL_posts_published_idx, dir, n,
+					 blog_post_cols, BLOG_POST_NCOLS, keep_post, &list);
 
-	array = palloc(sizeof(BlogPost) * list_length(list));
+	array = palloc(sizeof(BlogPost) * Max(list_length(list), 1));
 	foreach(lc, list)
 		array[i++] = *(BlogPost *) lfirst(lc);
 	*out = array;

@@ -30,7 +30,7 @@
 #define BLOG_CARD_COLS 8
 #define BLOG_CARD_MAX_PREFIX 1
 
-/* What a card shows of a post, besides its tags and comment count. */
+/* What a card shows of a post. */
 typedef struct BlogPost
 {
 	int32		id;
@@ -40,6 +40,8 @@ typedef struct BlogPost
 	Datum		author;
 	Datum		summary;
 	TimestampTz published_at;
+	int32		comment_count;
+	Datum		tag_ids;		/* int4[], detoasted */
 } BlogPost;
 
 /* The tag arrays of a list of posts. */
@@ -58,7 +60,7 @@ typedef struct BlogTagArrays
 	X(authors) X(tags) X(posts) X(post_tags) X(comments) \
 	X(authors_name_idx) X(tags_slug_key) X(tags_text_idx) \
 	X(posts_slug_key) X(posts_card_idx) X(posts_published_idx) \
-	X(post_tags_pkey) X(post_tags_tag_idx) X(comments_post_idx)
+	X(post_tags_tag_idx) X(comments_post_idx)
 
 #define BLOG_REL_NUMBER(name) BLOG_REL_##name,
 typedef enum BlogRel
@@ -130,7 +132,7 @@ extern void blog_index_lookup(Relation heap, Relation index,
 extern int32 blog_entry_int4(const BlogEntry *entry, AttrNumber attnum);
 extern List *blog_linked_ids(BlogRel index, int32 id);
 
-/* The most columns one read asks for (a card's post asks for 6). */
+/* The most columns one read asks for (a card's post asks for 8). */
 #define BLOG_MAX_COLS 8
 
 extern int	blog_fetch_by_int4(BlogRel table, BlogRel index,
@@ -140,15 +142,19 @@ extern int	blog_fetch_by_int4(BlogRel table, BlogRel index,
 extern bool blog_fetch_by_text(BlogRel table, BlogRel index, Datum value,
 							   const char *const *cols, int ncols,
 							   BlogRowFn fn, void *arg);
+extern int	blog_fetch_first(BlogRel table, BlogRel index, ScanDirection dir,
+							 int n, const char *const *cols, int ncols,
+							 BlogRowFn fn, void *arg);
 
 /* posts.c: a card's post, from the columns blog_post_cols of blog.posts */
-#define BLOG_POST_NCOLS 6
+#define BLOG_POST_NCOLS 8
 extern const char *const blog_post_cols[BLOG_POST_NCOLS];
 extern void blog_post_set(BlogPost *post, const Datum *values);
 extern void blog_posts_authors(BlogPost *posts, int n);
 
-/* tags.c: the tag arrays of posts, from their post_tags links */
-extern void blog_tag_arrays(const int32 *post_ids, int nposts,
+/* tags.c: the tag arrays of posts, from their tag_ids */
+extern Datum blog_int4_array_copy(Datum value);
+extern void blog_tag_arrays(const Datum *tag_ids, int nposts,
 							BlogTagArrays *out);
 
 /* cards.c */

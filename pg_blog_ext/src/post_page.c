@@ -3,9 +3,9 @@
  * post_page.c
  *	  blog.post_page(slug): one post, its tags and its comments.
  *
- *	  The post by its slug, its author by key (posts.c), its tags as the
- *	  cards read theirs (tags.c), its comments from (post_id, created_at,
- *	  id), which is the page's order.
+ *	  The post by its slug, its author by key (posts.c), its tags from its
+ *	  tag_ids as the cards read theirs (tags.c), its comments from
+ *	  (post_id, created_at, id), which is the page's order.
  *
  *-------------------------------------------------------------------------
  */
@@ -96,11 +96,12 @@ fetch_comments(int32 post_id, Datum *values)
 /* The post's own columns, read in the order of post_cols. */
 enum
 {
-	POST_ID, POST_AUTHOR_ID, POST_TITLE, POST_BODY, POST_PUBLISHED, POST_NCOLS
+	POST_ID, POST_AUTHOR_ID, POST_TITLE, POST_BODY, POST_PUBLISHED,
+	POST_TAG_IDS, POST_NCOLS
 };
 
 static const char *const post_cols[POST_NCOLS] = {
-	"id", "author_id", "title", "body", "published_at"
+	"id", "author_id", "title", "body", "published_at", "tag_ids"
 };
 
 static void
@@ -113,6 +114,7 @@ keep_post(Datum *values, int key, void *arg)
 	/* the texts are copied before the buffer is unpinned */
 	row[POST_TITLE] = blog_text_copy(values[POST_TITLE]);
 	row[POST_BODY] = blog_text_copy(values[POST_BODY]);
+	row[POST_TAG_IDS] = blog_int4_array_copy(values[POST_TAG_IDS]);
 }
 
 Datum
@@ -132,7 +134,7 @@ blog_post_page(PG_FUNCTION_ARGS)
 	post.id = DatumGetInt32(row[POST_ID]);
 	post.author_id = DatumGetInt32(row[POST_AUTHOR_ID]);
 	blog_posts_authors(&post, 1);
-	blog_tag_arrays(&post.id, 1, &tags);
+	blog_tag_arrays(&row[POST_TAG_IDS], 1, &tags);
 
 	values[COL_TITLE] = row[POST_TITLE];
 	values[COL_AUTHOR] = post.author;

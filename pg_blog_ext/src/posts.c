@@ -11,7 +11,8 @@
 
 /* The columns of blog.posts that blog_post_set() reads, in its order. */
 const char *const blog_post_cols[BLOG_POST_NCOLS] = {
-	"id", "author_id", "slug", "title", "summary", "published_at"
+	"id", "author_id", "slug", "title", "summary", "published_at",
+	"comment_count", "tag_ids"
 };
 
 /*
@@ -27,6 +28,8 @@ blog_post_set(BlogPost *post, const Datum *values)
 	post->title = blog_text_copy(values[3]);
 	post->summary = blog_text_copy(values[4]);
 	post->published_at = DatumGetTimestampTz(values[5]);
+	post->comment_count = DatumGetInt32(values[6]);
+	post->tag_ids = blog_int4_array_copy(values[7]);
 	post->author = (Datum) 0;
 }
 

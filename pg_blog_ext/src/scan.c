@@ -151,7 +151,9 @@ blog_attnum(Relation rel, const char *name)
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_COLUMN),
 			 errmsg("column \"%s\" of relation \"blog.%s\" does not exist",
-					name, RelationGetRelationName(rel))));
+					name, RelationGetRelationName(rel)),
+			 errdetail("pg_blog's functions read the columns its extension script creates."),
+			 errhint("If the extension is older than its library, ALTER EXTENSION pg_blog UPDATE adds what is missing and keeps every row.")));
 	return InvalidAttrNumber;	/* keep compiler quiet */
 }
 
@@ -701,6 +703,49 @@ blog_fetch_by_int4(BlogRel table, BlogRel index_rel, const int32 *keys,
 	index_close(index, NoLock);
 	table_close(rel, NoLock);
 	return n;
+}
+
+/*
+ * Call fn (with key 0) with the columns cols of each of the first n visible
+ * rows of table in the order of the index index_rel walked in direction
+ * dir, from the index alone when it holds the columns; returns how many.
+ */
+int
+blog_fetch_first(BlogRel table, BlogRel index_rel, ScanDirection dir, int n,
+				 const char *const *cols, int ncols, BlogRowFn fn, void *arg)
+{
+	Relation	rel = blog_open_table(table);
+	Relation	index = blog_open_index(index_rel, rel);
+	bool		found = false;
+	FetchState	fst;
+	LookupState st;
+	IndexScanDesc scan;
+	ItemPointer tid;
+	BlogEntry	entry;
+	int			count = 0;
+
+	fetch_prepare(&fst, rel, index, cols, ncols, &found, fn, arg);
+	lookup_begin(&st, rel, index, !fst.index_only, fetch_row, &fst);
+	scan = blog_index_beginscan(rel, index, GetActiveSnapshot(), 0, 0);
+	scan->xs_want_itup = true;
+	index_rescan(scan, NULL, 0, NULL, 0);
+	while (count < n && (tid = index_getnext_tid(scan, dir)) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!entry_visible(&st, scan, tid))
+			continue;
+		entry.key = 0;
+		entry.itup = scan->xs_itup;
+		entry.itupdesc = scan->xs_itupdesc;
+		entry.row = st.want_rows ? st.slot : NULL;
+		fetch_row(&entry, &fst);
+		count++;
+	}
+	index_endscan(scan);
+	lookup_end(&st);
+	index_close(index, NoLock);
+	table_close(rel, NoLock);
+	return count;
 }
 
 /*

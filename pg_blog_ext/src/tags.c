@@ -2,15 +2,16 @@
  *
  * tags.c
  *	  The tag_slugs and tag_names arrays of posts, for the detail page and
- *	  the cards: the posts' links from the post_tags primary key (in
- *	  tag-id order, the pages' order), then each distinct tag's row once.
+ *	  the cards: each post's tag_ids (kept on its row, in tag-id order, the
+ *	  pages' order, by the triggers on post_tags), then each distinct tag's
+ *	  row once.
  *
  *-------------------------------------------------------------------------
  */
 #include "pg_blog.h"
 
-#include "access/table.h"
-#include "utils/rel.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
 
 typedef struct TagText
 {
@@ -18,12 +19,28 @@ typedef struct TagText
 	Datum		name;
 } TagText;
 
-static void
-collect_link(const BlogEntry *entry, void *arg)
+/*
+ * A copy of an int4[] value that may point into a shared buffer or an
+ * index entry, detoasted, and checked to be what blog_tag_arrays() reads:
+ * one dimension (or none) and no nulls.
+ */
+Datum
+blog_int4_array_copy(Datum value)
 {
-	List	  **links = (List **) arg;
+	ArrayType  *a = DatumGetArrayTypePCopy(value);
 
-	links[entry->key] = lappend_int(links[entry->key], blog_entry_int4(entry, 2));
+	if (ARR_NDIM(a) > 1 || ARR_HASNULL(a) || ARR_ELEMTYPE(a) != INT4OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("column \"tag_ids\" of blog.posts holds an array pg_blog cannot read"),
+				 errdetail("Each value must be a one-dimensional int4 array without nulls.")));
+	return PointerGetDatum(a);
+}
+
+static inline int
+int4_array_length(ArrayType *a)
+{
+	return ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
 }
 
 static void
@@ -36,62 +53,66 @@ keep_tag(Datum *values, int key, void *arg)
 }
 
 /*
- * Set out->slugs[i] and out->names[i] to the tags of the post post_ids[i],
- * for the posts post_ids[0 .. nposts) (sorted, distinct).  A link whose
- * tag this snapshot cannot see is left out.
+ * Set out->slugs[i] and out->names[i] to the tags named by tag_ids[i]
+ * (blog_int4_array_copy()), in its order, for nposts posts.  A tag this
+ * snapshot cannot see is left out.
  */
 void
-blog_tag_arrays(const int32 *post_ids, int nposts, BlogTagArrays *out)
+blog_tag_arrays(const Datum *tag_ids, int nposts, BlogTagArrays *out)
 {
 	static const char *const cols[] = {"slug", "name"};
-	Relation	post_tags = blog_open_table(BLOG_REL_post_tags);
-	Relation	pkey = blog_open_int4_index(BLOG_REL_post_tags_pkey, post_tags, 2);
-	List	  **links = palloc0(sizeof(List *) * nposts);
 	int32	   *ids;
 	TagText    *tags;
 	Datum	   *slugs;
 	Datum	   *names;
 	int			nlinks = 0;
+	int			maxlinks = 0;
 	int			ntags;
 	int			i;
 
-	blog_index_lookup(post_tags, pkey, post_ids, nposts, false, collect_link, links);
-	index_close(pkey, NoLock);
-	table_close(post_tags, NoLock);
-
 	for (i = 0; i < nposts; i++)
-		nlinks += list_length(links[i]);
-	ids = palloc(sizeof(int32) * nlinks);
+	{
+		int			n = int4_array_length((ArrayType *) DatumGetPointer(tag_ids[i]));
+
+		nlinks += n;
+		maxlinks = Max(maxlinks, n);
+	}
+	ids = palloc(sizeof(int32) * Max(nlinks, 1));
 	nlinks = 0;
 	for (i = 0; i < nposts; i++)
 	{
-		ListCell   *lc;
+		ArrayType  *a = (ArrayType *) DatumGetPointer(tag_ids[i]);
+		int			n = int4_array_length(a);
 
-		foreach(lc, links[i])
-			ids[nlinks++] = lfirst_int(lc);
+		memcpy(ids + nlinks, ARR_DATA_PTR(a), sizeof(int32) * n);
+		nlinks += n;
 	}
+	/* the distinct tags, each read once, by one walk of their index */
 	ntags = blog_sort_unique(ids, nlinks);
-	tags = palloc0(sizeof(TagText) * ntags);
+	tags = palloc0(sizeof(TagText) * Max(ntags, 1));
 	blog_fetch_by_int4(BLOG_REL_tags, BLOG_REL_tags_text_idx, ids, ntags, cols,
 					   lengthof(cols), keep_tag, tags);
 
 	out->slugs = palloc(sizeof(Datum) * nposts);
 	out->names = palloc(sizeof(Datum) * nposts);
-	slugs = palloc(sizeof(Datum) * nlinks);
-	names = palloc(sizeof(Datum) * nlinks);
+	slugs = palloc(sizeof(Datum) * Max(maxlinks, 1));
+	names = palloc(sizeof(Datum) * Max(maxlinks, 1));
 	for (i = 0; i < nposts; i++)
 	{
-		ListCell   *lc;
+		ArrayType  *a = (ArrayType *) DatumGetPointer(tag_ids[i]);
+		const int32 *link = (const int32 *) ARR_DATA_PTR(a);
+		int			nlink = int4_array_length(a);
 		int			n = 0;
+		int			j;
 
-		foreach(lc, links[i])
+		for (j = 0; j < nlink; j++)
 		{
-			TagText    *tag = &tags[blog_key_index(ids, ntags, lfirst_int(lc))];
+			int			k = blog_key_index(ids, ntags, link[j]);
 
-			if (tag->slug != (Datum) 0)
+			if (k >= 0 && tags[k].slug != (Datum) 0)
 			{
-				slugs[n] = tag->slug;
-				names[n] = tag->name;
+				slugs[n] = tags[k].slug;
+				names[n] = tags[k].name;
 				n++;
 			}
 		}

@@ -1,6 +1,7 @@
 #!/bin/sh
-# ALTER EXTENSION pg_blog UPDATE from each older version (1.0, which goes
-# through 1.1, and 1.1) against CREATE EXTENSION of the default version,
+# ALTER EXTENSION pg_blog UPDATE from each older version (1.0, 1.1 and 1.2,
+# each through the versions after it) against CREATE EXTENSION of the
+# default version,
 # each in a scratch database of the cluster that the PG*
 # variables name: their pg_dump --schema-only must be the same.  pg_dump
 # writes an extension's objects as one CREATE EXTENSION, so they are first
@@ -11,7 +12,7 @@
 # left out of the list (and of the count), which is then the same on every
 # major.
 # Only 1.0 has a script of its own: CREATE EXTENSION ... VERSION '1.1' (or
-# the default, 1.2) runs 1.0's and the updates on the way, as PostgreSQL
+# any later, the default too) runs 1.0's and the updates on the way, as PostgreSQL
 # does for a version without one; the test also shows that the server has
 # no full script of a later version (left by an older install), which would
 # be run instead.
@@ -80,7 +81,7 @@ dump() {
 dump $created
 echo "created $fresh: extension members released and dumped: $members"
 
-for from in 1.0 1.1; do
+for from in 1.0 1.1 1.2; do
 	"${bin}dropdb" --if-exists $updated 2>/dev/null
 	"${bin}createdb" $updated
 	q -d $updated -c "SET client_min_messages = warning" \
