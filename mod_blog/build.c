@@ -269,23 +269,17 @@ page_set(blog_page *out, const blog_page *page)
 #define HINT_FOR(len) ((len) + (len) / 8)
 #define HINT_MAX (256 * 1024)
 
-/*
- * The hint is read and raised without a lock: a lost raise costs a page
- * its second pass, never a wrong byte.
- */
 static void
 page_render(blog_build *b, const blog_tpl *tpl, const blog_frame *root,
             blog_page *out)
 {
-    size_t      cap = b->size_hint
-        ? __atomic_load_n(b->size_hint, __ATOMIC_RELAXED) : 0;
+    size_t      cap = b->size_hint;
     size_t      len;
     char       *body = blog_tpl_render_within(tpl, root, b->alloc,
                                               b->alloc_ctx, cap, &len);
 
-    if (body && b->size_hint && len > cap && HINT_FOR(len) <= HINT_MAX)
-        __atomic_store_n(b->size_hint, HINT_FOR(len), __ATOMIC_RELAXED);
-
+    if (body && len > cap && HINT_FOR(len) <= HINT_MAX)
+        b->size_hint = HINT_FOR(len);
     if (body == NULL) {
         bad(b, "(rendering)", -1);
         page_set(out, b->unavailable);

@@ -12,6 +12,7 @@
 
 #include "http_log.h"
 
+#include "apr_atomic.h"
 #include "apr_thread_mutex.h"
 
 APLOG_USE_MODULE(blog);
@@ -106,11 +107,10 @@ pages_pool(request_rec *r)
 
 /* Each kind of page's size hint (build.h): the three of db.h, /compute. */
 #define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
-static size_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
+static apr_uint32_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
 
 static void
-build_init(request_rec *r, const blog_site *site, size_t *size_hint,
-           blog_build *b)
+build_init(request_rec *r, const blog_site *site, int kind, blog_build *b)
 {
     b->pages = site->pages;
     b->alloc = pages_alloc;
@@ -119,9 +119,17 @@ build_init(request_rec *r, const blog_site *site, size_t *size_hint,
     b->base_len = site->base_len;
     b->not_found = &site->not_found;
     b->unavailable = &site->unavailable;
-    b->size_hint = size_hint;
+    b->size_hint = apr_atomic_read32(&pages_size_hint[kind]);
     b->bad_column = NULL;
     b->bad_row = 0;
+}
+
+/* Raised without a lock: a lost raise costs a page its second pass only. */
+static void
+build_done(int kind, const blog_build *b)
+{
+    if (b->size_hint > (size_t) apr_atomic_read32(&pages_size_hint[kind]))
+        apr_atomic_set32(&pages_size_hint[kind], (apr_uint32_t) b->size_hint);
 }
 
 typedef void (*build_fn) (blog_build *b, const blog_rows *rs,
@@ -148,8 +156,9 @@ page_from_db(request_rec *r, const blog_site *site, blog_stmt stmt,
     rs.nrows = PQntuples(res);
     rs.column = pq_column;
     rs.cell = pq_cell;
-    build_init(r, site, &pages_size_hint[stmt], &b);
+    build_init(r, site, (int) stmt, &b);
     build(&b, &rs, out);
+    build_done((int) stmt, &b);
     if (b.bad_column == NULL)
         return;
     if (b.bad_row < 0)
@@ -199,7 +208,8 @@ blog_page_compute(request_rec *r, const blog_site *site, blog_page *out)
 {
     blog_build  b;
 
-    build_init(r, site, &pages_size_hint[PAGES_HINT_COMPUTE], &b);
+    build_init(r, site, PAGES_HINT_COMPUTE, &b);
     blog_build_compute(&b, site->compute_limit,
                        blog_sum_primes_below(site->compute_limit), out);
+    build_done(PAGES_HINT_COMPUTE, &b);
 }

@@ -375,8 +375,9 @@ fix_build_hinted(t_fix *f, build_fn fn, size_t *hint)
     blog_rows rs = t_rows_view(&f->t);
 
     builder(f->a, &f->site, &f->b);
-    f->b.size_hint = hint;
+    f->b.size_hint = *hint;
     fn(&f->b, &rs, &f->pg);
+    *hint = f->b.size_hint;
 }
 
 /*
