@@ -88,9 +88,7 @@ format_label(char *d, int32_t n)
                              : "%d comments", (int) n);
 }
 
-/* ------------------------------------------------------------------ */
-/* Values                                                              */
-/* ------------------------------------------------------------------ */
+/* ---- Values ---- */
 
 static int
 get_text(blog_build *b, const blog_rows *rs, int row, const col *c,
@@ -178,9 +176,7 @@ get_tags(blog_build *b, const blog_rows *rs, int row, const col *c_slugs,
     return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Cards: the index and the tag page                                   */
-/* ------------------------------------------------------------------ */
+/* ---- Cards: the index and the tag page ---- */
 
 typedef struct card_cols
 {
@@ -251,9 +247,7 @@ cards_fill(blog_build *b, const blog_rows *rs, int from, blog_val *vals)
     return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Pages                                                               */
-/* ------------------------------------------------------------------ */
+/* ---- Pages ---- */
 
 static void
 page_set(blog_page *out, const blog_page *page)

@@ -134,9 +134,7 @@ inv_stopping(void)
 }
 
 
-/* ------------------------------------------------------------------ */
-/* Redis                                                               */
-/* ------------------------------------------------------------------ */
+/* ---- Redis ---- */
 
 static void
 inv_redis_drop(const char *what, const char *why)
@@ -367,9 +365,7 @@ inv_delete_payload(const char *payload)
     return inv_del(n, keys, lens);
 }
 
-/* ------------------------------------------------------------------ */
-/* The deletes repeated (see the comment at the top)                  */
-/* ------------------------------------------------------------------ */
+/* ---- The deletes repeated (see the comment at the top) ---- */
 
 static void
 inv_pending_clear(void)
@@ -451,9 +447,7 @@ inv_pending_next(apr_time_t now)
     return t;
 }
 
-/* ------------------------------------------------------------------ */
-/* PostgreSQL                                                          */
-/* ------------------------------------------------------------------ */
+/* ---- PostgreSQL ---- */
 
 /*
  * Not listening any more.  A lost connection is not logged: the reconnect
@@ -585,9 +579,7 @@ inv_pg_read(void)
         inv_pg_drop(NULL, 0);
 }
 
-/* ------------------------------------------------------------------ */
-/* The thread                                                          */
-/* ------------------------------------------------------------------ */
+/* ---- The thread ---- */
 
 static apr_time_t
 inv_min(apr_time_t a, apr_time_t b)
@@ -662,9 +654,7 @@ inv_main(apr_thread_t *thread, void *data)
     return NULL;
 }
 
-/* ------------------------------------------------------------------ */
-/* Hooks                                                               */
-/* ------------------------------------------------------------------ */
+/* ---- Hooks ---- */
 
 static int
 inv_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)

@@ -48,9 +48,7 @@ struct blog_tpl
     const char *text;
 };
 
-/* ------------------------------------------------------------------ */
-/* Compilation                                                         */
-/* ------------------------------------------------------------------ */
+/* ---- Compilation ---- */
 
 /*
  * How the compiler finds a partial: src/len/srcname stay valid for the
@@ -544,9 +542,7 @@ blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
                         err, errlen);
 }
 
-/* ------------------------------------------------------------------ */
-/* Loading from files                                                  */
-/* ------------------------------------------------------------------ */
+/* ---- Loading from files ---- */
 
 typedef struct blog_file_resolver
 {
@@ -682,9 +678,7 @@ blog_tpl_load(const blog_tpl_env *env, const char *name, const char *content,
                         err, errlen);
 }
 
-/* ------------------------------------------------------------------ */
-/* Rendering                                                           */
-/* ------------------------------------------------------------------ */
+/* ---- Rendering ---- */
 
 /* The frames in scope, innermost last; list sections push one each. */
 typedef struct blog_scope
