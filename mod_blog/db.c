@@ -86,8 +86,8 @@ static struct
     db_conn    *idle;           /* most recently used first */
     int         nopen;          /* idle + in use + being opened */
     blog_backoff backoff;
-    char        err[BLOG_PQ_MSG_MAX];   /* the last connect's; "" after one worked */
-    apr_uint32_t gen;           /* bumped on a lost connection: older ones are suspect */
+    char        err[BLOG_PQ_MSG_MAX];   /* the last connect's, or "" */
+    apr_uint32_t gen;           /* bumped on a lost connection */
     blog_ratelog log;
     blog_outage outage;
 } db;
@@ -362,7 +362,8 @@ db_checkout(request_rec *r, apr_time_t deadline)
             break;
         now = apr_time_now();
         /* Opening one is part of acquiring it: the same bound. */
-        if (db.nopen < db.g->pool_max && now >= blog_backoff_next(&db.backoff)) {
+        if (db.nopen < db.g->pool_max
+            && now >= blog_backoff_next(&db.backoff)) {
             db.nopen++;
             apr_thread_mutex_unlock(db.lock);
             c = db_open_slot(wait_until);

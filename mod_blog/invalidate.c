@@ -72,7 +72,7 @@ static struct
     const blog_db_settings *db;
     const char *conninfo;
     const blog_cache_settings *cache;
-    const char **bases;         /* the mounts that serve the blog ("" for "/") */
+    const char **bases;         /* the mounts ("" for "/") */
     int         nbases;
 } inv;
 
@@ -717,8 +717,8 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
 
     if (!inv.on || inv_thr.mutex == NULL)
         return;
-    rv = apr_proc_mutex_child_init(&inv_thr.mutex,
-                                   apr_proc_mutex_lockfile(inv_thr.mutex), pchild);
+    rv = apr_proc_mutex_child_init(&inv_thr.mutex, apr_proc_mutex_lockfile(
+                                       inv_thr.mutex), pchild);
     if (rv == APR_SUCCESS && pipe2(inv_thr.wake, O_CLOEXEC) != 0)
         rv = APR_FROM_OS_ERROR(errno);
     if (rv == APR_SUCCESS) {

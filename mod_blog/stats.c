@@ -166,7 +166,8 @@ stats_alive(stats_slot *slot)
 {
     apr_uint32_t pid = apr_atomic_read32(&slot->pid);
 
-    return pid != 0 && stats_start_time(pid) == apr_atomic_read64(&slot->start);
+    return pid != 0
+        && stats_start_time(pid) == apr_atomic_read64(&slot->start);
 }
 
 static void
