@@ -1,9 +1,6 @@
 /*
- * build.c - one function per page, from rows to bytes.
- *
- * Every value points into the rows, which outlive the page: nothing is
- * copied but the few strings the database does not send ready made
- * (dates, comment counts, the tag page's title).
+ * build.c - one function per page, from rows to bytes.  Values point into
+ * the rows; only dates, comment counts and the tag title are made here.
  */
 #include "build.h"
 
@@ -255,11 +252,7 @@ page_set(blog_page *out, const blog_page *page)
     *out = *page;
 }
 
-/*
- * The next page of a kind may be an eighth larger than the largest so far
- * and still take one pass.  One above HINT_MAX keeps its two passes rather
- * than make every page of its kind as large.
- */
+/* An eighth of room for the next page; past HINT_MAX, two passes. */
 #define HINT_FOR(len) ((len) + (len) / 8)
 #define HINT_MAX (256 * 1024)
 

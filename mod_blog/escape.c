@@ -1,9 +1,6 @@
 /*
- * escape.c - the HTML escaping of docs/CONTRACT.md section 5.
- *
- * Safe bytes are copied in runs with memcpy, so a value with nothing to
- * escape costs one scan and one copy; the scan looks at 16 bytes at a time
- * with SSE2 (every x86-64), and at 8 elsewhere.
+ * escape.c - docs/CONTRACT.md section 5's escaping: safe runs copied with
+ * memcpy, found 16 bytes at a time with SSE2, 8 elsewhere.
  */
 #include <stdint.h>
 #include <string.h>

@@ -1,8 +1,6 @@
 /*
- * pages.c - the database side of a page: one call of its pg_blog function
- * (db.h), the rows handed to the page builder (build.h) through libpq's
- * accessors, and what went wrong logged.  The rows live as long as
- * r->pool, so the page may point into them.
+ * pages.c - a page's pg_blog call (db.h) built (build.h) through libpq's
+ * accessors.  The rows live as long as r->pool: the page points into them.
  */
 #include "pages.h"
 #include "logno.h"
@@ -46,14 +44,9 @@ pq_cell(const void *src, int row, int c)
 }
 
 /*
- * A page is built in memory of the child's, not of its connection's: each
- * connection has an allocator of its own that keeps up to MaxMemFree of
- * freed blocks while it lives and after (event recycles it), so every
- * connection that once served a tag page kept that page's blocks.  Here a
- * page's blocks go back at the end of its request, for the next page on
- * any thread: a child keeps what its concurrent pages need, and no more
- * than PAGES_KEEP of it when idle (bench/LEVERS.md).  Pages are built only
- * once their rows are in, so about one a CPU at a time.
+ * Pages are built from one allocator of the child's, not the connection's
+ * (each of which keeps MaxMemFree of freed blocks): a child keeps what its
+ * concurrent pages need, at most PAGES_KEEP when idle (bench/LEVERS.md).
  */
 #define PAGES_KEEP (128 * 1024)
 
@@ -135,10 +128,7 @@ build_done(int kind, const blog_build *b)
 typedef void (*build_fn) (blog_build *b, const blog_rows *rs,
                           blog_page *out);
 
-/*
- * The page of one call: the 503 page when the database fails (db.c has
- * logged why) or the rows are malformed (logged here).
- */
+/* The page of one call, or 503 (malformed rows are logged here). */
 static void
 page_from_db(request_rec *r, const blog_site *site, blog_stmt stmt,
              const char *param, apr_size_t param_len, const char *fn,
