@@ -68,6 +68,26 @@ ti_wait_listeners(int n)
     return fake_pg_listeners() == n;
 }
 
+/* The fake PostgreSQL behaving as c from now on, its listener killed. */
+static int
+ti_kill_listener(const fake_pg_conf *c)
+{
+    fake_pg_set(c);
+    fake_pg_kill_listeners();
+    return ti_wait_listeners(0);
+}
+
+/* Whether the fake PostgreSQL accepted at least n connections in time. */
+static int
+ti_wait_accepts(unsigned n)
+{
+    apr_time_t  t0 = apr_time_now();
+
+    while (fake_accepts(ti_pg) < n && t_ms_since(t0) < TI_WAIT_MS)
+        usleep(5000);
+    return fake_accepts(ti_pg) >= n;
+}
+
 static int
 ti_wait_gone(const char *key)
 {
@@ -245,8 +265,7 @@ test_inv_pg_lost(void)
     unsigned    a = fake_accepts(ti_pg);
 
     fake_redis_put("blog:page:/post/w", "w");
-    fake_pg_kill_listeners();
-    CHECK(ti_wait_listeners(0));
+    CHECK(ti_kill_listener(&(fake_pg_conf) {0}));
     CHECK(ti_wait_listeners(1));
     CHECK(fake_accepts(ti_pg) > a);
     CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
@@ -259,25 +278,15 @@ test_inv_listen_refused(void)
 {
     fake_pg_conf c = {0};
     unsigned    a = fake_accepts(ti_pg);
-    apr_time_t  t0;
 
     c.listen = FAKE_ERROR;
-    fake_pg_set(&c);
-    fake_pg_kill_listeners();
-    CHECK(ti_wait_listeners(0));
-    t0 = apr_time_now();
-    while (fake_accepts(ti_pg) < a + 3 && t_ms_since(t0) < TI_WAIT_MS)
-        usleep(5000);
-    CHECK(fake_accepts(ti_pg) >= a + 3);
+    CHECK(ti_kill_listener(&c));
+    CHECK(ti_wait_accepts(a + 3));
     CHECK(fake_pg_listeners() == 0);
     /* still refused: a connection under way when this changes fails */
     c.startup = FAKE_STALL;
     fake_pg_set(&c);
-    a = fake_accepts(ti_pg);
-    t0 = apr_time_now();
-    while (fake_accepts(ti_pg) < a + 2 && t_ms_since(t0) < TI_WAIT_MS)
-        usleep(5000);
-    CHECK(fake_accepts(ti_pg) >= a + 2);
+    CHECK(ti_wait_accepts(fake_accepts(ti_pg) + 2));
     c.startup = FAKE_OK;
     c.listen = FAKE_OK;
     fake_pg_set(&c);
@@ -320,13 +329,8 @@ test_inv_stop_frozen_pg(void)
     apr_time_t  t0;
 
     c.startup = FAKE_STALL;
-    fake_pg_set(&c);
-    fake_pg_kill_listeners();
-    CHECK(ti_wait_listeners(0));
-    t0 = apr_time_now();
-    while (fake_accepts(ti_pg) == a && t_ms_since(t0) < TI_WAIT_MS)
-        usleep(5000);
-    CHECK(fake_accepts(ti_pg) > a);     /* a connect under way */
+    CHECK(ti_kill_listener(&c));
+    CHECK(ti_wait_accepts(a + 1));      /* a connect under way */
     t0 = apr_time_now();
     t_hook.child_stopping(ti_child, 1);
     CHECK(t_ms_since(t0) < apr_time_as_msec(ti_db.query_timeout) + 1000
