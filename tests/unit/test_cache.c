@@ -85,11 +85,7 @@ tc_settle(void)
 static void
 test_cache_off(void)
 {
-    if (tc_root == NULL) {
-        apr_initialize();
-        atexit(apr_terminate);
-        apr_pool_create(&tc_root, NULL);
-    }
+    tc_root = t_root();
     CHECK(!blog_cache_enabled());
     apr_pool_create(&tc_child, tc_root);
     tc_dir = t_sockdir(tc_root);
@@ -189,14 +185,15 @@ test_cache_disconnect_mid_reply(void)
 static void
 test_cache_reconnect_after_close(void)
 {
+    static const fake_mode closes[] = {FAKE_CLOSE, FAKE_PARTIAL_CLOSE};
     unsigned    a = fake_accepts(tc_redis);
+    unsigned    i;
 
-    fake_redis_set(FAKE_CLOSE, 1);
-    CHECK(tc_get(TC_KEY, TC_BODY, NULL) == BLOG_CACHE_HIT);
-    CHECK(fake_accepts(tc_redis) == a + 1);
-    fake_redis_set(FAKE_PARTIAL_CLOSE, 1);
-    CHECK(tc_get(TC_KEY, TC_BODY, NULL) == BLOG_CACHE_HIT);
-    CHECK(fake_accepts(tc_redis) == a + 2);
+    for (i = 0; i < 2; i++) {
+        fake_redis_set(closes[i], 1);
+        CHECK(tc_get(TC_KEY, TC_BODY, NULL) == BLOG_CACHE_HIT);
+        CHECK(fake_accepts(tc_redis) == a + i + 1);
+    }
 }
 
 static void

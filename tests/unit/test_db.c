@@ -50,16 +50,6 @@ tdb_scale_init(void)
     blog_dbscale_child_init(tdb_scale, NULL, tdb_g.conninfo, tdb_g.prepare);
 }
 
-static void
-tdb_apr(void)
-{
-    if (tdb_root == NULL) {
-        apr_initialize();
-        atexit(apr_terminate);
-        apr_pool_create(&tdb_root, NULL);
-    }
-}
-
 /* The fake behaving: every reply whole. */
 static void
 tdb_fake(fake_mode query, int times, const char *sqlstate)
@@ -130,7 +120,7 @@ test_db_ping_before_init(void)
     request_rec *r;
     char        why[200];
 
-    tdb_apr();
+    tdb_root = t_root();
     r = t_request(tdb_root);
     CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
     CHECK(strstr(why, "not set up") != NULL);
@@ -142,7 +132,7 @@ test_db_child_init_eager(void)
 {
     server_rec *s;
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&tdb_child, tdb_root);
     s = apr_pcalloc(tdb_child, sizeof(*s));
     tdb_dir = t_sockdir(tdb_root);
@@ -558,7 +548,7 @@ test_dbscale_one_host(void)
     int         several;
     const char *ci = "host=/tmp port=5432 dbname=blog";
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&p, tdb_root);
     CHECK(tds_init(p, ci, &several) == ci);     /* as written */
     CHECK(!several);
@@ -573,7 +563,7 @@ test_dbscale_permutations(void)
     int         several, i, first[3] = {0, 0, 0};
     char        seen[6][200];
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&p, tdb_root);
     tds_init(p, "host=a,b,c port=1,2,3 dbname='x y'", &several);
     CHECK(several);
@@ -607,7 +597,7 @@ test_dbscale_lists(void)
     int         several;
     const char *ci;
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&p, tdb_root);
     /* one port for every host; a quoted value comes unquoted */
     tds_init(p, "host=a,b port=5 options='-c x=\\'y\\''", &several);
@@ -640,7 +630,7 @@ test_dbscale_retire(void)
     PGconn     *conn;
     char        ci[300];
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&p, tdb_root);
     dir = t_sockdir(tdb_root);  /* outlives the pools of the set-ups */
     pg = fake_pg_start(dir);
