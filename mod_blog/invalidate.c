@@ -721,23 +721,19 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
                                        inv_thr.mutex), pchild);
     if (rv == APR_SUCCESS && pipe2(inv_thr.wake, O_CLOEXEC) != 0)
         rv = APR_FROM_OS_ERROR(errno);
-    if (rv == APR_SUCCESS) {
-        rv = apr_thread_create(&inv_thr.thread, NULL, inv_main, NULL, pchild);
-        if (rv != APR_SUCCESS) {
-            inv_thr.thread = NULL;
-            close(inv_thr.wake[0]);
-            close(inv_thr.wake[1]);
-        }
+    else if (rv == APR_SUCCESS
+             && (rv = apr_thread_create(&inv_thr.thread, NULL, inv_main,
+                                        NULL, pchild)) != APR_SUCCESS) {
+        inv_thr.thread = NULL;
+        close(inv_thr.wake[0]);
+        close(inv_thr.wake[1]);
     }
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
-                     BLOGLOGNO(00036)
-                     "cannot start the invalidation listener in this "
-                     "child");
-        return;
-    }
-    /* before the pool's other cleanups: the thread uses inv's settings */
-    apr_pool_pre_cleanup_register(pchild, NULL, inv_child_exit);
+    if (rv == APR_SUCCESS)
+        /* before the pool's other cleanups: the thread uses the settings */
+        apr_pool_pre_cleanup_register(pchild, NULL, inv_child_exit);
+    else
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00036)
+                     "cannot start the invalidation listener in this child");
 }
 
 /* A stopping child hands the listening over now, not at its last request. */

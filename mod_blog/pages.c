@@ -61,12 +61,10 @@ blog_pages_child_init(apr_pool_t *pchild, server_rec *s)
     apr_status_t rv;
 
     rv = apr_allocator_create(&a);
-    if (rv == APR_SUCCESS) {
-        rv = apr_pool_create_ex(&owner, pchild, NULL, a);
-        if (rv != APR_SUCCESS)
-            apr_allocator_destroy(a);
-    }
-    if (rv == APR_SUCCESS) {
+    if (rv == APR_SUCCESS
+        && (rv = apr_pool_create_ex(&owner, pchild, NULL, a)) != APR_SUCCESS)
+        apr_allocator_destroy(a);
+    else if (rv == APR_SUCCESS) {
         apr_allocator_owner_set(a, owner);
         apr_pool_tag(owner, "blog_pages");
         rv = apr_thread_mutex_create(&m, APR_THREAD_MUTEX_DEFAULT, owner);

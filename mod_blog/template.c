@@ -59,12 +59,20 @@ typedef int (*blog_resolve_fn) (void *ctx, const char *name,
                                 const char **srcname,
                                 char *why, size_t whylen);
 
+/* A parsed tag: src[start .. end) is the whole tag, name its trimmed name. */
+typedef struct blog_tag
+{
+    char        sigil;          /* 0 for a plain value, else # ^ / ! > & { */
+    size_t      start;
+    size_t      end;
+    const char *name;
+    size_t      namelen;
+} blog_tag;
+
 typedef struct blog_open_section
 {
     uint32_t    op;             /* index of its SECTION/INVERTED op */
-    const char *name;
-    size_t      namelen;
-    size_t      pos;            /* where its tag starts, for errors */
+    blog_tag    tag;
 } blog_open_section;
 
 typedef struct blog_compiler
@@ -210,16 +218,6 @@ blog_is_space(char ch)
 {
     return ch == ' ' || ch == '\t';
 }
-
-/* A parsed tag: src[start .. end) is the whole tag, name its trimmed name. */
-typedef struct blog_tag
-{
-    char        sigil;          /* 0 for a plain value, else # ^ / ! > & { */
-    size_t      start;
-    size_t      end;
-    const char *name;
-    size_t      namelen;
-} blog_tag;
 
 static int
 blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
@@ -367,24 +365,6 @@ blog_compile_partial(blog_compiler *c, const char *src, size_t pos,
 }
 
 static int
-blog_open(blog_compiler *c, const char *src, const char *srcname,
-          const blog_tag *tag, int field)
-{
-    blog_open_section *s;
-
-    if (c->nsections == BLOG_TPL_MAX_DEPTH)
-        return blog_fail(c, srcname, src, tag->start,
-                         "sections nested deeper than %d", BLOG_TPL_MAX_DEPTH);
-    s = &c->sections[c->nsections++];
-    s->op = c->nops;
-    s->name = tag->name;
-    s->namelen = tag->namelen;
-    s->pos = tag->start;
-    return blog_emit(c, tag->sigil == '#' ? BLOG_OP_SECTION : BLOG_OP_INVERTED,
-                     (uint32_t) field, 0);
-}
-
-static int
 blog_close(blog_compiler *c, const char *src, const char *srcname,
            const blog_tag *tag, int base)
 {
@@ -395,13 +375,13 @@ blog_close(blog_compiler *c, const char *src, const char *srcname,
                          "'{{/%.*s}}' closes no open section",
                          (int) tag->namelen, tag->name);
     s = &c->sections[c->nsections - 1];
-    if (s->namelen != tag->namelen
-        || memcmp(s->name, tag->name, tag->namelen) != 0)
+    if (s->tag.namelen != tag->namelen
+        || memcmp(s->tag.name, tag->name, tag->namelen) != 0)
         return blog_fail(c, srcname, src, tag->start,
                          "'{{/%.*s}}' closes '%.*s' opened at line %u",
                          (int) tag->namelen, tag->name,
-                         (int) s->namelen, s->name,
-                         blog_line_of(src, s->pos));
+                         (int) s->tag.namelen, s->tag.name,
+                         blog_line_of(src, s->tag.start));
     c->ops[s->op].b = c->nops;
     c->nsections--;
     c->text_open = 0;           /* text after a section is not its body */
@@ -424,9 +404,17 @@ blog_compile_tag(blog_compiler *c, const char *src, const char *srcname,
     if (field < 0)
         return blog_fail(c, srcname, src, tag->start, "unknown name '%.*s'",
                          (int) tag->namelen, tag->name);
-    if (tag->sigil == '#' || tag->sigil == '^')
-        return blog_open(c, src, srcname, tag, field);
-    return blog_emit(c, tag->sigil == 0 ? BLOG_OP_VAR : BLOG_OP_RAW,
+    if (tag->sigil == '#' || tag->sigil == '^') {
+        if (c->nsections == BLOG_TPL_MAX_DEPTH)
+            return blog_fail(c, srcname, src, tag->start,
+                             "sections nested deeper than %d",
+                             BLOG_TPL_MAX_DEPTH);
+        c->sections[c->nsections].op = c->nops;
+        c->sections[c->nsections++].tag = *tag;
+    }
+    return blog_emit(c, tag->sigil == '#' ? BLOG_OP_SECTION
+                     : tag->sigil == '^' ? BLOG_OP_INVERTED
+                     : tag->sigil == 0 ? BLOG_OP_VAR : BLOG_OP_RAW,
                      (uint32_t) field, 0);
 }
 
@@ -465,8 +453,9 @@ blog_compile_source(blog_compiler *c, const char *src, size_t len,
     if (c->nsections > base) {
         blog_open_section *s = &c->sections[c->nsections - 1];
 
-        return blog_fail(c, srcname, src, s->pos, "unclosed section '%.*s'",
-                         (int) s->namelen, s->name);
+        return blog_fail(c, srcname, src, s->tag.start,
+                         "unclosed section '%.*s'", (int) s->tag.namelen,
+                         s->tag.name);
     }
     return 0;
 }
