@@ -38,6 +38,7 @@ NET = os.environ["CLUSTER_NET"]
 sys.dont_write_bytecode = True     # nothing written into the checkout
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import loadlock  # noqa: E402
+import procs  # noqa: E402
 import reference  # noqa: E402
 from rights import SQL, cases  # noqa: E402
 
@@ -251,11 +252,7 @@ class Http:
 
 # ------------------------------------------------------------------ Apache
 def httpd_pid(web):
-    try:
-        with open("%s/%s/run/httpd.pid" % (TMP, web)) as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError):
-        return None
+    return procs.pid_from("%s/%s/run/httpd.pid" % (TMP, web))
 
 
 def web_use(config):
@@ -264,13 +261,7 @@ def web_use(config):
         d = "%s/%s/httpd" % (TMP, web)
         pid = httpd_pid(web)
         if pid:
-            os.kill(pid, 15)
-            for _ in range(200):
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.05)
+            procs.stop(pid, 10)
         with open("%s/%s.conf" % (d, config), "rb") as src, \
                 open("%s/httpd.conf" % d, "wb") as dst:
             dst.write(src.read())
