@@ -299,16 +299,12 @@ blog_build_index(blog_build *b, const blog_rows *rs, blog_page *out)
     blog_val   *vals = b_alloc(b, F_COUNT, sizeof(blog_val));
     blog_frame  root;
 
-    if (vals == NULL) {
+    if (vals != NULL)
+        root_init(b, vals, &root, title, sizeof(title) - 1);
+    if (vals == NULL || cards_fill(b, rs, 0, vals) != 0)
         page_set(out, b->unavailable);
-        return;
-    }
-    root_init(b, vals, &root, title, sizeof(title) - 1);
-    if (cards_fill(b, rs, 0, vals) != 0) {
-        page_set(out, b->unavailable);
-        return;
-    }
-    page_render(b, b->pages->index, &root, out);
+    else
+        page_render(b, b->pages->index, &root, out);
 }
 
 static int
@@ -367,12 +363,10 @@ blog_build_post(blog_build *b, const blog_rows *rs, blog_page *out)
     }
     vals = b_alloc(b, F_COUNT, sizeof(blog_val));
     scratch = b_alloc(b, 1, CARD_SCRATCH);
-    if (vals == NULL || scratch == NULL) {
-        page_set(out, b->unavailable);
-        return;
-    }
-    root_init(b, vals, &root, "", 0);
-    if (col_find(b, rs, "title", &c_title) != 0
+    if (vals != NULL)
+        root_init(b, vals, &root, "", 0);
+    if (vals == NULL || scratch == NULL
+        || col_find(b, rs, "title", &c_title) != 0
         || col_find(b, rs, "author_name", &c_author) != 0
         || col_find(b, rs, "published_at", &c_date) != 0
         || col_find(b, rs, "body", &c_body) != 0
@@ -413,34 +407,27 @@ blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out)
         return;
     }
     vals = b_alloc(b, F_COUNT, sizeof(blog_val));
-    if (vals == NULL) {
-        page_set(out, b->unavailable);
-        return;
-    }
+    if (vals == NULL)
+        goto unavailable;
     root_init(b, vals, &root, "", 0);
     if (col_find(b, rs, "tag_name", &c_name) != 0
         || col_find(b, rs, "slug", &c_slug) != 0
-        || get_text(b, rs, 0, &c_name, &vals[F_HEADING]) != 0) {
-        page_set(out, b->unavailable);
-        return;
-    }
+        || get_text(b, rs, 0, &c_name, &vals[F_HEADING]) != 0)
+        goto unavailable;
     /* A tag without posts is one row with only its name. */
     from = cell(rs, 0, &c_slug).ptr == NULL ? 1 : 0;
-    if (cards_fill(b, rs, from, vals) != 0) {
-        page_set(out, b->unavailable);
-        return;
-    }
     title = b_alloc(b, 1, sizeof(prefix) - 1 + vals[F_HEADING].len);
-    if (title == NULL) {
-        page_set(out, b->unavailable);
-        return;
-    }
+    if (title == NULL || cards_fill(b, rs, from, vals) != 0)
+        goto unavailable;
     memcpy(title, prefix, sizeof(prefix) - 1);
     memcpy(title + sizeof(prefix) - 1, vals[F_HEADING].ptr,
            vals[F_HEADING].len);
     val_str(&vals[F_PAGE_TITLE], title,
             sizeof(prefix) - 1 + vals[F_HEADING].len);
     page_render(b, b->pages->tag, &root, out);
+    return;
+  unavailable:
+    page_set(out, b->unavailable);
 }
 
 void

@@ -176,8 +176,7 @@ db_first_waiter(void)
 {
     db_waiter  *w = db.waiters;
 
-    if (w != NULL)
-        db.waiters = w->next;
+    db.waiters = w ? w->next : NULL;
     return w;
 }
 
@@ -257,7 +256,7 @@ db_release(db_conn *c, int reusable)
     apr_thread_mutex_lock(db.lock);
     if (!reusable) {
         db_slot_freed();
-        c->next = expired;
+        c->next = NULL;
         expired = c;
     }
     else if ((w = db_first_waiter()) != NULL) {

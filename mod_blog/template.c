@@ -790,22 +790,13 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
     return n;
 }
 
-static void
-blog_scope_init(blog_scope *sc, const blog_frame *root)
-{
-    sc->n = 0;
-    if (root)
-        sc->frames[sc->n++] = root;
-}
-
 /* The rendering's length, or BLOG_NO_ROOM when dst's cap bytes are short. */
 static size_t
 blog_render(const blog_tpl *tpl, const blog_frame *root, char *dst,
             size_t cap)
 {
-    blog_scope sc;
+    blog_scope sc = {{root}, root != NULL};
 
-    blog_scope_init(&sc, root);
     return blog_render_ops(tpl, 0, tpl->nops, &sc, dst, cap, 0);
 }
 
