@@ -86,11 +86,21 @@ static struct
     apr_uint32_t stop;          /* apr_atomic */
 } inv_thr;
 
-/* The back ends, and what is due: only the thread touches these. */
-static PGconn *inv_pg;
-static blog_redis inv_redis_conn;
-static blog_backoff inv_pg_backoff;
-static blog_backoff inv_redis_backoff;
+/* Each back end: only the thread touches these, and what is due. */
+static struct
+{
+    PGconn     *conn;
+    blog_backoff backoff;
+    blog_ratelog log;
+    blog_outage outage;
+} inv_pq;
+static struct
+{
+    blog_redis  conn;
+    blog_backoff backoff;
+    blog_ratelog log;
+    blog_outage outage;
+} inv_rd;
 static int  inv_flush_due;      /* a gap: every page key must go */
 /* The repeats: one queue per delay, so each is in due order. */
 static struct
@@ -98,11 +108,6 @@ static struct
     inv_pending *head[INV_QUEUES], *tail[INV_QUEUES];
     int         n;
 } inv_q;
-
-static blog_ratelog inv_pg_log;
-static blog_ratelog inv_redis_log;
-static blog_outage inv_pg_outage;
-static blog_outage inv_redis_outage;
 
 /* Every loop looks between its bounded steps: a stop waits for one step. */
 static int
@@ -119,19 +124,19 @@ static void
 inv_redis_down(void)
 {
     inv_flush_due = 1;
-    blog_outage_begin(&inv_redis_outage);
-    blog_backoff_fail(&inv_redis_backoff);
+    blog_outage_begin(&inv_rd.outage);
+    blog_backoff_fail(&inv_rd.backoff);
 }
 
 static void
 inv_redis_drop(const char *what, const char *why)
 {
-    blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
+    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00026)
                      "invalidation: Redis %s failed: %s; every "
                      "cached page will be dropped once Redis answers",
                      what, why);
-    blog_redis_close(&inv_redis_conn);
+    blog_redis_close(&inv_rd.conn);
     inv_redis_down();
 }
 
@@ -142,13 +147,13 @@ inv_redis(void)
     const blog_cache_settings *g = inv.cache;
     char        why[200];
 
-    if (inv_redis_conn.ctx != NULL)
+    if (inv_rd.conn.ctx != NULL)
         return 0;
-    if (!blog_backoff_ready(&inv_redis_backoff))
+    if (!blog_backoff_ready(&inv_rd.backoff))
         return -1;
-    if (blog_redis_connect(&inv_redis_conn, g, why, sizeof(why)) == 0)
+    if (blog_redis_connect(&inv_rd.conn, g, why, sizeof(why)) == 0)
         return 0;
-    blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
+    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00027)
                      "invalidation: cannot connect to Redis at "
                      "%s%s%.0d: %s", g->redis_host, g->redis_port ? ":" : "",
@@ -170,21 +175,21 @@ inv_redis_run(const char *what, int argc, const char **argv,
     int         attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
-        int         reused = inv_redis_conn.ctx != NULL;
+        int         reused = inv_rd.conn.ctx != NULL;
         redisReply *reply = NULL;
         blog_redis_io io;
 
         if (inv_redis() != 0)
             return NULL;
-        io = blog_redis_command(&inv_redis_conn, argc, argv, lens, deadline,
+        io = blog_redis_command(&inv_rd.conn, argc, argv, lens, deadline,
                                 &reply);
         if (io == BLOG_REDIS_OK) {
-            blog_outage_end(&inv_redis_outage, inv.s,
+            blog_outage_end(&inv_rd.outage, inv.s,
                             BLOGLOGNO(00028) "invalidation: Redis reachable");
             return reply;
         }
         if (io == BLOG_REDIS_CLOSED && reused && attempt == 0) {
-            blog_redis_close(&inv_redis_conn);
+            blog_redis_close(&inv_rd.conn);
             continue;
         }
         inv_redis_drop(what, blog_redis_why[io]);
@@ -217,7 +222,7 @@ inv_del(inv_batch *b)
         return -1;
     ok = reply->type == REDIS_REPLY_INTEGER;
     if (!ok)
-        blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
+        blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
                          BLOGLOGNO(00029)
                          "invalidation: Redis refused DEL: %.*s",
                          reply->type == REDIS_REPLY_ERROR
@@ -225,12 +230,12 @@ inv_del(inv_batch *b)
                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
     if (ok) {
-        blog_backoff_reset(&inv_redis_backoff); /* it answers: not down */
+        blog_backoff_reset(&inv_rd.backoff); /* it answers: not down */
         return 0;
     }
     /* a Redis that refuses writes is asked again after a backoff */
     inv_flush_due = 1;
-    blog_backoff_fail(&inv_redis_backoff);
+    blog_backoff_fail(&inv_rd.backoff);
     return -1;
 }
 
@@ -434,17 +439,17 @@ static void
 inv_pg_drop(const char *why, int connecting)
 {
     if (why != NULL)
-        blog_log_limited(&inv_pg_log, APLOG_WARNING, 0, inv.s,
+        blog_log_limited(&inv_pq.log, APLOG_WARNING, 0, inv.s,
                          connecting
                          ? BLOGLOGNO(00031) "cannot connect to PostgreSQL: %s "
                          "(invalidation listener)"
                          : BLOGLOGNO(00032)
                            "invalidation: not listening: %s", why);
-    if (inv_pg != NULL)
-        PQfinish(inv_pg);
-    inv_pg = NULL;
-    blog_outage_begin(&inv_pg_outage);
-    blog_backoff_fail(&inv_pg_backoff);
+    if (inv_pq.conn != NULL)
+        PQfinish(inv_pq.conn);
+    inv_pq.conn = NULL;
+    blog_outage_begin(&inv_pq.outage);
+    blog_backoff_fail(&inv_pq.backoff);
 }
 
 /* Not to stderr (the error log): a lost connection is logged as such. */
@@ -484,41 +489,41 @@ inv_pg_open(void)
     vals[6] = "2";
     vals[7] = "3";
     vals[8] = NULL;
-    inv_pg = blog_pq_connect(keys, vals, 1, deadline, why, &timed_out);
-    if (inv_pg == NULL) {
+    inv_pq.conn = blog_pq_connect(keys, vals, 1, deadline, why, &timed_out);
+    if (inv_pq.conn == NULL) {
         inv_pg_drop(why, 1);
         return -1;
     }
-    PQsetNoticeProcessor(inv_pg, inv_pg_notice, NULL);
-    if (PQsetnonblocking(inv_pg, 1) != 0
-        || !PQsendQuery(inv_pg, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
-        inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv_pg)), 1);
+    PQsetNoticeProcessor(inv_pq.conn, inv_pg_notice, NULL);
+    if (PQsetnonblocking(inv_pq.conn, 1) != 0
+        || !PQsendQuery(inv_pq.conn, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
+        inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv_pq.conn)), 1);
         return -1;
     }
-    res = blog_pq_results(inv_pg, deadline, &timed_out);
+    res = blog_pq_results(inv_pq.conn, deadline, &timed_out);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) {
         if (timed_out)
             apr_cpystrn(why, "no answer to LISTEN in time", sizeof(why));
         else
             apr_snprintf(why, sizeof(why), "LISTEN failed: %s",
                          blog_pq_msg(msg, res ? PQresultErrorMessage(res)
-                                     : PQerrorMessage(inv_pg)));
+                                     : PQerrorMessage(inv_pq.conn)));
         PQclear(res);
         /* a connection lost: the reconnect says why */
         inv_pg_drop(res == NULL && !timed_out ? NULL : why, 0);
         return -1;
     }
     PQclear(res);
-    blog_backoff_reset(&inv_pg_backoff);
+    blog_backoff_reset(&inv_pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv_flush_due = 1;
-    blog_outage_end(&inv_pg_outage, inv.s,
+    blog_outage_end(&inv_pq.outage, inv.s,
                     BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  BLOGLOGNO(00034)
                  "invalidation: listening on " BLOG_INVALIDATE_CHANNEL
-                 " (pid %d)", PQbackendPID(inv_pg));
+                 " (pid %d)", PQbackendPID(inv_pq.conn));
     return 0;
 }
 
@@ -528,24 +533,24 @@ inv_pg_read(void)
 {
     PGnotify   *n;
 
-    if (!PQconsumeInput(inv_pg)) {
+    if (!PQconsumeInput(inv_pq.conn)) {
         inv_pg_drop(NULL, 0);
         return;
     }
-    while ((n = PQnotifies(inv_pg)) != NULL) {
+    while ((n = PQnotifies(inv_pq.conn)) != NULL) {
         if (!inv_flush_due && inv_delete_payload(n->extra) == 0
             && !inv_flush_due)
             inv_pending_add(n->extra);
         PQfreemem(n);
     }
     /* Nothing else is sent on this connection: a result is a server error. */
-    if (!PQisBusy(inv_pg)) {
+    if (!PQisBusy(inv_pq.conn)) {
         PGresult   *res;
 
-        while ((res = PQgetResult(inv_pg)) != NULL)
+        while ((res = PQgetResult(inv_pq.conn)) != NULL)
             PQclear(res);
     }
-    if (PQstatus(inv_pg) == CONNECTION_BAD)
+    if (PQstatus(inv_pq.conn) == CONNECTION_BAD)
         inv_pg_drop(NULL, 0);
 }
 
@@ -577,13 +582,13 @@ inv_main(apr_thread_t *thread, void *data)
                 continue;
             }
         }
-        if (inv_pg == NULL && blog_backoff_ready(&inv_pg_backoff))
+        if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
             inv_pg_open();
         if (inv_stopping())
             break;
         if (inv_flush_due && inv_redis() == 0 && inv_flush() == 0) {
             inv_flush_due = 0;
-            blog_backoff_reset(&inv_redis_backoff);
+            blog_backoff_reset(&inv_rd.backoff);
             inv_pending_clear();
         }
         if (inv_flush_due)
@@ -593,14 +598,14 @@ inv_main(apr_thread_t *thread, void *data)
 
         now = apr_time_now();
         wake_at = inv_pending_next(now);
-        if (inv_pg == NULL)
-            wake_at = inv_min(wake_at, blog_backoff_next(&inv_pg_backoff));
+        if (inv_pq.conn == NULL)
+            wake_at = inv_min(wake_at, blog_backoff_next(&inv_pq.backoff));
         if (inv_flush_due)
-            wake_at = inv_min(wake_at, blog_backoff_next(&inv_redis_backoff));
+            wake_at = inv_min(wake_at, blog_backoff_next(&inv_rd.backoff));
         pfd[0].fd = inv_thr.wake[0];
         pfd[0].events = POLLIN;
-        if (inv_pg != NULL) {
-            pfd[1].fd = PQsocket(inv_pg);
+        if (inv_pq.conn != NULL) {
+            pfd[1].fd = PQsocket(inv_pq.conn);
             pfd[1].events = POLLIN;
             n = 2;
         }
@@ -612,10 +617,10 @@ inv_main(apr_thread_t *thread, void *data)
         if (n == 2 && pfd[1].revents != 0)
             inv_pg_read();
     }
-    if (inv_pg != NULL)
-        PQfinish(inv_pg);
-    inv_pg = NULL;
-    blog_redis_close(&inv_redis_conn);
+    if (inv_pq.conn != NULL)
+        PQfinish(inv_pq.conn);
+    inv_pq.conn = NULL;
+    blog_redis_close(&inv_rd.conn);
     inv_pending_clear();
     if (inv_thr.holding)
         apr_proc_mutex_unlock(inv_thr.mutex);
@@ -645,8 +650,9 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
 
     memset(&inv, 0, sizeof(inv));
     memset(&inv_thr, 0, sizeof(inv_thr));
-    memset(&inv_redis_conn, 0, sizeof(inv_redis_conn));
-    inv_redis_conn.max_bulk = INV_MAX_REPLY;
+    memset(&inv_rd, 0, sizeof(inv_rd));
+    memset(&inv_pq, 0, sizeof(inv_pq));
+    inv_rd.conn.max_bulk = INV_MAX_REPLY;
     inv.s = s;
     inv.db = db;
     inv.conninfo = conninfo != NULL ? conninfo : db->conninfo;
