@@ -596,11 +596,11 @@ blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
         apr_thread_mutex_unlock(db.lock);
         return -1;
     case DB_TIMED_OUT:
-        apr_cpystrn(why, "PostgreSQL: no answer within BlogQueryTimeout",
-                    why_len);
-        return -1;
+        apr_cpystrn(msg, "no answer within BlogQueryTimeout", sizeof(msg));
+        break;
     default:
-        apr_snprintf(why, why_len, "PostgreSQL: %s", msg);
-        return -1;
+        break;
     }
+    apr_snprintf(why, why_len, "PostgreSQL: %s", msg);
+    return -1;
 }
