@@ -31,6 +31,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 
 import idle_conns  # noqa: E402
+import procs  # noqa: E402
 import loads  # noqa: E402
 import report  # noqa: E402
 import reference  # noqa: E402
@@ -134,16 +135,8 @@ def fetch(port, path):
         return r.read()
 
 
-def _pid_file(path):
-    try:
-        with open(path) as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def blog_pid(cfg):
-    return _pid_file(os.path.join(cfg.var, "run", "httpd.pid"))
+    return procs.pid_from(os.path.join(cfg.var, "run", "httpd.pid"))
 
 
 def sides(cfg, apache_pid):
@@ -151,9 +144,9 @@ def sides(cfg, apache_pid):
     under test (parent and children), PostgreSQL (the postmaster and every
     backend), Redis."""
     return {"apache": (apache_pid, True),
-            "pg": (_pid_file(os.path.join(cfg.var, "pg", "postmaster.pid")),
+            "pg": (procs.pid_from(os.path.join(cfg.var, "pg", "postmaster.pid")),
                    True),
-            "redis": (_pid_file(os.path.join(cfg.var, "run", "redis.pid")),
+            "redis": (procs.pid_from(os.path.join(cfg.var, "run", "redis.pid")),
                       False)}
 
 

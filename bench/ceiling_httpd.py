@@ -4,10 +4,14 @@ answers.  Started and stopped by PID; it never touches the blog's Apache."""
 
 import os
 import subprocess
+import sys
 import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "e2e"))
+import procs  # noqa: E402
+
 APACHE = "/usr/sbin/apache2"
 # The blog's generated config (its template's values filled in by
 # scripts/stack.sh), else the template itself.
@@ -120,12 +124,11 @@ class CeilingApache:
             f.write(text)
 
     def pid(self):
+        pid = procs.pid_from(self.pid_file)
         try:
-            with open(self.pid_file) as f:
-                pid = int(f.read().split()[0])
             os.kill(pid, 0)
             return pid
-        except (OSError, ValueError, IndexError):
+        except (OSError, TypeError):
             return None
 
     def start(self, mpm):
@@ -148,13 +151,5 @@ class CeilingApache:
 
     def stop(self):
         pid = self.pid()
-        if not pid:
-            return
-        os.kill(pid, 15)
-        for _ in range(200):
-            try:
-                os.kill(pid, 0)
-            except OSError:
-                return
-            time.sleep(0.1)
-        raise RuntimeError("the ceiling Apache (%d) did not stop" % pid)
+        if pid and not procs.stop(pid):
+            raise RuntimeError("the ceiling Apache (%d) did not stop" % pid)

@@ -1,8 +1,6 @@
 /*
- * alloc.h - the allocator the pure parts (template engine, decoding, page
- * building) take from their caller: an APR pool in Apache, one malloc
- * block per call in the unit tests and fuzzers, so that ASan and valgrind
- * see an overrun of any buffer.  Memory is never freed by the callee.
+ * alloc.h - the pure parts' allocator: an APR pool in Apache, a malloc per
+ * call in tests (ASan sees any overrun).  The callee never frees.
  */
 #ifndef BLOG_ALLOC_H
 #define BLOG_ALLOC_H

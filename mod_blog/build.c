@@ -1,9 +1,6 @@
 /*
- * build.c - one function per page, from rows to bytes.
- *
- * Every value points into the rows, which outlive the page: nothing is
- * copied but the few strings the database does not send ready made
- * (dates, comment counts, the tag page's title).
+ * build.c - one function per page, from rows to bytes.  Values point into
+ * the rows; only dates, comment counts and the tag title are made here.
  */
 #include "build.h"
 
@@ -88,9 +85,7 @@ format_label(char *d, int32_t n)
                              : "%d comments", (int) n);
 }
 
-/* ------------------------------------------------------------------ */
-/* Values                                                              */
-/* ------------------------------------------------------------------ */
+/* ---- Values ---- */
 
 static int
 get_text(blog_build *b, const blog_rows *rs, int row, const col *c,
@@ -178,9 +173,7 @@ get_tags(blog_build *b, const blog_rows *rs, int row, const col *c_slugs,
     return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Cards: the index and the tag page                                   */
-/* ------------------------------------------------------------------ */
+/* ---- Cards: the index and the tag page ---- */
 
 typedef struct card_cols
 {
@@ -251,9 +244,7 @@ cards_fill(blog_build *b, const blog_rows *rs, int from, blog_val *vals)
     return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Pages                                                               */
-/* ------------------------------------------------------------------ */
+/* ---- Pages ---- */
 
 static void
 page_set(blog_page *out, const blog_page *page)
@@ -261,31 +252,21 @@ page_set(blog_page *out, const blog_page *page)
     *out = *page;
 }
 
-/*
- * The next page of a kind may be an eighth larger than the largest so far
- * and still take one pass.  One above HINT_MAX keeps its two passes rather
- * than make every page of its kind as large.
- */
+/* An eighth of room for the next page; past HINT_MAX, two passes. */
 #define HINT_FOR(len) ((len) + (len) / 8)
 #define HINT_MAX (256 * 1024)
 
-/*
- * The hint is read and raised without a lock: a lost raise costs a page
- * its second pass, never a wrong byte.
- */
 static void
 page_render(blog_build *b, const blog_tpl *tpl, const blog_frame *root,
             blog_page *out)
 {
-    size_t      cap = b->size_hint
-        ? __atomic_load_n(b->size_hint, __ATOMIC_RELAXED) : 0;
+    size_t      cap = b->size_hint;
     size_t      len;
     char       *body = blog_tpl_render_within(tpl, root, b->alloc,
                                               b->alloc_ctx, cap, &len);
 
-    if (body && b->size_hint && len > cap && HINT_FOR(len) <= HINT_MAX)
-        __atomic_store_n(b->size_hint, HINT_FOR(len), __ATOMIC_RELAXED);
-
+    if (body && len > cap && HINT_FOR(len) <= HINT_MAX)
+        b->size_hint = HINT_FOR(len);
     if (body == NULL) {
         bad(b, "(rendering)", -1);
         page_set(out, b->unavailable);
@@ -318,16 +299,12 @@ blog_build_index(blog_build *b, const blog_rows *rs, blog_page *out)
     blog_val   *vals = b_alloc(b, F_COUNT, sizeof(blog_val));
     blog_frame  root;
 
-    if (vals == NULL) {
+    if (vals != NULL)
+        root_init(b, vals, &root, title, sizeof(title) - 1);
+    if (vals == NULL || cards_fill(b, rs, 0, vals) != 0)
         page_set(out, b->unavailable);
-        return;
-    }
-    root_init(b, vals, &root, title, sizeof(title) - 1);
-    if (cards_fill(b, rs, 0, vals) != 0) {
-        page_set(out, b->unavailable);
-        return;
-    }
-    page_render(b, b->pages->index, &root, out);
+    else
+        page_render(b, b->pages->index, &root, out);
 }
 
 static int
@@ -386,12 +363,10 @@ blog_build_post(blog_build *b, const blog_rows *rs, blog_page *out)
     }
     vals = b_alloc(b, F_COUNT, sizeof(blog_val));
     scratch = b_alloc(b, 1, CARD_SCRATCH);
-    if (vals == NULL || scratch == NULL) {
-        page_set(out, b->unavailable);
-        return;
-    }
-    root_init(b, vals, &root, "", 0);
-    if (col_find(b, rs, "title", &c_title) != 0
+    if (vals != NULL)
+        root_init(b, vals, &root, "", 0);
+    if (vals == NULL || scratch == NULL
+        || col_find(b, rs, "title", &c_title) != 0
         || col_find(b, rs, "author_name", &c_author) != 0
         || col_find(b, rs, "published_at", &c_date) != 0
         || col_find(b, rs, "body", &c_body) != 0
@@ -432,34 +407,27 @@ blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out)
         return;
     }
     vals = b_alloc(b, F_COUNT, sizeof(blog_val));
-    if (vals == NULL) {
-        page_set(out, b->unavailable);
-        return;
-    }
+    if (vals == NULL)
+        goto unavailable;
     root_init(b, vals, &root, "", 0);
     if (col_find(b, rs, "tag_name", &c_name) != 0
         || col_find(b, rs, "slug", &c_slug) != 0
-        || get_text(b, rs, 0, &c_name, &vals[F_HEADING]) != 0) {
-        page_set(out, b->unavailable);
-        return;
-    }
+        || get_text(b, rs, 0, &c_name, &vals[F_HEADING]) != 0)
+        goto unavailable;
     /* A tag without posts is one row with only its name. */
     from = cell(rs, 0, &c_slug).ptr == NULL ? 1 : 0;
-    if (cards_fill(b, rs, from, vals) != 0) {
-        page_set(out, b->unavailable);
-        return;
-    }
     title = b_alloc(b, 1, sizeof(prefix) - 1 + vals[F_HEADING].len);
-    if (title == NULL) {
-        page_set(out, b->unavailable);
-        return;
-    }
+    if (title == NULL || cards_fill(b, rs, from, vals) != 0)
+        goto unavailable;
     memcpy(title, prefix, sizeof(prefix) - 1);
     memcpy(title + sizeof(prefix) - 1, vals[F_HEADING].ptr,
            vals[F_HEADING].len);
     val_str(&vals[F_PAGE_TITLE], title,
             sizeof(prefix) - 1 + vals[F_HEADING].len);
     page_render(b, b->pages->tag, &root, out);
+    return;
+  unavailable:
+    page_set(out, b->unavailable);
 }
 
 void

@@ -49,12 +49,9 @@ typedef struct blog_build
     /* answered as they are when the rows name nothing / are malformed */
     const blog_page *not_found;
     const blog_page *unavailable;
-    /*
-     * May be NULL.  The size this kind of page is rendered into in one
-     * pass (template.h, blog_tpl_render_within), raised when a page did
-     * not fit; shared by every thread building this kind of page.
-     */
-    size_t     *size_hint;
+    /* in: the size to render into in one pass (0: none); out: raised when
+     * the page did not fit (the caller shares it between threads) */
+    size_t      size_hint;
     /* out: on a 503, the column at fault and its row (-1: no such column) */
     const char *bad_column;
     int         bad_row;

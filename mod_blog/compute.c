@@ -1,10 +1,6 @@
 /*
- * compute.c - docs/CONTRACT.md section 4, literally: trial division, one
- * divisor at a time, each test a hardware remainder, stopping at the first
- * divisor.
- *
- * Kept in its own translation unit so that no caller's constant limit can
- * be propagated into the loop and folded at compile time.
+ * compute.c - docs/CONTRACT.md section 4, literally.  A file of its own, so
+ * that no caller's constant limit is folded into the loop at compile time.
  */
 #include "compute.h"
 

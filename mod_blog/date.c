@@ -1,7 +1,4 @@
-/*
- * date.c - calendar arithmetic for dates in pages, without gmtime_r: no
- * time zone files, no locks, and every int64 input is defined.
- */
+/* date.c - calendar arithmetic without gmtime_r: no zone files, no locks. */
 #include "date.h"
 
 #define US_PER_SEC      1000000

@@ -9,11 +9,7 @@
 
 #define BLOG_DATE_LEN 16        /* YYYY-MM-DD HH:MM, not NUL-terminated */
 
-/*
- * us: microseconds since 2000-01-01 00:00 UTC, PostgreSQL's epoch.  Writes
- * BLOG_DATE_LEN bytes at out and returns 0; -1 (nothing written) outside
- * the years 0 to 9999, which four digits cannot show.
- */
+/* us since 2000-01-01 UTC into BLOG_DATE_LEN bytes: 0, or -1 past 9999. */
 int blog_format_date(int64_t us, char *out);
 
 #endif

@@ -1,7 +1,4 @@
-/*
- * db.h - the per-child PostgreSQL connection pool and the one call a page
- * makes to pg_blog.
- */
+/* db.h - the per-child PostgreSQL pool and a page's one call. */
 #ifndef BLOG_DB_H
 #define BLOG_DB_H
 
@@ -30,27 +27,19 @@ typedef enum blog_stmt
     BLOG_STMT_TAG               /* blog.tag_page($1 text) */
 } blog_stmt;
 
-/*
- * Set up the child's pool, opening its connections now when eager (else on
- * the first request); a database that is down now is retried later.
- */
+/* The child's pool, BlogPoolMin opened now when eager. */
 void blog_db_child_init(apr_pool_t *pchild, server_rec *s,
                         const blog_db_settings *g, int eager);
 
 /*
- * Run one prepared page statement with one parameter in binary format
- * (text: its bytes; integer: 4 bytes big-endian).  On success
- * *res holds the rows (binary format), freed with r->pool.  Any failure
- * (database down, timeout, error) returns non-zero: the caller answers 503.
+ * A page statement with one binary parameter: *res holds the binary rows,
+ * freed with r->pool; non-zero on any failure (the caller answers 503).
  */
 apr_status_t blog_db_page(request_rec *r, blog_stmt stmt,
                           const char *param, apr_size_t param_len,
                           PGresult **res);
 
-/*
- * The health check: a pooled connection answers "SELECT 1" by the page
- * deadline.  0, or -1 with a one-line reason in why.
- */
+/* A pooled connection answers "SELECT 1": 0, or -1 with why. */
 int blog_db_ping(request_rec *r, char *why, apr_size_t why_len);
 
 #endif

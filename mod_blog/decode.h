@@ -1,14 +1,8 @@
 /*
- * decode.h - PostgreSQL's binary wire format for the types pg_blog's page
- * functions return: int4, timestamptz (an int8 of microseconds), text and
- * one-dimensional arrays of them.
- *
- * Pure C: no libpq, no APR.  A cell is what the caller's result gives for
- * one value; everything in it is untrusted.  Nothing is read outside
- * [ptr, ptr + len), nothing is copied: text and array elements point into
- * the cell.  The only allocation, an array's element table, comes from
- * the caller's allocator.  Each function returns 0, or -1 when the cell is
- * not a well-formed value of its type (the page is then a 503).
+ * decode.h - PostgreSQL's binary format for int4, timestamptz, text and
+ * one-dimensional arrays of them.  Pure C.  A cell is untrusted: nothing
+ * is read outside it or copied; each function returns 0, or -1 when the
+ * cell is not a well-formed value of its type.
  */
 #ifndef BLOG_DECODE_H
 #define BLOG_DECODE_H
@@ -42,12 +36,9 @@ int blog_dec_int4(blog_cell c, int32_t *out);
 int blog_dec_int8(blog_cell c, int64_t *out);
 
 /*
- * A one-dimensional array of elemtype: header (ndim, flags, element type,
- * then size and lower bound per dimension), then one (length, bytes) per
- * element.  A NULL cell and a zero-dimensional array are empty; a NULL
- * element, another element type, more than one dimension, any length
- * that overruns the cell and bytes left after the last element are
- * errors.  *out holds *n elements (undefined when *n is 0).
+ * A one-dimensional array of elemtype into *out (*n elements, from alloc).
+ * A NULL cell or zero dimensions is empty; a NULL element, another type,
+ * more dimensions, an overrun or trailing bytes are errors.
  */
 int blog_dec_array(blog_cell c, uint32_t elemtype, blog_alloc_fn alloc,
                    void *alloc_ctx, blog_bytes **out, uint32_t *n);

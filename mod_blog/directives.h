@@ -1,27 +1,9 @@
 /*
- * directives.h - every directive of mod_blog, declared once.
- *
- * BLOG_DIRECTIVES(X) calls X once per directive with
- *
- *   X(id, name, field, type, where, default, min, max, syntax, help)
- *
- *   id       suffix of its index, BLOG_D_<id>
- *   field    where mod_blog.c stores it (a member of its blog_config)
- *   type     how its argument is parsed (blog_dir_type)
- *   where    BLOG_DW_SERVER (main server only) or BLOG_DW_VHOST (a virtual
- *            host may set it too)
- *   default  the value when unset, written as in a configuration file and
- *            parsed by the same code as a configured value; NULL: unset
- *   min, max bounds: of the number for BLOG_DT_INT, in milliseconds for
- *            the durations
- *   syntax   the argument as the documentation shows it
- *   help     one line: Apache's `httpd -L`, docs/OPERATIONS.md's table, the man page
- *
- * mod_blog.c expands it into the command table, the per-server defaults,
- * the merge and the validation; tests/unit/test_directives.c checks that
- * docs/OPERATIONS.md, man/mod_blog.7 and conf/blog.conf say the same
- * (`make -C tests/unit docs` rewrites the first two from it).  Pure C, no
- * Apache header, so that the unit tests can include it.
+ * directives.h - every directive, declared once: X(id, name, field, type,
+ * where, default, min, max, syntax, help).  field is blog_config's member;
+ * default is parsed as a configured value (NULL: unset); min and max bound
+ * integers, and durations in ms.  mod_blog.c expands it; test_directives.c
+ * checks the docs against it.  Pure C.
  */
 #ifndef BLOG_DIRECTIVES_H
 #define BLOG_DIRECTIVES_H

@@ -1,9 +1,6 @@
 /*
- * escape.c - the HTML escaping of docs/CONTRACT.md section 5.
- *
- * Safe bytes are copied in runs with memcpy, so a value with nothing to
- * escape costs one scan and one copy; the scan looks at 16 bytes at a time
- * with SSE2 (every x86-64), and at 8 elsewhere.
+ * escape.c - docs/CONTRACT.md section 5's escaping: safe runs copied with
+ * memcpy, found 16 bytes at a time with SSE2, 8 elsewhere.
  */
 #include <stdint.h>
 #include <string.h>
@@ -25,10 +22,8 @@ static const unsigned char blog_escape_extra[256] = {
 #define ESCAPE_BLOCK 16
 
 /*
- * A bit for each of the 16 bytes at p that needs escaping: most values have
- * none, and a block at a time is what makes escaping cheaper than the
- * template's own copying.  '<' (0x3c) and '>' (0x3e) differ only in bit 1,
- * '&' (0x26) and '\'' (0x27) only in bit 0, so three compares find all five.
+ * A bit per byte of the 16 at p that needs escaping.  '<' and '>' differ
+ * only in bit 1, '&' and '\'' only in bit 0: three compares find all five.
  */
 static inline unsigned
 blog_escape_block(const unsigned char *p)
@@ -45,11 +40,7 @@ blog_escape_block(const unsigned char *p)
 }
 #endif
 
-/*
- * Whether any of the 8 bytes at p needs escaping, a word at a time (for the
- * values too short for a block, most of a page's): a byte of x equal to b
- * is a zero byte of x ^ b, which (y - 0x01..) & ~y & 0x80.. finds.
- */
+/* Whether one of the 8 bytes at p needs escaping: a zero byte of x ^ b. */
 #define ESCAPE_WORD 8
 #define BYTES(b) (0x0101010101010101ULL * (b))
 
@@ -70,10 +61,7 @@ blog_escape_word(const unsigned char *p)
             | ((quot - BYTES(0x01)) & ~quot)) & BYTES(0x80) ? 1 : 0;
 }
 
-/*
- * The first byte at or after i that needs escaping, or len: 16 bytes at a
- * time, then 8, then one.
- */
+/* The first byte at or after i that needs escaping, or len. */
 static inline size_t
 blog_escape_next(const unsigned char *p, size_t i, size_t len)
 {

@@ -1,8 +1,6 @@
 /*
- * fields.h - the names templates may use (templates/README.md) and their
- * ids.  A card, a tag and a comment each cover one contiguous range of
- * ids, as template.h's blog_frame requires.  Shared by build.c and the
- * unit tests, so that the tests render with the module's own table.
+ * fields.h - the template names (templates/README.md) and their ids: a card,
+ * a tag and a comment each one contiguous range, as blog_frame requires.
  */
 #ifndef BLOG_FIELDS_H
 #define BLOG_FIELDS_H

@@ -1,20 +1,9 @@
 /*
- * health.c - "SetHandler blog-health" in a <Location>: 200 "ok" when a
- * pooled connection answers PostgreSQL's "SELECT 1" and Redis answers a
- * GET, else 503 "PostgreSQL unavailable" or "Redis unavailable" (the first
- * that failed), for a load balancer or a monitor.  Nothing more: the
- * reason (libpq's or hiredis' text, with socket paths, hosts, ports and
- * role names) is for the admin, not for whoever can reach /health; it goes
- * to the error log, rate-limited, and to mod_status's page (status.c),
- * which admins protect.
- *
- * It asks through the same pool and the same Redis client as the pages
- * (a GET of a key no page uses: any answer, nil included, will do), under
- * the same deadlines (BlogQueryTimeout, BlogRedisTimeout), so it never
- * waits longer than a page would, and while a service is known to be down
- * (the backoff after a failed connect) it answers at once.  With BlogRedis Off only PostgreSQL is asked.  An ordinary
- * handler, after access control, like mod_status's server-status: a
- * Location outside BlogMount, or a virtual host of its own, reaches it.
+ * health.c - "SetHandler blog-health": 200 "ok" when a pooled connection
+ * answers "SELECT 1" and Redis answers a GET, else 503 naming the first
+ * service that failed.  The reason (hosts, roles, paths) is for the admin
+ * only: the error log and mod_status's page (status.c).  It asks through
+ * the pages' pool and Redis client, under their deadlines and backoffs.
  */
 #include "status.h"
 
@@ -28,7 +17,7 @@
 #include "http_request.h"
 #include "apr_strings.h"
 
-#include <pthread.h>
+#include "apr_thread_mutex.h"
 #include <string.h>
 
 APLOG_USE_MODULE(blog);
@@ -59,29 +48,37 @@ health_redis(request_rec *r, char *why, apr_size_t why_len)
 }
 
 /* This child's last failed check of each service, for mod_status. */
-static pthread_mutex_t health_lock = PTHREAD_MUTEX_INITIALIZER;
-static char health_last[2][HEALTH_WHY_MAX];
-static apr_time_t health_last_at[2];
-static blog_ratelog health_log;
+static struct
+{
+    apr_thread_mutex_t *lock;
+    char        why[2][HEALTH_WHY_MAX];
+    apr_time_t  at[2];
+    blog_ratelog log;
+} health;
 
 static void
 health_failed(request_rec *r, int which, const char *why)
 {
-    pthread_mutex_lock(&health_lock);
-    apr_cpystrn(health_last[which], why, HEALTH_WHY_MAX);
-    health_last_at[which] = apr_time_now();
-    pthread_mutex_unlock(&health_lock);
-    blog_log_limited(&health_log, APLOG_WARNING, 0, r->server,
+    if (health.lock != NULL) {
+        apr_thread_mutex_lock(health.lock);
+        apr_cpystrn(health.why[which], why, HEALTH_WHY_MAX);
+        health.at[which] = apr_time_now();
+        apr_thread_mutex_unlock(health.lock);
+    }
+    blog_log_limited(&health.log, APLOG_WARNING, 0, r->server,
                      BLOGLOGNO(00025) "health check failed: %s", why);
 }
 
 int
 blog_health_last(int which, char *why, apr_size_t len, apr_time_t *at)
 {
-    pthread_mutex_lock(&health_lock);
-    apr_cpystrn(why, health_last[which], len);
-    *at = health_last_at[which];
-    pthread_mutex_unlock(&health_lock);
+    *at = 0;
+    if (health.lock == NULL)
+        return 0;
+    apr_thread_mutex_lock(health.lock);
+    apr_cpystrn(why, health.why[which], len);
+    *at = health.at[which];
+    apr_thread_mutex_unlock(health.lock);
     return *at != 0;
 }
 
@@ -119,8 +116,16 @@ health_handler(request_rec *r)
     return OK;
 }
 
+static void
+health_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    (void) s;
+    apr_thread_mutex_create(&health.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+}
+
 void
 blog_health_register_hooks(void)
 {
+    ap_hook_child_init(health_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(health_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }

@@ -1,39 +1,14 @@
 /*
- * invalidate.c - cached pages dropped the moment the data changes.
+ * invalidate.c - cached pages dropped the moment the data changes
+ * (docs/INVALIDATION.md).
  *
- * pg_blog's triggers NOTIFY blog_cache, at commit, with the Redis keys of
- * the pages a change made stale; this listener deletes exactly those keys.
- * The keys are shared by every child, so one listener per Apache instance
- * is enough: every child starts a thread, and the one whose thread holds a
- * process mutex (Mutex blog-invalidate) listens while the others try the
- * mutex every 100 ms.  mod_watchdog's singleton does the same election,
- * but after winning a mutex that another child held it sleeps 10 x 1 s
- * (wd_worker: "probed"), so the death of the listening child, or the MPM
- * reaping it as idle, left the pages unwatched for 10 s; here the next
- * child takes over within 100 ms (the default mutex is a robust pthread
- * mutex: its owner's death releases it).  A graceful restart makes a new
- * mutex for the new generation, whose listener starts at once while the
- * old one runs until its child stops: both delete the same keys.
- *
- * What the listener cannot see, it assumes changed: whenever it starts
- * listening (at start-up, after PostgreSQL restarted or the connection was
- * lost, after another child's listener ended) and whenever Redis failed
- * while a delete was due, it drops every page key (SCAN + DEL by the key
- * prefix) once Redis answers, so that nothing stale outlives the gap.  Not
- * before: while PostgreSQL is down nothing commits, and the cached pages
- * are all a reader can get.
- *
- * A page miss that read PostgreSQL just before a commit can store the old
- * page just after the listener deleted it.  Each delete is repeated twice:
- * INV_REDELETE later, after such a miss has stored its page (a page call
- * and its SET take a few milliseconds), and once more when the slowest
- * possible one must be done (BlogQueryTimeout bounds a page call, then
- * BlogRedisTimeout its SET).
- *
- * Redis is redis.c's client, as in cache.c: one deadline
- * (BlogRedisTimeout) for a whole command, the connection dropped after any
- * error, reconnects with the capped backoff; PostgreSQL as in db.c: a
- * non-blocking connect bounded by BlogQueryTimeout.
+ * pg_blog's triggers NOTIFY blog_cache at commit with the keys a change
+ * made stale; one listener per Apache instance deletes them: the child
+ * whose thread holds the process mutex (robust: a dead owner releases it)
+ * listens, the others try it every INV_ELECT_POLL.  Whatever it could not
+ * hear (a new LISTEN, Redis down while a delete was due) it drops whole.
+ * Each delete is repeated after INV_REDELETE and after the slowest page
+ * call, for a miss that read PostgreSQL just before the commit.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* pipe2 */
@@ -89,67 +64,80 @@ typedef struct inv_pending
     char        keys[];
 } inv_pending;
 
-typedef struct inv_state
+/* The settings, from blog_invalidate_configure. */
+static struct
 {
     server_rec *s;
-    int         on;             /* a listener runs in this generation */
+    int         on;
     const blog_db_settings *db;
-    const char *conninfo;       /* the listener's; see blog_invalidate_configure */
+    const char *conninfo;
     const blog_cache_settings *cache;
-    /* the mounts of the sites that serve the blog ("" for "/") */
-    const char **bases;
+    const char **bases;         /* the mounts ("" for "/") */
     int         nbases;
+} inv;
 
+/* The child's thread and the election. */
+static struct
+{
     apr_proc_mutex_t *mutex;    /* held by the child that listens */
     int         holding;
-    apr_pool_t *pchild;
     apr_thread_t *thread;
     int         wake[2];        /* inv_stop writes to wake[1] */
-    apr_uint32_t stop;          /* apr_atomic: set by inv_stop */
+    apr_uint32_t stop;          /* apr_atomic */
+} inv_thr;
 
-    PGconn     *pg;
-    blog_redis  redis;
-    blog_backoff pg_backoff;
-    blog_backoff redis_backoff;
-    int         flush_due;      /* a gap: every page key must go */
-    /* one queue per delay, so each is in due order */
+/* Each back end: only the thread touches these, and what is due. */
+static struct
+{
+    PGconn     *conn;
+    blog_backoff backoff;
+    blog_ratelog log;
+    blog_outage outage;
+} inv_pq;
+static struct
+{
+    blog_redis  conn;
+    blog_backoff backoff;
+    blog_ratelog log;
+    blog_outage outage;
+} inv_rd;
+static int  inv_flush_due;      /* a gap: every page key must go */
+/* The repeats: one queue per delay, so each is in due order. */
+static struct
+{
     inv_pending *head[INV_QUEUES], *tail[INV_QUEUES];
-    int         npending;
-} inv_state;
+    int         n;
+} inv_q;
 
-static inv_state inv;
-static blog_ratelog inv_pg_log;
-static blog_ratelog inv_redis_log;
-static blog_outage inv_pg_outage;
-static blog_outage inv_redis_outage;
-
-/*
- * Every loop of the thread looks at this between steps, each of which is
- * bounded (BlogQueryTimeout, BlogRedisTimeout): a stop waits for one step.
- */
+/* Every loop looks between its bounded steps: a stop waits for one step. */
 static int
 inv_stopping(void)
 {
-    return apr_atomic_read32(&inv.stop) != 0;
+    return apr_atomic_read32(&inv_thr.stop) != 0;
 }
 
 
-/* ------------------------------------------------------------------ */
-/* Redis                                                               */
-/* ------------------------------------------------------------------ */
+/* ---- Redis ---- */
+
+/* Redis failed: every key goes once it answers again, after a backoff. */
+static void
+inv_redis_down(void)
+{
+    inv_flush_due = 1;
+    blog_outage_begin(&inv_rd.outage);
+    blog_backoff_fail(&inv_rd.backoff);
+}
 
 static void
 inv_redis_drop(const char *what, const char *why)
 {
-    blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
+    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00026)
                      "invalidation: Redis %s failed: %s; every "
                      "cached page will be dropped once Redis answers",
                      what, why);
-    blog_redis_close(&inv.redis);
-    inv.flush_due = 1;
-    blog_outage_begin(&inv_redis_outage);
-    blog_backoff_fail(&inv.redis_backoff);
+    blog_redis_close(&inv_rd.conn);
+    inv_redis_down();
 }
 
 /* Connected to Redis: 0, or -1 (in the backoff, or the connect failed). */
@@ -159,28 +147,25 @@ inv_redis(void)
     const blog_cache_settings *g = inv.cache;
     char        why[200];
 
-    if (inv.redis.ctx != NULL)
+    if (inv_rd.conn.ctx != NULL)
         return 0;
-    if (!blog_backoff_ready(&inv.redis_backoff))
+    if (!blog_backoff_ready(&inv_rd.backoff))
         return -1;
-    if (blog_redis_connect(&inv.redis, g, why, sizeof(why)) == 0)
+    if (blog_redis_connect(&inv_rd.conn, g, why, sizeof(why)) == 0)
         return 0;
-    blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
+    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00027)
                      "invalidation: cannot connect to Redis at "
                      "%s%s%.0d: %s", g->redis_host, g->redis_port ? ":" : "",
                      g->redis_port, why);
-    inv.flush_due = 1;
-    blog_outage_begin(&inv_redis_outage);
-    blog_backoff_fail(&inv.redis_backoff);
+    inv_redis_down();
     return -1;
 }
 
 /*
- * One command (argv), sent and its reply read against one deadline.  NULL
- * after any failure, which drops the connection; an error reply is
- * returned.  A connection that had worked and is found closed (Redis
- * restarted) is replaced and the command sent once more.
+ * One command against one deadline: its reply (an error reply too), or NULL
+ * after a failure, which drops the connection.  One found closed after it
+ * had worked (Redis restarted) is replaced and the command sent again.
  */
 static redisReply *
 inv_redis_run(const char *what, int argc, const char **argv,
@@ -190,21 +175,21 @@ inv_redis_run(const char *what, int argc, const char **argv,
     int         attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
-        int         reused = inv.redis.ctx != NULL;
+        int         reused = inv_rd.conn.ctx != NULL;
         redisReply *reply = NULL;
         blog_redis_io io;
 
         if (inv_redis() != 0)
             return NULL;
-        io = blog_redis_command(&inv.redis, argc, argv, lens, deadline,
+        io = blog_redis_command(&inv_rd.conn, argc, argv, lens, deadline,
                                 &reply);
         if (io == BLOG_REDIS_OK) {
-            blog_outage_end(&inv_redis_outage, inv.s,
+            blog_outage_end(&inv_rd.outage, inv.s,
                             BLOGLOGNO(00028) "invalidation: Redis reachable");
             return reply;
         }
         if (io == BLOG_REDIS_CLOSED && reused && attempt == 0) {
-            blog_redis_close(&inv.redis);
+            blog_redis_close(&inv_rd.conn);
             continue;
         }
         inv_redis_drop(what, blog_redis_why[io]);
@@ -213,41 +198,53 @@ inv_redis_run(const char *what, int argc, const char **argv,
     return NULL;
 }
 
-/* DEL of n keys: 0 when Redis answered with a count. */
-static int
-inv_del(int n, const char **keys, const size_t *lens)
+/* Keys for one DEL, sent when full and at the end. */
+typedef struct inv_batch
 {
-    const char *argv[INV_BATCH + 1];
+    const char *argv[INV_BATCH + 1];    /* "DEL", the keys */
     size_t      argl[INV_BATCH + 1];
-    redisReply *reply;
-    int         ok;
+    int         n;
+} inv_batch;
 
+/* DEL of the batch's keys: 0 when Redis answered with a count. */
+static int
+inv_del(inv_batch *b)
+{
+    redisReply *reply;
+    int         ok, n = b->n;
+
+    b->n = 0;
     if (n == 0)
         return 0;
-    argv[0] = "DEL";
-    argl[0] = 3;
-    memcpy(argv + 1, keys, (size_t) n * sizeof(*keys));
-    memcpy(argl + 1, lens, (size_t) n * sizeof(*lens));
-    reply = inv_redis_run("DEL", n + 1, argv, argl);
-    if (reply == NULL)
+    b->argv[0] = "DEL";
+    b->argl[0] = 3;
+    if ((reply = inv_redis_run("DEL", n + 1, b->argv, b->argl)) == NULL)
         return -1;
     ok = reply->type == REDIS_REPLY_INTEGER;
     if (!ok)
-        blog_log_limited(&inv_redis_log, APLOG_WARNING, 0, inv.s,
+        blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
                          BLOGLOGNO(00029)
                          "invalidation: Redis refused DEL: %.*s",
                          reply->type == REDIS_REPLY_ERROR
                          ? (int) reply->len : 0,
                          reply->type == REDIS_REPLY_ERROR ? reply->str : "");
     freeReplyObject(reply);
-    if (ok)
-        blog_backoff_reset(&inv.redis_backoff); /* it answers: not down */
-    if (!ok) {
-        /* a Redis that refuses writes is asked again after a backoff */
-        inv.flush_due = 1;
-        blog_backoff_fail(&inv.redis_backoff);
+    if (ok) {
+        blog_backoff_reset(&inv_rd.backoff); /* it answers: not down */
+        return 0;
     }
-    return ok ? 0 : -1;
+    /* a Redis that refuses writes is asked again after a backoff */
+    inv_flush_due = 1;
+    blog_backoff_fail(&inv_rd.backoff);
+    return -1;
+}
+
+static int
+inv_batch_add(inv_batch *b, const char *key, size_t len)
+{
+    b->argv[b->n + 1] = key;
+    b->argl[b->n + 1] = len;
+    return ++b->n == INV_BATCH ? inv_del(b) : 0;
 }
 
 /* Every page key of every mount: SCAN by the prefix, DEL what it finds. */
@@ -256,18 +253,18 @@ inv_flush(void)
 {
     char        cursor[32] = "0";
     unsigned long total = 0;
+    inv_batch   b;
 
+    b.n = 0;
     do {
         const char *argv[] = {
             "SCAN", cursor, "MATCH", BLOG_CACHE_PREFIX "*",
             "COUNT", INV_SCAN_COUNT
         };
         size_t      argl[6];
-        const char *keys[INV_BATCH];
-        size_t      lens[INV_BATCH];
         redisReply *reply;
         size_t      i;
-        int         n = 0, failed = 0;
+        int         failed = 0;
 
         for (i = 0; i < 6; i++)
             argl[i] = strlen(argv[i]);
@@ -287,19 +284,13 @@ inv_flush(void)
         for (i = 0; i < reply->element[1]->elements && !failed; i++) {
             redisReply *k = reply->element[1]->element[i];
 
-            if (k->type != REDIS_REPLY_STRING)
-                continue;
-            keys[n] = k->str;
-            lens[n++] = k->len;
-            if (n == INV_BATCH) {
-                failed = inv_del(n, keys, lens) != 0;
-                total += (unsigned long) n;
-                n = 0;
+            if (k->type == REDIS_REPLY_STRING) {
+                failed = inv_batch_add(&b, k->str, k->len) != 0;
+                total++;
             }
         }
-        if (!failed && n > 0)
-            failed = inv_del(n, keys, lens) != 0;
-        total += (unsigned long) n;
+        /* the keys point into this reply */
+        failed = failed || inv_del(&b) != 0;
         freeReplyObject(reply);
         if (failed)
             return -1;
@@ -314,62 +305,49 @@ inv_flush(void)
 }
 
 /*
- * Delete the keys a payload names ("*": every page), under every mount:
- * a site mounted at /blog keeps "/post/x" as "blog:page:/blog/post/x".
- * Keys that are not pages of this blog are ignored: any database role may
- * NOTIFY on any channel.  0 when done (or nothing to do).
+ * Delete the keys a payload names ("*": every page) under every mount
+ * ("/post/x" at /blog is "blog:page:/blog/post/x"); others are ignored: any
+ * role may NOTIFY.  0 when done.
  */
 static int
 inv_delete_payload(const char *payload)
 {
     /* static: one listener thread per process */
-    static const char *keys[INV_BATCH];
-    static size_t lens[INV_BATCH];
     static char buf[INV_BATCH][BLOG_CACHE_PREFIX_LEN + 2 * INV_MAX_KEY];
+    static inv_batch batch;
     const char *p = payload;
-    int         n = 0;
 
+    batch.n = 0;
     if (strcmp(payload, "*") == 0) {
-        inv.flush_due = 1;
+        inv_flush_due = 1;
         return 0;
     }
-    while (*p) {
+    for (; *p; p += strspn(p, " ")) {
         size_t      len = strcspn(p, " ");
         int         b;
 
-        if (len > BLOG_CACHE_PREFIX_LEN && len <= INV_MAX_KEY
-            && memcmp(p, BLOG_CACHE_PREFIX "/",
-                      BLOG_CACHE_PREFIX_LEN + 1) == 0) {
-            for (b = 0; b < inv.nbases; b++) {
-                size_t      bl = strlen(inv.bases[b]);
+        for (b = 0; b < inv.nbases && len > BLOG_CACHE_PREFIX_LEN
+             && len <= INV_MAX_KEY && memcmp(p, BLOG_CACHE_PREFIX "/",
+                                            BLOG_CACHE_PREFIX_LEN + 1) == 0;
+             b++) {
+            size_t      bl = strlen(inv.bases[b]);
+            char       *k = buf[batch.n];
 
-                if (bl > INV_MAX_KEY)
-                    continue;
-
-                memcpy(buf[n], BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN);
-                memcpy(buf[n] + BLOG_CACHE_PREFIX_LEN, inv.bases[b], bl);
-                memcpy(buf[n] + BLOG_CACHE_PREFIX_LEN + bl,
-                       p + BLOG_CACHE_PREFIX_LEN,
-                       len - BLOG_CACHE_PREFIX_LEN);
-                keys[n] = buf[n];
-                lens[n] = len + bl;
-                if (++n == INV_BATCH) {
-                    if (inv_del(n, keys, lens) != 0)
-                        return -1;
-                    n = 0;
-                }
-            }
+            if (bl > INV_MAX_KEY)
+                continue;
+            memcpy(k, BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN);
+            memcpy(k + BLOG_CACHE_PREFIX_LEN, inv.bases[b], bl);
+            memcpy(k + BLOG_CACHE_PREFIX_LEN + bl, p + BLOG_CACHE_PREFIX_LEN,
+                   len - BLOG_CACHE_PREFIX_LEN);
+            if (inv_batch_add(&batch, k, len + bl) != 0)
+                return -1;
         }
         p += len;
-        while (*p == ' ')
-            p++;
     }
-    return inv_del(n, keys, lens);
+    return inv_del(&batch);
 }
 
-/* ------------------------------------------------------------------ */
-/* The deletes repeated (see the comment at the top)                  */
-/* ------------------------------------------------------------------ */
+/* ---- The deletes repeated (see the comment at the top) ---- */
 
 static void
 inv_pending_clear(void)
@@ -377,15 +355,15 @@ inv_pending_clear(void)
     int         q;
 
     for (q = 0; q < INV_QUEUES; q++) {
-        while (inv.head[q] != NULL) {
-            inv_pending *next = inv.head[q]->next;
+        while (inv_q.head[q] != NULL) {
+            inv_pending *next = inv_q.head[q]->next;
 
-            free(inv.head[q]);
-            inv.head[q] = next;
+            free(inv_q.head[q]);
+            inv_q.head[q] = next;
         }
-        inv.tail[q] = NULL;
+        inv_q.tail[q] = NULL;
     }
-    inv.npending = 0;
+    inv_q.n = 0;
 }
 
 static void
@@ -398,21 +376,21 @@ inv_pending_add(const char *payload)
     for (q = 0; q < INV_QUEUES; q++) {
         inv_pending *e;
 
-        if (inv.npending >= INV_MAX_PENDING
+        if (inv_q.n >= INV_MAX_PENDING
             || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
-            inv.flush_due = 1;
+            inv_flush_due = 1;
             return;
         }
         e->next = NULL;
         e->due = now + (q == 0 ? INV_REDELETE
                         : inv.db->query_timeout + inv.cache->redis_timeout);
         memcpy(e->keys, payload, len + 1);
-        if (inv.tail[q])
-            inv.tail[q]->next = e;
+        if (inv_q.tail[q])
+            inv_q.tail[q]->next = e;
         else
-            inv.head[q] = e;
-        inv.tail[q] = e;
-        inv.npending++;
+            inv_q.head[q] = e;
+        inv_q.tail[q] = e;
+        inv_q.n++;
     }
 }
 
@@ -424,16 +402,16 @@ inv_pending_run(void)
     int         q;
 
     for (q = 0; q < INV_QUEUES; q++)
-        while (inv.head[q] != NULL && inv.head[q]->due <= now
-               && !inv.flush_due && !inv_stopping()) {
-            inv_pending *e = inv.head[q];
+        while (inv_q.head[q] != NULL && inv_q.head[q]->due <= now
+               && !inv_flush_due && !inv_stopping()) {
+            inv_pending *e = inv_q.head[q];
 
             if (inv_delete_payload(e->keys) != 0)
                 return;         /* flush_due is set: the flush covers it */
-            inv.head[q] = e->next;
-            if (inv.head[q] == NULL)
-                inv.tail[q] = NULL;
-            inv.npending--;
+            inv_q.head[q] = e->next;
+            if (inv_q.head[q] == NULL)
+                inv_q.tail[q] = NULL;
+            inv_q.n--;
             free(e);
         }
 }
@@ -446,42 +424,35 @@ inv_pending_next(apr_time_t now)
     int         q;
 
     for (q = 0; q < INV_QUEUES; q++)
-        if (inv.head[q] != NULL && inv.head[q]->due < t)
-            t = inv.head[q]->due;
+        if (inv_q.head[q] != NULL && inv_q.head[q]->due < t)
+            t = inv_q.head[q]->due;
     return t;
 }
 
-/* ------------------------------------------------------------------ */
-/* PostgreSQL                                                          */
-/* ------------------------------------------------------------------ */
+/* ---- PostgreSQL ---- */
 
 /*
- * Not listening any more.  A lost connection is not logged: the reconnect
- * that follows says whether PostgreSQL is down, in the pool's phrasing
- * ("cannot connect to PostgreSQL: <libpq's message>"), so an outage reads
- * the same whoever meets it.  why == NULL: the connection was lost.
+ * Not listening any more.  why == NULL, a lost connection, is not logged:
+ * the reconnect says whether PostgreSQL is down, in the pool's words.
  */
 static void
 inv_pg_drop(const char *why, int connecting)
 {
     if (why != NULL)
-        blog_log_limited(&inv_pg_log, APLOG_WARNING, 0, inv.s,
+        blog_log_limited(&inv_pq.log, APLOG_WARNING, 0, inv.s,
                          connecting
                          ? BLOGLOGNO(00031) "cannot connect to PostgreSQL: %s "
                          "(invalidation listener)"
                          : BLOGLOGNO(00032)
                            "invalidation: not listening: %s", why);
-    if (inv.pg != NULL)
-        PQfinish(inv.pg);
-    inv.pg = NULL;
-    blog_outage_begin(&inv_pg_outage);
-    blog_backoff_fail(&inv.pg_backoff);
+    if (inv_pq.conn != NULL)
+        PQfinish(inv_pq.conn);
+    inv_pq.conn = NULL;
+    blog_outage_begin(&inv_pq.outage);
+    blog_backoff_fail(&inv_pq.backoff);
 }
 
-/*
- * libpq prints notices to stderr (the error log), among them the FATAL a
- * terminated session gets; losing the connection is logged as such.
- */
+/* Not to stderr (the error log): a lost connection is logged as such. */
 static void
 inv_pg_notice(void *arg, const char *message)
 {
@@ -490,11 +461,9 @@ inv_pg_notice(void *arg, const char *message)
 }
 
 /*
- * Connect and LISTEN, without blocking past BlogQueryTimeout.  The
- * conninfo is BlogInvalidateDatabase's, else BlogDatabase's; what comes
- * after it in keys wins over it: the listener names itself (the pool's connections are counted by their
- * application_name), and it needs the primary, since a standby delivers
- * no notifications.
+ * Connect and LISTEN by BlogQueryTimeout.  The keywords after the conninfo
+ * win: the listener names itself, and needs the primary (a standby
+ * delivers no notifications).
  */
 static int
 inv_pg_open(void)
@@ -520,41 +489,41 @@ inv_pg_open(void)
     vals[6] = "2";
     vals[7] = "3";
     vals[8] = NULL;
-    inv.pg = blog_pq_connect(keys, vals, 1, deadline, why, &timed_out);
-    if (inv.pg == NULL) {
+    inv_pq.conn = blog_pq_connect(keys, vals, 1, deadline, why, &timed_out);
+    if (inv_pq.conn == NULL) {
         inv_pg_drop(why, 1);
         return -1;
     }
-    PQsetNoticeProcessor(inv.pg, inv_pg_notice, NULL);
-    if (PQsetnonblocking(inv.pg, 1) != 0
-        || !PQsendQuery(inv.pg, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
-        inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv.pg)), 1);
+    PQsetNoticeProcessor(inv_pq.conn, inv_pg_notice, NULL);
+    if (PQsetnonblocking(inv_pq.conn, 1) != 0
+        || !PQsendQuery(inv_pq.conn, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
+        inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv_pq.conn)), 1);
         return -1;
     }
-    res = blog_pq_results(inv.pg, deadline, &timed_out);
+    res = blog_pq_results(inv_pq.conn, deadline, &timed_out);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) {
         if (timed_out)
             apr_cpystrn(why, "no answer to LISTEN in time", sizeof(why));
         else
             apr_snprintf(why, sizeof(why), "LISTEN failed: %s",
                          blog_pq_msg(msg, res ? PQresultErrorMessage(res)
-                                     : PQerrorMessage(inv.pg)));
+                                     : PQerrorMessage(inv_pq.conn)));
         PQclear(res);
         /* a connection lost: the reconnect says why */
         inv_pg_drop(res == NULL && !timed_out ? NULL : why, 0);
         return -1;
     }
     PQclear(res);
-    blog_backoff_reset(&inv.pg_backoff);
+    blog_backoff_reset(&inv_pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
-    inv.flush_due = 1;
-    blog_outage_end(&inv_pg_outage, inv.s,
+    inv_flush_due = 1;
+    blog_outage_end(&inv_pq.outage, inv.s,
                     BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  BLOGLOGNO(00034)
                  "invalidation: listening on " BLOG_INVALIDATE_CHANNEL
-                 " (pid %d)", PQbackendPID(inv.pg));
+                 " (pid %d)", PQbackendPID(inv_pq.conn));
     return 0;
 }
 
@@ -564,30 +533,28 @@ inv_pg_read(void)
 {
     PGnotify   *n;
 
-    if (!PQconsumeInput(inv.pg)) {
+    if (!PQconsumeInput(inv_pq.conn)) {
         inv_pg_drop(NULL, 0);
         return;
     }
-    while ((n = PQnotifies(inv.pg)) != NULL) {
-        if (!inv.flush_due && inv_delete_payload(n->extra) == 0
-            && !inv.flush_due)
+    while ((n = PQnotifies(inv_pq.conn)) != NULL) {
+        if (!inv_flush_due && inv_delete_payload(n->extra) == 0
+            && !inv_flush_due)
             inv_pending_add(n->extra);
         PQfreemem(n);
     }
     /* Nothing else is sent on this connection: a result is a server error. */
-    if (!PQisBusy(inv.pg)) {
+    if (!PQisBusy(inv_pq.conn)) {
         PGresult   *res;
 
-        while ((res = PQgetResult(inv.pg)) != NULL)
+        while ((res = PQgetResult(inv_pq.conn)) != NULL)
             PQclear(res);
     }
-    if (PQstatus(inv.pg) == CONNECTION_BAD)
+    if (PQstatus(inv_pq.conn) == CONNECTION_BAD)
         inv_pg_drop(NULL, 0);
 }
 
-/* ------------------------------------------------------------------ */
-/* The thread                                                          */
-/* ------------------------------------------------------------------ */
+/* ---- The thread ---- */
 
 static apr_time_t
 inv_min(apr_time_t a, apr_time_t b)
@@ -604,41 +571,41 @@ inv_main(apr_thread_t *thread, void *data)
         apr_time_t  now, wake_at;
         int         n = 1;
 
-        if (!inv.holding) {
-            if (apr_proc_mutex_trylock(inv.mutex) == APR_SUCCESS)
-                inv.holding = 1;
+        if (!inv_thr.holding) {
+            if (apr_proc_mutex_trylock(inv_thr.mutex) == APR_SUCCESS)
+                inv_thr.holding = 1;
             else {
-                pfd[0].fd = inv.wake[0];
+                pfd[0].fd = inv_thr.wake[0];
                 pfd[0].events = POLLIN;
                 pfd[0].revents = 0;
                 poll(pfd, 1, (int) apr_time_as_msec(INV_ELECT_POLL));
                 continue;
             }
         }
-        if (inv.pg == NULL && blog_backoff_ready(&inv.pg_backoff))
+        if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
             inv_pg_open();
         if (inv_stopping())
             break;
-        if (inv.flush_due && inv_redis() == 0 && inv_flush() == 0) {
-            inv.flush_due = 0;
-            blog_backoff_reset(&inv.redis_backoff);
+        if (inv_flush_due && inv_redis() == 0 && inv_flush() == 0) {
+            inv_flush_due = 0;
+            blog_backoff_reset(&inv_rd.backoff);
             inv_pending_clear();
         }
-        if (inv.flush_due)
+        if (inv_flush_due)
             inv_pending_clear();        /* the coming flush covers them */
         else
             inv_pending_run();
 
         now = apr_time_now();
         wake_at = inv_pending_next(now);
-        if (inv.pg == NULL)
-            wake_at = inv_min(wake_at, blog_backoff_next(&inv.pg_backoff));
-        if (inv.flush_due)
-            wake_at = inv_min(wake_at, blog_backoff_next(&inv.redis_backoff));
-        pfd[0].fd = inv.wake[0];
+        if (inv_pq.conn == NULL)
+            wake_at = inv_min(wake_at, blog_backoff_next(&inv_pq.backoff));
+        if (inv_flush_due)
+            wake_at = inv_min(wake_at, blog_backoff_next(&inv_rd.backoff));
+        pfd[0].fd = inv_thr.wake[0];
         pfd[0].events = POLLIN;
-        if (inv.pg != NULL) {
-            pfd[1].fd = PQsocket(inv.pg);
+        if (inv_pq.conn != NULL) {
+            pfd[1].fd = PQsocket(inv_pq.conn);
             pfd[1].events = POLLIN;
             n = 2;
         }
@@ -650,21 +617,19 @@ inv_main(apr_thread_t *thread, void *data)
         if (n == 2 && pfd[1].revents != 0)
             inv_pg_read();
     }
-    if (inv.pg != NULL)
-        PQfinish(inv.pg);
-    inv.pg = NULL;
-    blog_redis_close(&inv.redis);
+    if (inv_pq.conn != NULL)
+        PQfinish(inv_pq.conn);
+    inv_pq.conn = NULL;
+    blog_redis_close(&inv_rd.conn);
     inv_pending_clear();
-    if (inv.holding)
-        apr_proc_mutex_unlock(inv.mutex);
-    inv.holding = 0;
+    if (inv_thr.holding)
+        apr_proc_mutex_unlock(inv_thr.mutex);
+    inv_thr.holding = 0;
     apr_thread_exit(thread, APR_SUCCESS);
     return NULL;
 }
 
-/* ------------------------------------------------------------------ */
-/* Hooks                                                               */
-/* ------------------------------------------------------------------ */
+/* ---- Hooks ---- */
 
 static int
 inv_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
@@ -684,7 +649,10 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
     int         i, b;
 
     memset(&inv, 0, sizeof(inv));
-    inv.redis.max_bulk = INV_MAX_REPLY;
+    memset(&inv_thr, 0, sizeof(inv_thr));
+    memset(&inv_rd, 0, sizeof(inv_rd));
+    memset(&inv_pq, 0, sizeof(inv_pq));
+    inv_rd.conn.max_bulk = INV_MAX_REPLY;
     inv.s = s;
     inv.db = db;
     inv.conninfo = conninfo != NULL ? conninfo : db->conninfo;
@@ -712,7 +680,7 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG
         || !inv.on)
         return OK;
-    rv = ap_proc_mutex_create(&inv.mutex, NULL, INV_MUTEX_TYPE, NULL, s,
+    rv = ap_proc_mutex_create(&inv_thr.mutex, NULL, INV_MUTEX_TYPE, NULL, s,
                               pconf, 0);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
@@ -728,16 +696,16 @@ inv_stop(void)
 {
     apr_status_t rv;
 
-    if (inv.thread == NULL)
+    if (inv_thr.thread == NULL)
         return;
-    apr_atomic_set32(&inv.stop, 1);
-    if (write(inv.wake[1], "x", 1) < 0) {
+    apr_atomic_set32(&inv_thr.stop, 1);
+    if (write(inv_thr.wake[1], "x", 1) < 0) {
         /* the thread's polls end within a second anyway */
     }
-    apr_thread_join(&rv, inv.thread);
-    inv.thread = NULL;
-    close(inv.wake[0]);
-    close(inv.wake[1]);
+    apr_thread_join(&rv, inv_thr.thread);
+    inv_thr.thread = NULL;
+    close(inv_thr.wake[0]);
+    close(inv_thr.wake[1]);
 }
 
 static apr_status_t
@@ -753,36 +721,28 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_status_t rv;
 
-    if (!inv.on || inv.mutex == NULL)
+    if (!inv.on || inv_thr.mutex == NULL)
         return;
-    rv = apr_proc_mutex_child_init(&inv.mutex,
-                                   apr_proc_mutex_lockfile(inv.mutex), pchild);
-    if (rv == APR_SUCCESS && pipe2(inv.wake, O_CLOEXEC) != 0)
+    rv = apr_proc_mutex_child_init(&inv_thr.mutex, apr_proc_mutex_lockfile(
+                                       inv_thr.mutex), pchild);
+    if (rv == APR_SUCCESS && pipe2(inv_thr.wake, O_CLOEXEC) != 0)
         rv = APR_FROM_OS_ERROR(errno);
-    if (rv == APR_SUCCESS) {
-        inv.pchild = pchild;
-        rv = apr_thread_create(&inv.thread, NULL, inv_main, NULL, pchild);
-        if (rv != APR_SUCCESS) {
-            inv.thread = NULL;
-            close(inv.wake[0]);
-            close(inv.wake[1]);
-        }
+    else if (rv == APR_SUCCESS
+             && (rv = apr_thread_create(&inv_thr.thread, NULL, inv_main,
+                                        NULL, pchild)) != APR_SUCCESS) {
+        inv_thr.thread = NULL;
+        close(inv_thr.wake[0]);
+        close(inv_thr.wake[1]);
     }
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s,
-                     BLOGLOGNO(00036)
-                     "cannot start the invalidation listener in this "
-                     "child");
-        return;
-    }
-    /* before the pool's other cleanups: the thread uses inv's settings */
-    apr_pool_pre_cleanup_register(pchild, NULL, inv_child_exit);
+    if (rv == APR_SUCCESS)
+        /* before the pool's other cleanups: the thread uses the settings */
+        apr_pool_pre_cleanup_register(pchild, NULL, inv_child_exit);
+    else
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00036)
+                     "cannot start the invalidation listener in this child");
 }
 
-/*
- * A child that stops (graceful or not) hands the listening over now, not
- * when its last connection ends.
- */
+/* A stopping child hands the listening over now, not at its last request. */
 static void
 inv_child_stopping(apr_pool_t *pchild, int graceful)
 {

@@ -1,9 +1,4 @@
-/*
- * invalidate.h - the cache invalidation listener: one per Apache instance,
- * it LISTENs on pg_blog's channel blog_cache and deletes from Redis the
- * page keys each committed change names (docs/CONTRACT.md section 3 names
- * the keys).
- */
+/* invalidate.h - the listener that deletes the keys each commit names. */
 #ifndef BLOG_INVALIDATE_H
 #define BLOG_INVALIDATE_H
 
@@ -16,11 +11,8 @@
 #define BLOG_INVALIDATE_CHANNEL "blog_cache"
 
 /*
- * From mod_blog.c's check_config, in the parent, every generation: on is
- * BlogInvalidate; conninfo BlogInvalidateDatabase (NULL: the pool's
- * BlogDatabase); bases are the mounts of the servers that serve the
- * blog ("" for "/"), whose keys carry them.  No listener runs without a
- * cache or a mount.  The settings must live as long as pconf.
+ * From check_config, every generation: conninfo NULL is the pool's; bases
+ * are the mounts that serve the blog.  No cache or no mount: no listener.
  */
 void blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
                                const char *conninfo,
@@ -28,10 +20,7 @@ void blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
                                const blog_cache_settings *cache,
                                const char *const *bases, int nbases);
 
-/*
- * Its hooks: the mutex (pre_config, post_config), the thread (child_init,
- * child_stopping).
- */
+/* The mutex (pre_config, post_config), the thread (child_init, stopping). */
 void blog_invalidate_register_hooks(void);
 
 #endif

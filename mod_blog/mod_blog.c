@@ -1,40 +1,13 @@
 /*
  * mod_blog.c - the module record, its configuration and its hooks.
  *
- * Two ways in, serving byte-identical responses:
- *
- *  - The ordinary path (BlogFastPath Off, the default): a content handler.
- *    translate_name maps every URI under BlogMount to "blog:<uri>" and the
- *    handler "blog" (as mod_proxy maps its URIs to "proxy:"), and
- *    map_to_storage skips the filesystem walk for them, as mod_proxy's does:
- *    there is no file behind a page to stat.  Everything else of Apache's
- *    request processing applies: <Location>, Require and authentication,
- *    mod_headers, mod_deflate, mod_cache, Range and conditional requests.
- *    "SetHandler blog" in a <Location> still works as well.  (Paths that
- *    core would reject or rewrite before any hook, and that are no route,
- *    get the blog's 404 from quick_handler; see blog_static_answer.)
- *
- *  - The fast path (BlogFastPath On), an explicit opt-in like mod_cache's
- *    CacheQuickHandler: every URI under BlogMount is answered from
- *    quick_handler, before translate_name, map_to_storage, access control,
- *    authentication, the type checker and fixups, and with only the
- *    protocol's output filters.  Nothing an admin configures for these URLs
- *    applies; where access control covers the mount, each child logs a
- *    warning once (blog_warn_fast_path).
- *
- * Both route the raw request path as sent (before Apache decodes or
- * normalises it), so a path is either exactly one of the contract's
- * (docs/CONTRACT.md section 2) or a 404, whichever way it came in.  Under
- * "BlogMount /path" the blog owns every path below it; under
- * "BlogMount /path shared" only its own (router.h, blog_route_owned), and
- * declines the rest, so that /server-status, /.well-known/ and the files
- * of the DocumentRoot still work beside a blog at "/".
- *
- * The directives are declared in directives.h, once; this file turns that
- * list into the command table, the defaults, the merge and the checks.
- *
- * Nothing here assumes an MPM: per-child state is created in child_init,
- * shared state is locked or atomic, per-thread state is thread-local.
+ * Two ways in, serving the same bytes (docs/ARCHITECTURE.md): a content
+ * handler "blog" reached through translate_name (BlogFastPath Off), or
+ * quick_handler answering every URI under BlogMount (BlogFastPath On).
+ * Both route the raw request path, so a path is exactly one of
+ * docs/CONTRACT.md's or a 404.  The directives are declared once, in
+ * directives.h; this file turns that list into the command table, the
+ * defaults, the merge and the checks.
  */
 #include "cache.h"
 #include "logno.h"
@@ -67,9 +40,7 @@
 
 module AP_MODULE_DECLARE_DATA blog_module;
 
-/* ------------------------------------------------------------------ */
-/* Configuration                                                       */
-/* ------------------------------------------------------------------ */
+/* ---- Configuration ---- */
 
 typedef struct blog_mount
 {
@@ -77,12 +48,7 @@ typedef struct blog_mount
     int         shared;
 } blog_mount;
 
-/*
- * One per server: every directive's value (its default until set, see
- * directives.h), which were set, and where, for start-up messages.  The
- * main server's holds the server-wide settings; a virtual host's differs
- * only in what BLOG_DW_VHOST directives it sets.
- */
+/* One per server: every directive's value, which were set, and where. */
 typedef struct blog_config
 {
     blog_mount  mount;
@@ -122,7 +88,6 @@ static const blog_directive blog_directives[BLOG_NDIRECTIVES] = {
 };
 
 #define BLOG_SET(i) ((apr_uint32_t) 1 << (i))
-/* blog_config.set has a bit per directive */
 typedef char blog_set_holds_every_directive[BLOG_NDIRECTIVES <= 32 ? 1 : -1];
 
 /* The process-wide settings: the main server's configuration. */
@@ -176,7 +141,6 @@ blog_parse_conninfo(apr_pool_t *p, const blog_directive *d, const char *arg,
     char       *msg = NULL;
     const char *err;
 
-    /* libpq's own parser: syntax and keywords, nothing it must resolve */
     opts = PQconninfoParse(arg, &msg);
     if (opts == NULL) {
         err = apr_psprintf(p, "%s: invalid conninfo: %.*s", d->name,
@@ -318,12 +282,7 @@ blog_field_size(blog_dir_type type)
     case BLOG_DT_CONNINFO:
     case BLOG_DT_PATH:
         return sizeof(const char *);
-    case BLOG_DT_REDIS:
-        /*
-         * Its field is all of c->cache, of which it sets the address; were
-         * it ever allowed in a virtual host, the address would need a
-         * struct of its own, or the merge would carry the timeouts along.
-         */
+    case BLOG_DT_REDIS:         /* server-wide: never merged */
         return sizeof(blog_cache_settings);
     }
     return 0;
@@ -435,9 +394,7 @@ static const command_rec blog_cmds[] = {
     {NULL}
 };
 
-/* ------------------------------------------------------------------ */
-/* Start-up                                                            */
-/* ------------------------------------------------------------------ */
+/* ---- Start-up ---- */
 
 /* Where directive i of c comes from: "file:line", or "default". */
 static const char *
@@ -528,12 +485,8 @@ blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
 }
 
 /*
- * BlogConnectionHold and BlogConnectionPark set the module's own HTTP/1.1
- * connection loop, removed because it did not earn its place against
- * core's (docs/ARCHITECTURE.md, "Connections"): still accepted, so that
- * an existing configuration starts, and ignored, which the admin is told
- * once per start, in the error log (post_config: the logs are open; not on the
- * first, dry, configuration pass).
+ * BlogConnectionHold and BlogConnectionPark are accepted and ignored (the
+ * connection loop they set was removed): said once per start.
  */
 static int
 blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
@@ -559,11 +512,7 @@ blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     return OK;
 }
 
-/*
- * Everything is checked and compiled here, before the logs open, so that a
- * bad template or directive stops "apachectl start" and "configtest" with
- * its message on the terminal.
- */
+/* Checked before the logs open: a bad template stops "configtest" aloud. */
 static int
 blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                   server_rec *s)
@@ -612,12 +561,9 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
 }
 
 /*
- * With no BlogMount anywhere the module changes nothing in the child: no
- * PostgreSQL or Redis connection, no allocator, no thread (the invalidation
- * listener starts only for mounted sites), nothing process-wide: malloc is
- * left as Apache and the other modules expect it.  The settings are still
- * handed over, for a blog-health handler configured without a mount, which
- * then connects on demand.
+ * With no BlogMount anywhere a child opens nothing; the settings still go
+ * to the pool and the cache, for a blog-health handler, which connects on
+ * demand.
  */
 static void
 blog_child_init(apr_pool_t *pchild, server_rec *s)
@@ -633,9 +579,7 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
     blog_pages_child_init(pchild, s);
 }
 
-/* ------------------------------------------------------------------ */
-/* Requests                                                            */
-/* ------------------------------------------------------------------ */
+/* ---- Requests ---- */
 
 /* The path as the client sent it, without the query string. */
 static int
@@ -702,11 +646,9 @@ blog_site_of(request_rec *r)
 }
 
 /*
- * With the fast path on, a child checks once per virtual host whether
- * access control covers the mount, by a subrequest for it (which runs
- * every access, authentication and authorization hook, and which the
- * quick_handler declines): 401 or 403 means the fast path is serving pages
- * that the configuration protects, which the admin must hear of.
+ * Once per child and virtual host, a subrequest for the mount (which runs
+ * access control; quick_handler declines it): 401 or 403 means the fast
+ * path serves pages the configuration protects.
  */
 static void
 blog_warn_fast_path(request_rec *r, blog_site *site)

@@ -1,8 +1,6 @@
 /*
- * pages.c - the database side of a page: one call of its pg_blog function
- * (db.h), the rows handed to the page builder (build.h) through libpq's
- * accessors, and what went wrong logged.  The rows live as long as
- * r->pool, so the page may point into them.
+ * pages.c - a page's pg_blog call (db.h) built (build.h) through libpq's
+ * accessors.  The rows live as long as r->pool: the page points into them.
  */
 #include "pages.h"
 #include "logno.h"
@@ -12,6 +10,7 @@
 
 #include "http_log.h"
 
+#include "apr_atomic.h"
 #include "apr_thread_mutex.h"
 
 APLOG_USE_MODULE(blog);
@@ -45,14 +44,9 @@ pq_cell(const void *src, int row, int c)
 }
 
 /*
- * A page is built in memory of the child's, not of its connection's: each
- * connection has an allocator of its own that keeps up to MaxMemFree of
- * freed blocks while it lives and after (event recycles it), so every
- * connection that once served a tag page kept that page's blocks.  Here a
- * page's blocks go back at the end of its request, for the next page on
- * any thread: a child keeps what its concurrent pages need, and no more
- * than PAGES_KEEP of it when idle (bench/LEVERS.md).  Pages are built only
- * once their rows are in, so about one a CPU at a time.
+ * Pages are built from one allocator of the child's, not the connection's
+ * (each of which keeps MaxMemFree of freed blocks): a child keeps what its
+ * concurrent pages need, at most PAGES_KEEP when idle (bench/LEVERS.md).
  */
 #define PAGES_KEEP (128 * 1024)
 
@@ -67,12 +61,10 @@ blog_pages_child_init(apr_pool_t *pchild, server_rec *s)
     apr_status_t rv;
 
     rv = apr_allocator_create(&a);
-    if (rv == APR_SUCCESS) {
-        rv = apr_pool_create_ex(&owner, pchild, NULL, a);
-        if (rv != APR_SUCCESS)
-            apr_allocator_destroy(a);
-    }
-    if (rv == APR_SUCCESS) {
+    if (rv == APR_SUCCESS
+        && (rv = apr_pool_create_ex(&owner, pchild, NULL, a)) != APR_SUCCESS)
+        apr_allocator_destroy(a);
+    else if (rv == APR_SUCCESS) {
         apr_allocator_owner_set(a, owner);
         apr_pool_tag(owner, "blog_pages");
         rv = apr_thread_mutex_create(&m, APR_THREAD_MUTEX_DEFAULT, owner);
@@ -106,11 +98,10 @@ pages_pool(request_rec *r)
 
 /* Each kind of page's size hint (build.h): the three of db.h, /compute. */
 #define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
-static size_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
+static apr_uint32_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
 
 static void
-build_init(request_rec *r, const blog_site *site, size_t *size_hint,
-           blog_build *b)
+build_init(request_rec *r, const blog_site *site, int kind, blog_build *b)
 {
     b->pages = site->pages;
     b->alloc = pages_alloc;
@@ -119,18 +110,23 @@ build_init(request_rec *r, const blog_site *site, size_t *size_hint,
     b->base_len = site->base_len;
     b->not_found = &site->not_found;
     b->unavailable = &site->unavailable;
-    b->size_hint = size_hint;
+    b->size_hint = apr_atomic_read32(&pages_size_hint[kind]);
     b->bad_column = NULL;
     b->bad_row = 0;
+}
+
+/* Raised without a lock: a lost raise costs a page its second pass only. */
+static void
+build_done(int kind, const blog_build *b)
+{
+    if (b->size_hint > (size_t) apr_atomic_read32(&pages_size_hint[kind]))
+        apr_atomic_set32(&pages_size_hint[kind], (apr_uint32_t) b->size_hint);
 }
 
 typedef void (*build_fn) (blog_build *b, const blog_rows *rs,
                           blog_page *out);
 
-/*
- * The page of one call: the 503 page when the database fails (db.c has
- * logged why) or the rows are malformed (logged here).
- */
+/* The page of one call, or 503 (malformed rows are logged here). */
 static void
 page_from_db(request_rec *r, const blog_site *site, blog_stmt stmt,
              const char *param, apr_size_t param_len, const char *fn,
@@ -148,8 +144,9 @@ page_from_db(request_rec *r, const blog_site *site, blog_stmt stmt,
     rs.nrows = PQntuples(res);
     rs.column = pq_column;
     rs.cell = pq_cell;
-    build_init(r, site, &pages_size_hint[stmt], &b);
+    build_init(r, site, (int) stmt, &b);
     build(&b, &rs, out);
+    build_done((int) stmt, &b);
     if (b.bad_column == NULL)
         return;
     if (b.bad_row < 0)
@@ -199,7 +196,8 @@ blog_page_compute(request_rec *r, const blog_site *site, blog_page *out)
 {
     blog_build  b;
 
-    build_init(r, site, &pages_size_hint[PAGES_HINT_COMPUTE], &b);
+    build_init(r, site, PAGES_HINT_COMPUTE, &b);
     blog_build_compute(&b, site->compute_limit,
                        blog_sum_primes_below(site->compute_limit), out);
+    build_done(PAGES_HINT_COMPUTE, &b);
 }

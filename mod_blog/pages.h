@@ -1,9 +1,4 @@
-/*
- * pages.h - the page of each route: for the database pages one call of a
- * pg_blog function, its rows built into the page (build.h), the 404 page
- * when there is no row and the 503 page when the call fails; /compute's
- * loop.
- */
+/* pages.h - the page of each route: one pg_blog call built (or 404/503). */
 #ifndef BLOG_PAGES_H
 #define BLOG_PAGES_H
 

@@ -1,6 +1,4 @@
-/*
- * pageset.c - loading the page templates.
- */
+/* pageset.c - loading the page templates. */
 #include "pageset.h"
 
 #include "fields.h"

@@ -19,10 +19,7 @@ typedef struct blog_pageset
     const blog_tpl *unavailable;
 } blog_pageset;
 
-/*
- * Compile every page of dir with the field names of fields.h.  NULL on
- * error, with "file:line: message" in err.  Pure C: all memory from alloc.
- */
+/* Compile every page of dir; NULL with "file:line: message" in err. */
 const blog_pageset *blog_pageset_load(const char *dir, blog_alloc_fn alloc,
                                       void *alloc_ctx, char *err,
                                       size_t errlen);

@@ -1,8 +1,5 @@
-/*
- * pq.c - libpq without unbounded waits: see pq.h.  connect_timeout only
- * bounds libpq's blocking connect, so the non-blocking API is driven here
- * against the caller's deadline.
- */
+/* pq.c - libpq's non-blocking API against a deadline (connect_timeout
+ * bounds only the blocking connect). */
 #include "pq.h"
 
 #include "wait.h"

@@ -22,12 +22,9 @@ typedef struct blog_ratelog
 #define BLOG_RATELOG_PERIOD apr_time_from_sec(5)
 
 /*
- * Log msg for s at level, unless a warning of this kind was written less
- * than BLOG_RATELOG_PERIOD ago; the next line written says how many were
- * held back.  Safe from any thread.  A macro, so that the line carries the
- * caller's file, line and module (APLOG_MARK: the place that found the
- * problem), as ap_log_error does; fmt starts with its BLOGLOGNO tag.  The
- * caller's file has APLOG_USE_MODULE(blog).
+ * Log unless this kind was written less than BLOG_RATELOG_PERIOD ago; the
+ * next line says how many were held back.  A macro, for the caller's
+ * APLOG_MARK; fmt starts with its BLOGLOGNO tag.
  */
 #define blog_log_limited(rl, level, status, s, ...) \
     blog_log_limited_(rl, APLOG_MARK, level, status, s, __VA_ARGS__)
@@ -44,13 +41,7 @@ typedef struct blog_outage
 } blog_outage;
 
 void blog_outage_begin(blog_outage *o);
-/*
- * Logs "<what> again after N s" ("BLOG00007: PostgreSQL reachable again
- * after 3.2 s"; what starts with its BLOGLOGNO tag)
- * when an outage was running, at
- * most once per BLOG_RATELOG_PERIOD (a service that flaps is not a new
- * outage every time).
- */
+/* "<what> again after N s", once per period, when an outage was running. */
 #define blog_outage_end(o, s, what) \
     blog_outage_end_(o, APLOG_MARK, s, what)
 void blog_outage_end_(blog_outage *o, const char *file, int line,

@@ -1,17 +1,7 @@
 /*
- * response.c - one brigade per response: one bucket and EOS, so that the
- * configured output filters (mod_headers, mod_deflate, mod_cache's save
- * filter) see the whole page at once, and the core output filter writes
- * headers and body with one writev.
- *
- * Every 200 carries a strong validator made from its bytes, so that a
- * client or mod_cache revalidates with If-None-Match and gets a 304
- * through ap_meets_conditions: the page has no modification time (it is
- * made from many rows), and its bytes are in hand anyway.  XXH3-64 hashes
- * a 7 KB page in well under a microsecond from Debian's libxxhash; a
- * 64-bit hash is ample to tell versions of one URL apart (a validator is
- * compared only with earlier ones of the same URL), where CRC32C's 32 bits
- * would need a hardware instruction that not every build target has.
+ * response.c - one brigade per response (one bucket and EOS: the filters
+ * see the whole page, core writes it with one writev).  A 200's strong
+ * ETag is XXH3-64 of its bytes: the page has no modification time.
  */
 #include "response.h"
 #include "logno.h"

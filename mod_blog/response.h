@@ -8,12 +8,9 @@
 #include "httpd.h"
 
 /*
- * Send status with Content-Type, an exact Content-Length, X-Cache when
- * xcache is not NULL, and the headers the status needs (Allow for 405,
- * Retry-After for 503), and for a 200 a strong ETag made from the body.
- * body must live as long as r->pool.  Returns OK, or the status of a
- * conditional request that must not get the body (304, 412): the caller
- * returns it for Apache to answer.
+ * Send status, Content-Type, Content-Length, X-Cache (unless NULL), Allow
+ * or Retry-After as the status needs, and a 200's ETag.  body lives as
+ * long as r->pool.  OK, or 304/412 for the caller to return.
  */
 int blog_respond(request_rec *r, int status, const char *body,
                  apr_size_t len, const char *xcache);

@@ -1,10 +1,6 @@
 /*
- * router.c - exact matching of the six routes of docs/CONTRACT.md
- * section 2.
- *
- * The path is compared byte for byte as the client sent it: "%2f", "//",
- * "/./", a trailing slash or a NUL byte inside len simply fail to match, so
- * nothing malformed ever reaches PostgreSQL or Redis.
+ * router.c - docs/CONTRACT.md section 2's routes, byte for byte: "%2f",
+ * "//", a trailing slash or a NUL fail to match, and reach no back end.
  */
 #include <string.h>
 
@@ -52,10 +48,7 @@ blog_path_has_prefix(const char *path, size_t len, const char *lit,
     return len > litlen && memcmp(path, lit, litlen) == 0;
 }
 
-/*
- * path[0..len) follows "/post/" or "/tag/"; the slug runs to the next '/'
- * or the end.  Returns the slug length, or 0 when the slug is malformed.
- */
+/* The slug's length at path (after "/post/" or "/tag/"), 0: malformed. */
 static size_t
 blog_take_slug(const char *s, size_t len)
 {

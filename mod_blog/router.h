@@ -1,9 +1,6 @@
 /*
- * router.h - map a request path to one of the blog's six routes.
- *
- * Pure C: no APR, no allocation, no I/O, so that unit tests and fuzzers can
- * run it on plain buffers.  Paths are matched exactly as sent: no decoding,
- * no trailing slash, no dot segments.
+ * router.h - a request path, exactly as sent (no decoding, no trailing
+ * slash, no dot segments), to one of the blog's six routes.  Pure C.
  */
 #ifndef BLOG_ROUTER_H
 #define BLOG_ROUTER_H
@@ -42,22 +39,15 @@ typedef struct blog_route
 int blog_slug_is_valid(const char *s, size_t len);
 
 /*
- * Match path[0..len) (the part of the URI path after the blog's mount
- * prefix, starting with '/') and fill *out.  Never reads past len; NUL
- * bytes inside len are ordinary bytes (and never part of a route).  An
- * empty path (the mount point without its slash) is NOT_FOUND, as is any
- * malformed slug, so the caller answers 404 without X-Cache.  On
- * NOT_FOUND, slug and page_path are NULL; otherwise page_path is set
- * (for /compute it is the path, though nothing caches it).
+ * Match path[0..len) (after the mount, starting with '/'; NUL is an
+ * ordinary byte) into *out.  An empty path or a malformed slug is
+ * NOT_FOUND, with slug and page_path NULL.
  */
 void blog_route_match(const char *path, size_t len, blog_route *out);
 
 /*
- * 1 when path[0..len) is one of the blog's own: "/", "/cached",
- * "/compute", or anything under "/post/" or "/tag/" (where a malformed
- * slug is the blog's 404).  What "BlogMount / shared" answers; every other
- * path is left to the rest of the virtual host.  Every path that
- * blog_route_match matches is owned.
+ * 1 when path[0..len) is the blog's under "BlogMount / shared": "/",
+ * "/cached", "/compute", anything under "/post/" or "/tag/".
  */
 int blog_route_owned(const char *path, size_t len);
 

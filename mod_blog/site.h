@@ -1,8 +1,4 @@
-/*
- * site.h - what a request under one server's BlogMount needs, resolved at
- * start-up (mod_blog.c's check_config) and read-only afterwards (but for
- * fast_path_checked, which each child sets once).
- */
+/* site.h - one server's BlogMount, resolved at start-up, then read-only. */
 #ifndef BLOG_SITE_H
 #define BLOG_SITE_H
 

@@ -1,23 +1,13 @@
 /*
- * stats.c - the shared segment behind the counters of stats.h.
+ * stats.c - the shared segment behind stats.h's counters.
  *
- * The parent makes one anonymous shared segment at post_config, before any
- * child is forked, with two slots per scoreboard process slot (the MPM's
- * hard limit, ServerLimit), so every child inherits the mapping.  It lives in
- * the process pool, not pconf: a graceful restart clears pconf and reloads
- * this module while old children still count into their slots, and the
- * new generation's status page must show them finishing.  ServerLimit
- * cannot change across restarts, so one segment serves the parent's whole
- * life.
- *
- * A child counts in the slot of the scoreboard slot the MPM gave it, or in
- * that slot's second one while a process that counted in the first still
- * lives: the worker MPM gives an exiting child's scoreboard slot to a new
- * child while the old one's threads finish their requests.  The MPM writes
- * the child's pid into the scoreboard from the parent, after fork, so a
- * child that looks in child_init may not find itself yet; it then counts
- * into a private array until pre_connection finds the slot (before its
- * first request), and moves those counts over.
+ * Made once by the parent, in the process pool (old children still count
+ * across a graceful restart; ServerLimit cannot change), two slots per
+ * scoreboard slot: the worker MPM gives an exiting child's scoreboard slot
+ * to a new child while the old one finishes.  The MPM writes a child's pid
+ * into the scoreboard after fork, so a child may count privately until its
+ * first connection finds the slot.  A slot's holder is its pid and its
+ * start time (/proc), which a reused pid cannot match.
  */
 #include "stats.h"
 #include "logno.h"
@@ -29,9 +19,10 @@
 #include "scoreboard.h"
 #include "apr_shm.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
+#include "apr_atomic.h"
+
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,7 +34,8 @@ APLOG_USE_MODULE(blog);
 /* A cache line or more each, so children do not write each other's lines. */
 typedef struct stats_slot
 {
-    pid_t       pid;            /* the child counting here, 0 when none */
+    apr_uint32_t pid;           /* the child counting here, 0 when none */
+    apr_uint64_t start;         /* its start time, in clock ticks since boot */
     apr_uint64_t v[BLOG_STAT_N];
 } __attribute__((aligned(64))) stats_slot;
 
@@ -59,7 +51,7 @@ static apr_uint64_t stats_private[BLOG_STAT_N];
 apr_uint64_t *blog_stats_mine = stats_private;
 
 static stats_segment *stats_seg;
-static stats_slot *stats_me;
+static apr_uint32_t stats_me;   /* 1 + this child's slot; 0: private */
 
 static int
 stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
@@ -127,10 +119,7 @@ stats_carry_over(stats_slot *slot)
     int         k;
 
     for (k = 0; k < BLOG_STAT_N; k++) {
-        apr_uint64_t n = __atomic_exchange_n(&stats_private[k], 0,
-                                             __ATOMIC_RELAXED);
-
-        __atomic_fetch_add(&slot->v[k], n, __ATOMIC_RELAXED);
+        apr_atomic_add64(&slot->v[k], apr_atomic_xchg64(&stats_private[k], 0));
     }
 }
 
@@ -138,21 +127,47 @@ stats_carry_over(stats_slot *slot)
 static apr_status_t
 stats_child_exit(void *data)
 {
-    stats_slot *slot = __atomic_load_n(&stats_me, __ATOMIC_ACQUIRE);
-    pid_t       me = getpid();
+    apr_uint32_t me = apr_atomic_read32(&stats_me);
 
     (void) data;
-    if (slot != NULL)
-        __atomic_compare_exchange_n(&slot->pid, &me, 0, 0, __ATOMIC_RELEASE,
-                                    __ATOMIC_RELAXED);
+    if (me != 0)
+        apr_atomic_cas32(&stats_seg->slots[me - 1].pid, 0,
+                         (apr_uint32_t) getpid());
     return APR_SUCCESS;
 }
 
-/* A process that has not exited (EPERM: alive, another user's). */
-static int
-stats_alive(pid_t pid)
+/* pid's start time (field 22 of /proc/<pid>/stat), or 0: no such process. */
+static apr_uint64_t
+stats_start_time(apr_uint32_t pid)
 {
-    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+    char        path[32], buf[512];
+    const char *p;
+    FILE       *f;
+    size_t      n;
+    int         field;
+
+    snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+    if (pid == 0 || (f = fopen(path, "r")) == NULL)
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* the name, field 2, may hold spaces and parentheses */
+    if ((p = strrchr(buf, ')')) == NULL)
+        return 0;
+    for (field = 2; field < 21 && (p = strchr(p + 1, ' ')) != NULL; field++)
+        ;
+    return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* Whether the child that took slot is still running. */
+static int
+stats_alive(stats_slot *slot)
+{
+    apr_uint32_t pid = apr_atomic_read32(&slot->pid);
+
+    return pid != 0
+        && stats_start_time(pid) == apr_atomic_read64(&slot->start);
 }
 
 static void
@@ -168,17 +183,19 @@ stats_take_slot(void)
      * slot); a slot whose child died without its exit cleanup is free.
      */
     slot = &stats_seg->slots[i];
-    if (stats_alive(__atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE)))
-        slot = &stats_seg->slots[i + stats_seg->limit];
-    if (stats_alive(__atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE)))
+    if (stats_alive(slot))
+        i += stats_seg->limit;
+    slot = &stats_seg->slots[i];
+    if (stats_alive(slot))
         return;                 /* two old ones still finishing: stay private */
     memset(slot->v, 0, sizeof(slot->v));
     stats_carry_over(slot);
-    __atomic_store_n(&blog_stats_mine, slot->v, __ATOMIC_RELEASE);
+    apr_atomic_xchgptr((volatile void **) &blog_stats_mine, slot->v);
     /* what threads added while the pointer moved */
     stats_carry_over(slot);
-    __atomic_store_n(&slot->pid, getpid(), __ATOMIC_RELEASE);
-    __atomic_store_n(&stats_me, slot, __ATOMIC_RELEASE);
+    apr_atomic_set64(&slot->start, stats_start_time((apr_uint32_t) getpid()));
+    apr_atomic_set32(&slot->pid, (apr_uint32_t) getpid());
+    apr_atomic_set32(&stats_me, (apr_uint32_t) i + 1);
 }
 
 static void
@@ -190,29 +207,27 @@ stats_child_init(apr_pool_t *pchild, server_rec *s)
     stats_take_slot();
 }
 
-/*
- * When child_init came before the parent wrote the pid: the first
- * connections look again (a few times: a process the scoreboard never
- * lists, as with -X, keeps its private counts).
- */
+/* Child_init came before the parent wrote the pid: the first connections
+ * look again (a few: a process never listed, as with -X, stays private). */
 #define STATS_LATE_TRIES 64
 
 static int
 stats_pre_connection(conn_rec *c, void *csd)
 {
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static int  tries;
+    static apr_uint32_t busy, tries;
 
     (void) c;
     (void) csd;
-    if (__atomic_load_n(&stats_me, __ATOMIC_ACQUIRE) != NULL
-        || stats_seg == NULL
-        || __atomic_load_n(&tries, __ATOMIC_RELAXED) >= STATS_LATE_TRIES)
+    if (apr_atomic_read32(&stats_me) != 0 || stats_seg == NULL
+        || apr_atomic_read32(&tries) >= STATS_LATE_TRIES)
         return DECLINED;
-    pthread_mutex_lock(&lock);
-    if (stats_me == NULL && tries++ < STATS_LATE_TRIES)
-        stats_take_slot();
-    pthread_mutex_unlock(&lock);
+    /* one thread looks; the others look at their next connection */
+    if (apr_atomic_cas32(&busy, 1, 0) == 0) {
+        if (apr_atomic_read32(&stats_me) == 0
+            && apr_atomic_inc32(&tries) < STATS_LATE_TRIES)
+            stats_take_slot();
+        apr_atomic_set32(&busy, 0);
+    }
     return DECLINED;
 }
 
@@ -231,12 +246,10 @@ blog_stats_read(int i, pid_t *pid, int *sb_slot, apr_uint64_t *v)
     if (stats_seg == NULL || i < 0 || i >= 2 * stats_seg->limit)
         return -1;
     slot = &stats_seg->slots[i];
-    *pid = __atomic_load_n(&slot->pid, __ATOMIC_ACQUIRE);
-    if (!stats_alive(*pid))
-        *pid = 0;
+    *pid = stats_alive(slot) ? (pid_t) apr_atomic_read32(&slot->pid) : 0;
     *sb_slot = i % stats_seg->limit;
     for (k = 0; k < BLOG_STAT_N; k++)
-        v[k] = __atomic_load_n(&slot->v[k], __ATOMIC_RELAXED);
+        v[k] = apr_atomic_read64(&slot->v[k]);
     return 0;
 }
 

@@ -1,17 +1,13 @@
 /*
- * stats.h - per-child counters of the PostgreSQL pool and the Redis cache,
- * in shared memory so that mod_status (/server-status, ExtendedStatus On)
- * can show every child's figures from whichever child answers.
- *
- * A slot per scoreboard process slot (ServerLimit of them), and a second
- * for a new child there while the old one finishes (worker MPM), each
- * written only by its child, with relaxed atomic adds: no lock on the
- * request path.
+ * stats.h - per-child counters of the pool and the cache in shared memory,
+ * so that mod_status shows every child's from whichever child answers.  A
+ * slot per child, written only by it, with atomic adds: no lock.
  */
 #ifndef BLOG_STATS_H
 #define BLOG_STATS_H
 
 #include "httpd.h"
+#include "apr_atomic.h"
 #include "apr_time.h"
 
 typedef enum blog_stat
@@ -35,18 +31,13 @@ typedef enum blog_stat
     BLOG_STAT_N
 } blog_stat;
 
-/*
- * This child's counters: its slot once known, else a private array (a
- * child's first steps may run before the parent has written its pid into
- * the scoreboard; they are carried over when the slot is found).
- */
+/* This child's counters: its slot once known, else a private array. */
 extern apr_uint64_t *blog_stats_mine;
 
 static inline void
 blog_stat_add(blog_stat k, long n)
 {
-    __atomic_fetch_add(&blog_stats_mine[k], (apr_uint64_t) n,
-                       __ATOMIC_RELAXED);
+    apr_atomic_add64(&blog_stats_mine[k], (apr_uint64_t) n);
 }
 
 #define blog_stat_inc(k) blog_stat_add((k), 1)

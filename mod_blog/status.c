@@ -1,16 +1,8 @@
 /*
- * status.c - mod_blog's part of mod_status's /server-status page.
- *
- * With ExtendedStatus On (mod_status's default once it is loaded), the page
- * gets a table of every child's pool and cache figures (stats.h), and
- * ?auto the same as "Key: value" lines, as mod_status's own and other
- * modules' (mod_socache_shmcb's "CacheType: SHMCB") are: totals first
- * (BlogPoolOpen: 8), then one line per figure per child, keyed by its
- * slot (BlogSlot0PoolOpen: 2): its scoreboard slot, or that plus
- * ServerLimit for a new child in a scoreboard slot whose old child still
- * finishes its requests (the worker MPM reuses the slot at once).  A child
- * is listed while it runs and the scoreboard still knows it, so an old
- * generation finishing after a graceful restart shows until it exits.
+ * status.c - mod_blog's part of /server-status (ExtendedStatus On): every
+ * running child's figures (stats.h) as a table, and with ?auto as "Key:
+ * value" lines, totals first (BlogPoolOpen: 8), then per stats slot
+ * (BlogSlot0PoolOpen: 2; docs/OPERATIONS.md).
  */
 #include "status.h"
 
@@ -90,8 +82,7 @@ status_fill(status_row *row, const apr_uint64_t *v)
 
 /*
  * Whether the scoreboard still has pid in slot sb, and its generation: in
- * the slot's process_score, or (worker MPM, a child whose slot went to a
- * new one while its threads finish) in the worker_scores of its threads.
+ * the process_score, or (worker MPM, slot given away) its threads'.
  */
 static int
 status_generation(int sb, pid_t pid, ap_generation_t *gen)
@@ -224,10 +215,7 @@ status_list(request_rec *r, const status_row *rows, int n)
     }
 }
 
-/*
- * What /health withholds from the public: the reason this child's health
- * check last found a service down (libpq's or hiredis' text).
- */
+/* What /health withholds from the public: this child's last reasons. */
 static void
 status_health(request_rec *r, int flags)
 {

@@ -48,9 +48,7 @@ struct blog_tpl
     const char *text;
 };
 
-/* ------------------------------------------------------------------ */
-/* Compilation                                                         */
-/* ------------------------------------------------------------------ */
+/* ---- Compilation ---- */
 
 /*
  * How the compiler finds a partial: src/len/srcname stay valid for the
@@ -61,12 +59,20 @@ typedef int (*blog_resolve_fn) (void *ctx, const char *name,
                                 const char **srcname,
                                 char *why, size_t whylen);
 
+/* A parsed tag: src[start .. end) is the whole tag, name its trimmed name. */
+typedef struct blog_tag
+{
+    char        sigil;          /* 0 for a plain value, else # ^ / ! > & { */
+    size_t      start;
+    size_t      end;
+    const char *name;
+    size_t      namelen;
+} blog_tag;
+
 typedef struct blog_open_section
 {
     uint32_t    op;             /* index of its SECTION/INVERTED op */
-    const char *name;
-    size_t      namelen;
-    size_t      pos;            /* where its tag starts, for errors */
+    blog_tag    tag;
 } blog_open_section;
 
 typedef struct blog_compiler
@@ -212,16 +218,6 @@ blog_is_space(char ch)
 {
     return ch == ' ' || ch == '\t';
 }
-
-/* A parsed tag: src[start .. end) is the whole tag, name its trimmed name. */
-typedef struct blog_tag
-{
-    char        sigil;          /* 0 for a plain value, else # ^ / ! > & { */
-    size_t      start;
-    size_t      end;
-    const char *name;
-    size_t      namelen;
-} blog_tag;
 
 static int
 blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
@@ -369,24 +365,6 @@ blog_compile_partial(blog_compiler *c, const char *src, size_t pos,
 }
 
 static int
-blog_open(blog_compiler *c, const char *src, const char *srcname,
-          const blog_tag *tag, int field)
-{
-    blog_open_section *s;
-
-    if (c->nsections == BLOG_TPL_MAX_DEPTH)
-        return blog_fail(c, srcname, src, tag->start,
-                         "sections nested deeper than %d", BLOG_TPL_MAX_DEPTH);
-    s = &c->sections[c->nsections++];
-    s->op = c->nops;
-    s->name = tag->name;
-    s->namelen = tag->namelen;
-    s->pos = tag->start;
-    return blog_emit(c, tag->sigil == '#' ? BLOG_OP_SECTION : BLOG_OP_INVERTED,
-                     (uint32_t) field, 0);
-}
-
-static int
 blog_close(blog_compiler *c, const char *src, const char *srcname,
            const blog_tag *tag, int base)
 {
@@ -397,13 +375,13 @@ blog_close(blog_compiler *c, const char *src, const char *srcname,
                          "'{{/%.*s}}' closes no open section",
                          (int) tag->namelen, tag->name);
     s = &c->sections[c->nsections - 1];
-    if (s->namelen != tag->namelen
-        || memcmp(s->name, tag->name, tag->namelen) != 0)
+    if (s->tag.namelen != tag->namelen
+        || memcmp(s->tag.name, tag->name, tag->namelen) != 0)
         return blog_fail(c, srcname, src, tag->start,
                          "'{{/%.*s}}' closes '%.*s' opened at line %u",
                          (int) tag->namelen, tag->name,
-                         (int) s->namelen, s->name,
-                         blog_line_of(src, s->pos));
+                         (int) s->tag.namelen, s->tag.name,
+                         blog_line_of(src, s->tag.start));
     c->ops[s->op].b = c->nops;
     c->nsections--;
     c->text_open = 0;           /* text after a section is not its body */
@@ -426,9 +404,17 @@ blog_compile_tag(blog_compiler *c, const char *src, const char *srcname,
     if (field < 0)
         return blog_fail(c, srcname, src, tag->start, "unknown name '%.*s'",
                          (int) tag->namelen, tag->name);
-    if (tag->sigil == '#' || tag->sigil == '^')
-        return blog_open(c, src, srcname, tag, field);
-    return blog_emit(c, tag->sigil == 0 ? BLOG_OP_VAR : BLOG_OP_RAW,
+    if (tag->sigil == '#' || tag->sigil == '^') {
+        if (c->nsections == BLOG_TPL_MAX_DEPTH)
+            return blog_fail(c, srcname, src, tag->start,
+                             "sections nested deeper than %d",
+                             BLOG_TPL_MAX_DEPTH);
+        c->sections[c->nsections].op = c->nops;
+        c->sections[c->nsections++].tag = *tag;
+    }
+    return blog_emit(c, tag->sigil == '#' ? BLOG_OP_SECTION
+                     : tag->sigil == '^' ? BLOG_OP_INVERTED
+                     : tag->sigil == 0 ? BLOG_OP_VAR : BLOG_OP_RAW,
                      (uint32_t) field, 0);
 }
 
@@ -467,8 +453,9 @@ blog_compile_source(blog_compiler *c, const char *src, size_t len,
     if (c->nsections > base) {
         blog_open_section *s = &c->sections[c->nsections - 1];
 
-        return blog_fail(c, srcname, src, s->pos, "unclosed section '%.*s'",
-                         (int) s->namelen, s->name);
+        return blog_fail(c, srcname, src, s->tag.start,
+                         "unclosed section '%.*s'", (int) s->tag.namelen,
+                         s->tag.name);
     }
     return 0;
 }
@@ -544,9 +531,7 @@ blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
                         err, errlen);
 }
 
-/* ------------------------------------------------------------------ */
-/* Loading from files                                                  */
-/* ------------------------------------------------------------------ */
+/* ---- Loading from files ---- */
 
 typedef struct blog_file_resolver
 {
@@ -682,9 +667,7 @@ blog_tpl_load(const blog_tpl_env *env, const char *name, const char *content,
                         err, errlen);
 }
 
-/* ------------------------------------------------------------------ */
-/* Rendering                                                           */
-/* ------------------------------------------------------------------ */
+/* ---- Rendering ---- */
 
 /* The frames in scope, innermost last; list sections push one each. */
 typedef struct blog_scope
@@ -807,22 +790,13 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
     return n;
 }
 
-static void
-blog_scope_init(blog_scope *sc, const blog_frame *root)
-{
-    sc->n = 0;
-    if (root)
-        sc->frames[sc->n++] = root;
-}
-
 /* The rendering's length, or BLOG_NO_ROOM when dst's cap bytes are short. */
 static size_t
 blog_render(const blog_tpl *tpl, const blog_frame *root, char *dst,
             size_t cap)
 {
-    blog_scope sc;
+    blog_scope sc = {{root}, root != NULL};
 
-    blog_scope_init(&sc, root);
     return blog_render_ops(tpl, 0, tpl->nops, &sc, dst, cap, 0);
 }
 

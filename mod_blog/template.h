@@ -1,42 +1,10 @@
 /*
- * template.h - a mustache subset, compiled once at start-up and rendered
- * per request into one buffer: exactly sized, or of a size the caller
- * guessed when the page fits in it.
- *
- * Syntax: {{name}} (escaped with escape.h), {{{name}}} and {{& name}} (raw),
- * {{#name}}...{{/name}} (a list repeats once per item; a non-empty string
- * renders once), {{^name}}...{{/name}} (renders when name is unset, an empty
- * string or an empty list), {{! comment}}, {{> partial}} (the file
- * <dir>/<partial>.html, inlined at compile time; the partial named "content"
- * is the page the layout wraps).  Standalone lines holding only a section,
- * inverted, closing, comment or partial tag are removed with their newline,
- * as mustache specifies (a standalone partial's indentation is dropped, not
- * applied to its lines).  Not supported: changing delimiters, dotted names,
- * "." and lambdas.  Sections nest at most 16 deep, partials at most 16 deep;
- * a section closes in the file that opens it.  A comment ends at the first
- * "}}", so it cannot quote a tag.
- *
- * Names are resolved to field ids at compile time against the caller's
- * table; an unknown name, an unclosed or mismatched section, a missing
- * partial or a partial cycle is a compile error reported as
- * "file:line: message" (from blog_tpl_load the file is the template's
- * path; from blog_tpl_compile a partial's name stands for its file).
- *
- * The blog's field names (templates/README.md documents each):
- *   page_title base posts heading limit sum body comments
- *   slug title author date comments_label tags summary     (a card)
- *   tag_slug tag_name                                      (a tag)
- *   comment_author comment_date comment_body               (a comment)
- * Only the names are shared; the caller picks the ids (fields.h uses the
- * order above, so that each kind of list item is one contiguous range).
- *
- * Pure C: no APR.  All memory comes from the caller's allocator (an APR
- * pool in Apache, malloc in tests) and is never freed by this code: compile
- * into a pool that lives as long as the templates.  Rendering allocates
- * one buffer (blog_tpl_render_within a second, when its first proves too
- * small) and nothing else, does no string comparison, and only reads the
- * template and the frames, so one compiled template serves any number of
- * threads at once.
+ * template.h - a mustache subset (templates/README.md), compiled once at
+ * start-up into ops with names resolved to the caller's field ids, and
+ * rendered per request into one buffer.  Errors read "file:line: message".
+ * Pure C, no APR: memory comes from the caller's allocator and is never
+ * freed here; rendering only reads the template and the frames, so one
+ * template serves any number of threads.
  */
 #ifndef BLOG_TEMPLATE_H
 #define BLOG_TEMPLATE_H

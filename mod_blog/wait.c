@@ -1,7 +1,4 @@
-/*
- * wait.c - one poll loop against a deadline (EINTR is not the deadline),
- * and the connect backoff.
- */
+/* wait.c - a poll against a deadline (EINTR is not it), and the backoff. */
 #include "wait.h"
 
 #include <errno.h>

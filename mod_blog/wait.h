@@ -1,25 +1,16 @@
-/*
- * wait.h - waiting on a socket against a deadline, for the PostgreSQL and
- * Redis clients, which drive their sockets themselves, and the backoff
- * between their connect attempts.
- */
+/* wait.h - a socket wait against a deadline, and the connect backoff. */
 #ifndef BLOG_WAIT_H
 #define BLOG_WAIT_H
 
 #include "apr_atomic.h"
 #include "apr_time.h"
 
-/*
- * Wait until fd is ready for events (POLLIN, POLLOUT): 0 when ready, -1
- * once the deadline has passed or on an error.
- */
+/* 0 when fd is ready for events, -1 past the deadline or on an error. */
 int blog_wait_fd(int fd, short events, apr_time_t deadline);
 
 /*
- * After a failed connect nobody tries again before next_try; the delay
- * doubles from 50 ms to 1 s and a success resets it.  Its fields are read
- * and written with apr_atomic_*64, so one backoff may be shared by the
- * threads of a child without a lock: a race costs one extra attempt.
+ * After a failed connect none before next_try: 50 ms doubling to 1 s, reset
+ * by a success.  apr_atomic, no lock: a race costs one extra attempt.
  */
 typedef struct blog_backoff
 {

@@ -38,7 +38,9 @@ NET = os.environ["CLUSTER_NET"]
 sys.dont_write_bytecode = True     # nothing written into the checkout
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import loadlock  # noqa: E402
+import procs  # noqa: E402
 import reference  # noqa: E402
+from rights import SQL, cases  # noqa: E402
 
 CA = os.environ["CLUSTER_CA"]
 PG = {"pg1": NET + ".11", "pg2": NET + ".12", "pg3": NET + ".13"}
@@ -250,11 +252,7 @@ class Http:
 
 # ------------------------------------------------------------------ Apache
 def httpd_pid(web):
-    try:
-        with open("%s/%s/run/httpd.pid" % (TMP, web)) as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError):
-        return None
+    return procs.pid_from("%s/%s/run/httpd.pid" % (TMP, web))
 
 
 def web_use(config):
@@ -263,13 +261,7 @@ def web_use(config):
         d = "%s/%s/httpd" % (TMP, web)
         pid = httpd_pid(web)
         if pid:
-            os.kill(pid, 15)
-            for _ in range(200):
-                try:
-                    os.kill(pid, 0)
-                except ProcessLookupError:
-                    break
-                time.sleep(0.05)
+            procs.stop(pid, 10)
         with open("%s/%s.conf" % (d, config), "rb") as src, \
                 open("%s/httpd.conf" % d, "wb") as dst:
             dst.write(src.read())
@@ -452,31 +444,16 @@ def check_privileges():
     each "cannot" is an error 42501.  On the standbys every write is
     refused first as read-only (25006), so there the right to create is
     asked of the catalog instead (the same catalog as the primary's)."""
-    web_cannot = [
-        ("SELECT a table", "SELECT 1 FROM blog.posts LIMIT 1"),
-        ("call a write function", "SELECT blog.add_comment('post-1', 'x', 'y')"),
-        ("call an internal function", "SELECT blog.notify_stale('{}', false)"),
-        ("become another role", "SET ROLE pgblog_writer"),
-    ]
-    create = [
-        ("create in schema public", "CREATE TABLE public.x (i int)"),
-        ("create in schema blog", "CREATE TABLE blog.x (i int)"),
-        ("create a temporary table", "CREATE TEMP TABLE x (i int)"),
-        ("create a schema", "CREATE SCHEMA x"),
-    ]
-    others = [
-        ("blog_listen", "call a page function", "SELECT * FROM blog.post_page('post-1')"),
-        ("blog_listen", "SELECT a table", "SELECT 1 FROM blog.posts LIMIT 1"),
-        ("blog_listen", "call a write function", "SELECT blog.add_comment('post-1', 'x', 'y')"),
-        ("blog_writer", "call a page function", "SELECT * FROM blog.post_page('post-1')"),
-        ("blog_writer", "SELECT a table", "SELECT 1 FROM blog.posts LIMIT 1"),
-        ("blog_writer", "call an internal function", "SELECT blog.notify_stale('{}', false)"),
-    ]
+    web_cannot = cases("blog_web", "SELECT a table", "call a write function",
+                       "call an internal function", "become another role")
+    create = ("create in schema public", "create in schema blog", "create a temporary table",
+              "create a schema")
+    others = (cases("blog_listen", "call a page function", "SELECT a table",
+                    "call a write function")
+              + cases("blog_writer", "call a page function", "SELECT a table",
+                      "call an internal function"))
     # writes: a standby refuses them as read-only before any right is asked
-    primary_only = [
-        ("blog_web", "UPDATE a table", "UPDATE blog.posts SET title = 'x' WHERE id = 1"),
-        ("blog_writer", "UPDATE a table", "UPDATE blog.posts SET title = 'x' WHERE id = 1"),
-    ]
+    primary_only = cases("blog_web", "UPDATE a table") + cases("blog_writer", "UPDATE a table")
     # rights to create anywhere, as the catalog has them (read as the role)
     no_create = ("SELECT (SELECT count(*) FROM pg_namespace WHERE has_schema_privilege(oid, 'CREATE'))"
                  " + (SELECT count(*) FROM pg_database WHERE has_database_privilege(oid, 'CREATE')"
@@ -484,15 +461,15 @@ def check_privileges():
     for name, ip in PG.items():
         standby = psql(ip, "SELECT pg_is_in_recovery()") == [["t"]]
         got = {}
-        for what, sql in web_cannot:
+        for _role, what, sql in web_cannot:
             got["blog_web cannot " + what] = sqlstate(ip, sql, "blog_web")
         for role in ("blog_web", "blog_listen", "blog_writer"):
             if standby:
                 rows = psql(ip, no_create, user=role)
                 got["%s can create nowhere (catalog)" % role] = DENIED if rows == [["0"]] else repr(rows)
             else:
-                for what, sql in create:
-                    got["%s cannot %s" % (role, what)] = sqlstate(ip, sql, role)
+                for what in create:
+                    got["%s cannot %s" % (role, what)] = sqlstate(ip, SQL[what], role)
         for role, what, sql in others + ([] if standby else primary_only):
             got["%s cannot %s" % (role, what)] = sqlstate(ip, sql, role)
         bad = ["%s: %s" % kv for kv in got.items() if kv[1] != DENIED]
@@ -501,7 +478,7 @@ def check_privileges():
         # ... and each can do its job
         can = {
             "blog_web calls a page function":
-                sqlstate(ip, "SELECT * FROM blog.post_page('post-1')", "blog_web"),
+                sqlstate(ip, SQL["call a page function"], "blog_web"),
         }
         if not standby:      # a standby delivers no notifications
             can["blog_listen listens"] = sqlstate(ip, "LISTEN blog_cache", "blog_listen")
@@ -681,6 +658,22 @@ CONFIGS = (("direct", "direct, prepared"),
 ROUTES = ("/", "/post/post-31")
 
 
+def alternated(configs, rounds, after=None):
+    """(config, path) for each route of each configuration in turn, rounds
+    times: the web nodes on the configuration, the route warmed up;
+    after(config) once its routes are done."""
+    for _ in range(rounds):
+        for config, _label in configs:
+            if not web_use(config):
+                T.check(False, "restart web nodes on %s" % config)
+                continue
+            for path in ROUTES:
+                wrk(path, seconds=1)
+                yield config, path
+            if after:
+                after(config)
+
+
 def compare_bouncer(rounds=3, seconds=3):
     """req/s of the same pages, direct and through PgBouncer, side by side:
     the configurations in turn, several rounds, the median of each."""
@@ -689,24 +682,18 @@ def compare_bouncer(rounds=3, seconds=3):
     bad = {c: 0 for c, _ in CONFIGS}
     spread = {c: {k: 0 for k in PG} for c, _ in CONFIGS}
     with load_lock():
-        for _ in range(rounds):
-            for config, _label in CONFIGS:
-                if not web_use(config):
-                    T.check(False, "restart web nodes on %s" % config)
-                    continue
-                for path in ROUTES:
-                    wrk(path, seconds=1)
-                    st_before = snapshot(statements)
-                    pg_before = snapshot(page_calls)
-                    r, errs, count = wrk(path, seconds=seconds)
-                    st = sum(delta(a, b) for a, b in zip(snapshot(statements).values(),
-                                                          st_before.values()))
-                    for k, v in snapshot(page_calls).items():
-                        spread[config][k] += delta(v, pg_before[k])
-                    rps[(config, path)].append(r)
-                    # requests still in flight when wrk stops count too
-                    stmts[(config, path)].append(st / max(count, 1))
-                    bad[config] += errs
+        for config, path in alternated(CONFIGS, rounds):
+            st_before = snapshot(statements)
+            pg_before = snapshot(page_calls)
+            r, errs, count = wrk(path, seconds=seconds)
+            st = sum(delta(a, b) for a, b in zip(snapshot(statements).values(),
+                                                  st_before.values()))
+            for k, v in snapshot(page_calls).items():
+                spread[config][k] += delta(v, pg_before[k])
+            rps[(config, path)].append(r)
+            # requests still in flight when wrk stops count too
+            stmts[(config, path)].append(st / max(count, 1))
+            bad[config] += errs
     note("wrk from the client host, 1 thread x 16 connections per web node, both nodes at "
          "once, %d rounds of %d s, medians:" % (rounds, seconds))
     note("%-28s %10s %8s %16s %8s %8s" % ("", "/ req/s", "stmt/pg", "/post-31 req/s",
@@ -772,26 +759,22 @@ def tls_cost(rounds=3, seconds=3):
     cpu = {(c, p): [] for c, _ in configs for p in ROUTES}
     bad = 0
     plain_seen = []
+    def plain_check(config):
+        if config == "direct-plain":
+            plain_seen.extend(psql(PG[n], "SELECT count(*) FILTER (WHERE NOT ssl) FROM pg_stat_ssl"
+                                   " JOIN pg_stat_activity USING (pid) WHERE usename = 'blog_web'",
+                                   db="postgres") for n in ("pg2", "pg3"))
+
     hba_plain(True)
     try:
-        for _ in range(rounds):
-            for config, _label in configs:
-                if not web_use(config):
-                    T.check(False, "restart web nodes on %s" % config)
-                    continue
-                for path in ROUTES:
-                    wrk(path, seconds=1)
-                    before = cpu_ticks(hosts)
-                    r, errs, count = wrk(path, seconds=seconds)
-                    after = cpu_ticks(hosts)
-                    used = sum(v - before.get(k, 0) for k, v in after.items())
-                    rps[(config, path)].append(r)
-                    cpu[(config, path)].append(1e6 * used / hz / max(count, 1))
-                    bad += errs
-                if config == "direct-plain":
-                    plain_seen += [psql(PG[n], "SELECT count(*) FILTER (WHERE NOT ssl) FROM pg_stat_ssl"
-                                        " JOIN pg_stat_activity USING (pid) WHERE usename = 'blog_web'",
-                                        db="postgres") for n in ("pg2", "pg3")]
+        for config, path in alternated(configs, rounds, after=plain_check):
+            before = cpu_ticks(hosts)
+            r, errs, count = wrk(path, seconds=seconds)
+            after = cpu_ticks(hosts)
+            used = sum(v - before.get(k, 0) for k, v in after.items())
+            rps[(config, path)].append(r)
+            cpu[(config, path)].append(1e6 * used / hz / max(count, 1))
+            bad += errs
     finally:
         hba_plain(False)
     note("what TLS costs per uncached page: wrk from the client host, 1 thread x 16 "

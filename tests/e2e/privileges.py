@@ -23,6 +23,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import blogtest as bt  # noqa: E402
+from rights import SQL, cases  # noqa: E402
 
 T = bt.Tally("privileges")
 DENIED = "42501"
@@ -39,22 +40,13 @@ def sqlstate(role, sql):
     return ""
 
 
-WRITE = "SELECT blog.add_comment('post-1', 'x', 'y')"
-CANNOT = [
-    ("blog_web", "SELECT a table", "SELECT 1 FROM blog.posts LIMIT 1"),
-    ("blog_web", "UPDATE a table", "UPDATE blog.posts SET title = 'x' WHERE id = 1"),
-    ("blog_web", "call a write function", WRITE),
-    ("blog_web", "call an internal function", "SELECT blog.notify_stale('{}', false)"),
-    ("blog_web", "create in schema blog", "CREATE TABLE blog.x (i int)"),
-    ("blog_web", "create in schema public", "CREATE TABLE public.x (i int)"),
-    ("blog_web", "create a schema", "CREATE SCHEMA x"),
-    ("pgblog_writer", "call a page function", "SELECT * FROM blog.post_page('post-1')"),
-    ("pgblog_writer", "SELECT a table", "SELECT 1 FROM blog.posts LIMIT 1"),
-    ("pgblog_writer", "UPDATE a table", "UPDATE blog.posts SET title = 'x' WHERE id = 1"),
-    ("pgblog_writer", "call an internal function", "SELECT blog.notify_stale('{}', false)"),
-    ("pgblog_writer", "create in schema blog", "CREATE TABLE blog.x (i int)"),
-    ("pgblog_writer", "create in schema public", "CREATE TABLE public.x (i int)"),
-]
+WRITE = SQL["call a write function"]
+CANNOT = (cases("blog_web", "SELECT a table", "UPDATE a table", "call a write function",
+                "call an internal function", "create in schema blog",
+                "create in schema public", "create a schema")
+          + cases("pgblog_writer", "call a page function", "SELECT a table", "UPDATE a table",
+                  "call an internal function", "create in schema blog",
+                  "create in schema public"))
 
 
 def main():

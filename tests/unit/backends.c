@@ -9,6 +9,19 @@
 #include "apr_strings.h"
 #include "http_log.h"
 
+apr_pool_t *
+t_root(void)
+{
+    static apr_pool_t *root;
+
+    if (root == NULL) {
+        apr_initialize();
+        atexit(apr_terminate);
+        apr_pool_create(&root, NULL);
+    }
+    return root;
+}
+
 request_rec *
 t_request(apr_pool_t *parent)
 {

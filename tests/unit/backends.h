@@ -47,6 +47,8 @@ extern size_t t_out_len;
 typedef int t_status_fn (request_rec *r, int flags);
 extern t_status_fn *t_status_hook;
 
+/* The process's root pool, APR initialised on the first call. */
+apr_pool_t *t_root(void);
 /* A request_rec with its own pool and a server. */
 request_rec *t_request(apr_pool_t *parent);
 /* A fresh directory under /tmp for the fakes' sockets, and its removal. */

@@ -125,12 +125,7 @@ fake_stop(fake_server *srv)
 unsigned
 fake_accepts(fake_server *srv)
 {
-    unsigned    n;
-
-    pthread_mutex_lock(&srv->lock);
-    n = srv->accepts;
-    pthread_mutex_unlock(&srv->lock);
-    return n;
+    return T_LOCKED(&srv->lock, srv->accepts);
 }
 
 int

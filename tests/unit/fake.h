@@ -12,7 +12,16 @@
 #ifndef BLOG_TEST_FAKE_H
 #define BLOG_TEST_FAKE_H
 
+#include <pthread.h>
 #include <stddef.h>
+
+/* expr's value, read under lock (the fakes' and the stubs' counters). */
+#define T_LOCKED(lock, expr) __extension__ ({ \
+        __typeof__(expr) t_v_; \
+        pthread_mutex_lock(lock); \
+        t_v_ = (expr); \
+        pthread_mutex_unlock(lock); \
+        t_v_; })
 
 /* ---- the socket server both fakes are made of ---- */
 

@@ -134,33 +134,22 @@ fake_pg_set(const fake_pg_conf *conf)
     pthread_mutex_unlock(&fpg_lock);
 }
 
-static unsigned
-fpg_count(const unsigned *n)
-{
-    unsigned    v;
-
-    pthread_mutex_lock(&fpg_lock);
-    v = *n;
-    pthread_mutex_unlock(&fpg_lock);
-    return v;
-}
-
 unsigned
 fake_pg_queries(void)
 {
-    return fpg_count(&fpg_queries);
+    return T_LOCKED(&fpg_lock, fpg_queries);
 }
 
 unsigned
 fake_pg_parses(void)
 {
-    return fpg_count(&fpg_parses);
+    return T_LOCKED(&fpg_lock, fpg_parses);
 }
 
 unsigned
 fake_pg_simple(void)
 {
-    return fpg_count(&fpg_simple);
+    return T_LOCKED(&fpg_lock, fpg_simple);
 }
 
 void
@@ -175,12 +164,7 @@ fake_pg_notify(const char *payload)
 int
 fake_pg_listeners(void)
 {
-    int         n;
-
-    pthread_mutex_lock(&fpg_lock);
-    n = fpg_listeners;
-    pthread_mutex_unlock(&fpg_lock);
-    return n;
+    return T_LOCKED(&fpg_lock, fpg_listeners);
 }
 
 void
@@ -327,9 +311,7 @@ fpg_serve(fake_conn *c)
         if (listening) {
             int         killed;
 
-            pthread_mutex_lock(&fpg_lock);
-            killed = fpg_kill_gen != kill_gen;
-            pthread_mutex_unlock(&fpg_lock);
+            killed = T_LOCKED(&fpg_lock, fpg_kill_gen) != kill_gen;
             if (killed || fpg_send_notes(c, &sent) != 0)
                 break;
             r = fake_read_some(c, &type, 1, 10);

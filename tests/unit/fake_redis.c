@@ -126,12 +126,7 @@ fake_redis_clear(void)
 unsigned
 fake_redis_ncmds(void)
 {
-    unsigned    n;
-
-    pthread_mutex_lock(&fr_lock);
-    n = fr_nlog;
-    pthread_mutex_unlock(&fr_lock);
-    return n;
+    return T_LOCKED(&fr_lock, fr_nlog);
 }
 
 int

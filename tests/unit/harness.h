@@ -47,6 +47,10 @@ typedef struct t_case
     void (*fn) (void);
 } t_case;
 
+/* The case fn_arg(): fn(arg), one check run in several modes. */
+#define T_WITH(fn, arg) \
+    static void fn##_##arg(void) { fn(arg); }
+
 /* Every allocation is its own malloc block, so that ASan and valgrind see
  * an overrun of any buffer the code under test was given. */
 typedef struct t_arena t_arena;

@@ -26,6 +26,7 @@
 #include "apr_strings.h"
 
 #include "backends.h"
+#include "fake.h"
 #include "stats.h"
 
 module AP_MODULE_DECLARE_DATA blog_module;
@@ -69,12 +70,7 @@ ap_log_error_(const char *file, int line, int module_index, int level,
 unsigned
 t_log_count(void)
 {
-    unsigned    n;
-
-    pthread_mutex_lock(&t_log_lock);
-    n = t_log_n;
-    pthread_mutex_unlock(&t_log_lock);
-    return n;
+    return T_LOCKED(&t_log_lock, t_log_n);
 }
 
 int
@@ -95,56 +91,22 @@ t_log_since(unsigned from, const char *needle)
 /* The hooks invalidate.c registers, for the tests to call. */
 t_hooks     t_hook;
 
-AP_DECLARE(void)
-ap_hook_pre_config(ap_HOOK_pre_config_t *pf, const char *const *pre,
-                   const char *const *succ, int order)
-{
-    (void) pre;
-    (void) succ;
-    (void) order;
-    t_hook.pre_config = pf;
-}
-
-AP_DECLARE(void)
-ap_hook_post_config(ap_HOOK_post_config_t *pf, const char *const *pre,
-                    const char *const *succ, int order)
-{
-    (void) pre;
-    (void) succ;
-    (void) order;
-    t_hook.post_config = pf;
-}
-
-AP_DECLARE(void)
-ap_hook_child_init(ap_HOOK_child_init_t *pf, const char *const *pre,
-                   const char *const *succ, int order)
-{
-    (void) pre;
-    (void) succ;
-    (void) order;
-    t_hook.child_init = pf;
-}
-
-AP_DECLARE(void)
-ap_hook_child_stopping(ap_HOOK_child_stopping_t *pf, const char *const *pre,
-                       const char *const *succ, int order)
-{
-    (void) pre;
-    (void) succ;
-    (void) order;
-    t_hook.child_stopping = pf;
-}
-
-AP_DECLARE(void)
-ap_hook_pre_connection(ap_HOOK_pre_connection_t *pf, const char *const *pre,
-                       const char *const *succ, int order)
-{
-    (void) pre;
-    (void) succ;
-    (void) order;
-    t_hook.pre_connection = pf;
-}
-
+/* Each hook registration keeps the function for the tests. */
+#define T_HOOK(name) \
+    AP_DECLARE(void) ap_hook_##name(ap_HOOK_##name##_t *pf, \
+                                    const char *const *pre, \
+                                    const char *const *succ, int order) \
+    { \
+        (void) pre; \
+        (void) succ; \
+        (void) order; \
+        t_hook.name = pf; \
+    }
+T_HOOK(pre_config)
+T_HOOK(post_config)
+T_HOOK(child_init)
+T_HOOK(child_stopping)
+T_HOOK(pre_connection)
 /* The MPM's process limit and the scoreboard's processes, for stats.c. */
 int         t_mpm_limit = 4;
 int         t_scoreboard = 1;

@@ -375,8 +375,9 @@ fix_build_hinted(t_fix *f, build_fn fn, size_t *hint)
     blog_rows rs = t_rows_view(&f->t);
 
     builder(f->a, &f->site, &f->b);
-    f->b.size_hint = hint;
+    f->b.size_hint = *hint;
     fn(&f->b, &rs, &f->pg);
+    *hint = f->b.size_hint;
 }
 
 /*
@@ -444,6 +445,20 @@ test_build_golden(void)
     t_arena_free(f.a);
 }
 
+/* A post's (or tag's) rows cut to none: the 404 page. */
+static void
+expect_no_rows_404(t_fix *f, int tag)
+{
+    if (tag)
+        tag_rows(f->a, &f->t, 7);
+    else
+        post_rows(f->a, &f->t, 31);
+    f->t.nrows = 0;
+    fix_build(f, tag ? blog_build_tag : blog_build_post);
+    CHECK(f->pg.status == BLOG_STATUS_NOT_FOUND
+          && f->pg.body == f->site.not_found.body);
+}
+
 static void
 test_build_no_rows(void)
 {
@@ -451,16 +466,8 @@ test_build_no_rows(void)
 
     if (fix_init(&f) != 0)
         return;
-    post_rows(f.a, &f.t, 31);
-    f.t.nrows = 0;
-    fix_build(&f, blog_build_post);
-    CHECK(f.pg.status == BLOG_STATUS_NOT_FOUND
-          && f.pg.body == f.site.not_found.body);
-    tag_rows(f.a, &f.t, 7);
-    f.t.nrows = 0;
-    fix_build(&f, blog_build_tag);
-    CHECK(f.pg.status == BLOG_STATUS_NOT_FOUND
-          && f.pg.body == f.site.not_found.body);
+    expect_no_rows_404(&f, 0);
+    expect_no_rows_404(&f, 1);
     /* a tag without posts: one row with its name and NULL cards */
     tag_rows(f.a, &f.t, 7);
     f.t.nrows = 1;

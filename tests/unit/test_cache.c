@@ -85,11 +85,7 @@ tc_settle(void)
 static void
 test_cache_off(void)
 {
-    if (tc_root == NULL) {
-        apr_initialize();
-        atexit(apr_terminate);
-        apr_pool_create(&tc_root, NULL);
-    }
+    tc_root = t_root();
     CHECK(!blog_cache_enabled());
     apr_pool_create(&tc_child, tc_root);
     tc_dir = t_sockdir(tc_root);
@@ -134,7 +130,7 @@ test_cache_set_get(void)
 
 /* A reply that does not come (or not whole): DOWN by BlogRedisTimeout. */
 static void
-tc_deadline(fake_mode mode)
+tc_deadline(int mode)
 {
     long        ms;
     long        limit = (long) apr_time_as_msec(TC_SHORT);
@@ -152,48 +148,18 @@ tc_deadline(fake_mode mode)
     CHECK(tc_settle() == 0);
 }
 
-static void
-test_cache_stall(void)
-{
-    tc_deadline(FAKE_STALL);
-}
-
-static void
-test_cache_partial_stall(void)
-{
-    tc_deadline(FAKE_PARTIAL_STALL);
-}
-
 /* A reply Redis would never send: DOWN at once, the connection dropped. */
 static void
-tc_bad(fake_mode mode, const char *why)
+tc_bad(int mode)
 {
     unsigned    a = fake_accepts(tc_redis);
 
     fake_redis_set(mode, 1);
     blog_cache_why_reset();
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
-    CHECK(strstr(blog_cache_why(), why) != NULL);
+    CHECK(strstr(blog_cache_why(), "bad or oversized reply") != NULL);
     CHECK(tc_settle() == 0);
     CHECK(fake_accepts(tc_redis) == a + 1);     /* a new connection */
-}
-
-static void
-test_cache_garbage(void)
-{
-    tc_bad(FAKE_GARBAGE, "bad or oversized reply");
-}
-
-static void
-test_cache_oversize(void)
-{
-    tc_bad(FAKE_OVERSIZE, "bad or oversized reply");
-}
-
-static void
-test_cache_long_line(void)
-{
-    tc_bad(FAKE_LONG_LINE, "bad or oversized reply");
 }
 
 /* On a connection that never answered: no retry, a backoff. */
@@ -219,14 +185,15 @@ test_cache_disconnect_mid_reply(void)
 static void
 test_cache_reconnect_after_close(void)
 {
+    static const fake_mode closes[] = {FAKE_CLOSE, FAKE_PARTIAL_CLOSE};
     unsigned    a = fake_accepts(tc_redis);
+    unsigned    i;
 
-    fake_redis_set(FAKE_CLOSE, 1);
-    CHECK(tc_get(TC_KEY, TC_BODY, NULL) == BLOG_CACHE_HIT);
-    CHECK(fake_accepts(tc_redis) == a + 1);
-    fake_redis_set(FAKE_PARTIAL_CLOSE, 1);
-    CHECK(tc_get(TC_KEY, TC_BODY, NULL) == BLOG_CACHE_HIT);
-    CHECK(fake_accepts(tc_redis) == a + 2);
+    for (i = 0; i < 2; i++) {
+        fake_redis_set(closes[i], 1);
+        CHECK(tc_get(TC_KEY, TC_BODY, NULL) == BLOG_CACHE_HIT);
+        CHECK(fake_accepts(tc_redis) == a + i + 1);
+    }
 }
 
 static void
@@ -447,14 +414,20 @@ test_cache_child_exit(void)
     t_sockdir_remove(tc_dir);
 }
 
+T_WITH(tc_deadline, FAKE_STALL)
+T_WITH(tc_deadline, FAKE_PARTIAL_STALL)
+T_WITH(tc_bad, FAKE_GARBAGE)
+T_WITH(tc_bad, FAKE_OVERSIZE)
+T_WITH(tc_bad, FAKE_LONG_LINE)
+
 const t_case t_cache_cases[] = {
     {"cache: BlogRedis Off", test_cache_off},
     {"cache: SET, then GET hits and misses", test_cache_set_get},
-    {"cache: a stalled reply ends at BlogRedisTimeout", test_cache_stall},
-    {"cache: half a reply ends at BlogRedisTimeout", test_cache_partial_stall},
-    {"cache: garbage", test_cache_garbage},
-    {"cache: a bulk reply declaring 2 MB", test_cache_oversize},
-    {"cache: a status line that never ends", test_cache_long_line},
+    {"cache: a stalled reply ends at BlogRedisTimeout", tc_deadline_FAKE_STALL},
+    {"cache: half a reply ends at BlogRedisTimeout", tc_deadline_FAKE_PARTIAL_STALL},
+    {"cache: garbage", tc_bad_FAKE_GARBAGE},
+    {"cache: a bulk reply declaring 2 MB", tc_bad_FAKE_OVERSIZE},
+    {"cache: a status line that never ends", tc_bad_FAKE_LONG_LINE},
     {"cache: disconnect mid-reply on a new connection",
      test_cache_disconnect_mid_reply},
     {"cache: Redis closed a connection that had answered",

@@ -50,16 +50,6 @@ tdb_scale_init(void)
     blog_dbscale_child_init(tdb_scale, NULL, tdb_g.conninfo, tdb_g.prepare);
 }
 
-static void
-tdb_apr(void)
-{
-    if (tdb_root == NULL) {
-        apr_initialize();
-        atexit(apr_terminate);
-        apr_pool_create(&tdb_root, NULL);
-    }
-}
-
 /* The fake behaving: every reply whole. */
 static void
 tdb_fake(fake_mode query, int times, const char *sqlstate)
@@ -130,7 +120,7 @@ test_db_ping_before_init(void)
     request_rec *r;
     char        why[200];
 
-    tdb_apr();
+    tdb_root = t_root();
     r = t_request(tdb_root);
     CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
     CHECK(strstr(why, "not set up") != NULL);
@@ -142,7 +132,7 @@ test_db_child_init_eager(void)
 {
     server_rec *s;
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&tdb_child, tdb_root);
     s = apr_pcalloc(tdb_child, sizeof(*s));
     tdb_dir = t_sockdir(tdb_root);
@@ -201,7 +191,7 @@ test_db_ping(void)
 
 /* A reply that does not come: 503 by the deadline, the connection gone. */
 static void
-tdb_deadline(fake_mode mode)
+tdb_deadline(int mode)
 {
     long        ms;
     apr_uint64_t timeouts = t_stat(BLOG_STAT_POOL_QUERY_TIMEOUTS);
@@ -219,56 +209,20 @@ tdb_deadline(fake_mode mode)
     CHECK(tdb_settle() == 0);
 }
 
-static void
-test_db_stall_deadline(void)
-{
-    tdb_deadline(FAKE_STALL);
-}
-
-static void
-test_db_partial_reply_deadline(void)
-{
-    tdb_deadline(FAKE_PARTIAL_STALL);
-}
-
 /* A connection lost under a page: retried once, on a new connection. */
 static void
-tdb_retried(fake_mode mode, const char *sqlstate)
+tdb_retried(int mode)
 {
     unsigned    a = fake_accepts(tdb_pg);
     unsigned    q = fake_pg_queries();
     apr_uint64_t lost = t_stat(BLOG_STAT_POOL_RECONNECTS);
 
-    tdb_fake(mode, 1, sqlstate);
+    tdb_fake(mode, 1, mode == FAKE_ERROR ? "57P01" : NULL);
     CHECK(tdb_page(NULL) == APR_SUCCESS);
     CHECK(fake_pg_queries() == q + 2);
     /* the other pooled connection is older than the loss: not trusted */
     CHECK(fake_accepts(tdb_pg) == a + 1);
     CHECK(t_stat(BLOG_STAT_POOL_RECONNECTS) == lost + 1);
-}
-
-static void
-test_db_disconnect_mid_reply(void)
-{
-    tdb_retried(FAKE_PARTIAL_CLOSE, NULL);
-}
-
-static void
-test_db_disconnect_before_reply(void)
-{
-    tdb_retried(FAKE_CLOSE, NULL);
-}
-
-static void
-test_db_garbage(void)
-{
-    tdb_retried(FAKE_GARBAGE, NULL);
-}
-
-static void
-test_db_admin_shutdown(void)
-{
-    tdb_retried(FAKE_ERROR, "57P01");
 }
 
 /* Lost on the new connection too: a failure, not a third try. */
@@ -524,20 +478,24 @@ test_db_child_exit(void)
     t_sockdir_remove(tdb_dir);
 }
 
+T_WITH(tdb_deadline, FAKE_STALL)
+T_WITH(tdb_deadline, FAKE_PARTIAL_STALL)
+T_WITH(tdb_retried, FAKE_PARTIAL_CLOSE)
+T_WITH(tdb_retried, FAKE_CLOSE)
+T_WITH(tdb_retried, FAKE_GARBAGE)
+T_WITH(tdb_retried, FAKE_ERROR)
+
 const t_case t_db_cases[] = {
     {"db: ping before the pool is set up", test_db_ping_before_init},
     {"db: BlogPoolMin connections at child start", test_db_child_init_eager},
     {"db: pages reuse pooled connections", test_db_page_reuses},
     {"db: health ping, error, deadline, lost", test_db_ping},
-    {"db: a stalled reply ends at BlogQueryTimeout", test_db_stall_deadline},
-    {"db: half a reply ends at BlogQueryTimeout",
-     test_db_partial_reply_deadline},
-    {"db: disconnect mid-reply retried on a new connection",
-     test_db_disconnect_mid_reply},
-    {"db: disconnect before the reply retried",
-     test_db_disconnect_before_reply},
-    {"db: garbage from the server retried", test_db_garbage},
-    {"db: 57P01 admin shutdown retried", test_db_admin_shutdown},
+    {"db: a stalled reply ends at BlogQueryTimeout", tdb_deadline_FAKE_STALL},
+    {"db: half a reply ends at BlogQueryTimeout", tdb_deadline_FAKE_PARTIAL_STALL},
+    {"db: disconnect mid-reply retried on a new connection", tdb_retried_FAKE_PARTIAL_CLOSE},
+    {"db: disconnect before the reply retried", tdb_retried_FAKE_CLOSE},
+    {"db: garbage from the server retried", tdb_retried_FAKE_GARBAGE},
+    {"db: 57P01 admin shutdown retried", tdb_retried_FAKE_ERROR},
     {"db: lost twice fails", test_db_lost_twice},
     {"db: SQL error not retried", test_db_sql_error},
     {"db: startup that stalls ends at the deadline", test_db_connect_stall},
@@ -590,7 +548,7 @@ test_dbscale_one_host(void)
     int         several;
     const char *ci = "host=/tmp port=5432 dbname=blog";
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&p, tdb_root);
     CHECK(tds_init(p, ci, &several) == ci);     /* as written */
     CHECK(!several);
@@ -605,7 +563,7 @@ test_dbscale_permutations(void)
     int         several, i, first[3] = {0, 0, 0};
     char        seen[6][200];
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&p, tdb_root);
     tds_init(p, "host=a,b,c port=1,2,3 dbname='x y'", &several);
     CHECK(several);
@@ -639,7 +597,7 @@ test_dbscale_lists(void)
     int         several;
     const char *ci;
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&p, tdb_root);
     /* one port for every host; a quoted value comes unquoted */
     tds_init(p, "host=a,b port=5 options='-c x=\\'y\\''", &several);
@@ -672,7 +630,7 @@ test_dbscale_retire(void)
     PGconn     *conn;
     char        ci[300];
 
-    tdb_apr();
+    tdb_root = t_root();
     apr_pool_create(&p, tdb_root);
     dir = t_sockdir(tdb_root);  /* outlives the pools of the set-ups */
     pg = fake_pg_start(dir);

@@ -192,20 +192,28 @@ expect_golden(t_arena *a, const char *page, const blog_frame *root,
     }
 }
 
+/* The golden page <kind>-<n>.html of each n. */
+static void
+golden_each(const char *kind, blog_frame *(*page) (t_arena *, int),
+            const int *ns, size_t count)
+{
+    size_t i;
+
+    for (i = 0; i < count; i++) {
+        t_arena *a = t_arena_new();
+
+        expect_golden(a, kind, page(a, ns[i]),
+                      t_arena_printf(a, "%s-%d.html", kind, ns[i]));
+        t_arena_free(a);
+    }
+}
+
 static void
 test_golden_posts(void)
 {
     static const int posts[] = {1, 2, 21, 31, 1000};
-    size_t i;
 
-    for (i = 0; i < sizeof(posts) / sizeof(posts[0]); i++) {
-        t_arena *a = t_arena_new();
-        char name[32];
-
-        snprintf(name, sizeof(name), "post-%d.html", posts[i]);
-        expect_golden(a, "post", post_page(a, posts[i]), name);
-        t_arena_free(a);
-    }
+    golden_each("post", post_page, posts, sizeof(posts) / sizeof(posts[0]));
 }
 
 static void
@@ -221,16 +229,8 @@ static void
 test_golden_tags(void)
 {
     static const int tags[] = {5, 7, 21};
-    size_t i;
 
-    for (i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
-        t_arena *a = t_arena_new();
-        char name[32];
-
-        snprintf(name, sizeof(name), "tag-%d.html", tags[i]);
-        expect_golden(a, "tag", tag_page(a, tags[i]), name);
-        t_arena_free(a);
-    }
+    golden_each("tag", tag_page, tags, sizeof(tags) / sizeof(tags[0]));
 }
 
 static void

@@ -68,6 +68,35 @@ ti_wait_listeners(int n)
     return fake_pg_listeners() == n;
 }
 
+/*
+ * The fake PostgreSQL's LISTEN and startup behaving so from now on, its
+ * listener killed: the connections accepted before.
+ */
+static unsigned
+ti_kill_listener(fake_mode listen, fake_mode startup)
+{
+    fake_pg_conf c = {0};
+    unsigned    a = fake_accepts(ti_pg);
+
+    c.listen = listen;
+    c.startup = startup;
+    fake_pg_set(&c);
+    fake_pg_kill_listeners();
+    CHECK(ti_wait_listeners(0));
+    return a;
+}
+
+/* Whether the fake PostgreSQL accepted at least n connections in time. */
+static int
+ti_wait_accepts(unsigned n)
+{
+    apr_time_t  t0 = apr_time_now();
+
+    while (fake_accepts(ti_pg) < n && t_ms_since(t0) < TI_WAIT_MS)
+        usleep(5000);
+    return fake_accepts(ti_pg) >= n;
+}
+
 static int
 ti_wait_gone(const char *key)
 {
@@ -83,11 +112,7 @@ test_inv_not_configured(void)
 {
     server_rec *s;
 
-    if (ti_root == NULL) {
-        apr_initialize();
-        atexit(apr_terminate);
-        apr_pool_create(&ti_root, NULL);
-    }
+    ti_root = t_root();
     s = apr_pcalloc(ti_root, sizeof(*s));
     s->log.level = APLOG_DEBUG;
     ti_s = s;
@@ -242,11 +267,10 @@ static void
 test_inv_pg_lost(void)
 {
     unsigned    n = fake_redis_ncmds();
-    unsigned    a = fake_accepts(ti_pg);
+    unsigned    a;
 
     fake_redis_put("blog:page:/post/w", "w");
-    fake_pg_kill_listeners();
-    CHECK(ti_wait_listeners(0));
+    a = ti_kill_listener(FAKE_OK, FAKE_OK);
     CHECK(ti_wait_listeners(1));
     CHECK(fake_accepts(ti_pg) > a);
     CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
@@ -258,29 +282,15 @@ static void
 test_inv_listen_refused(void)
 {
     fake_pg_conf c = {0};
-    unsigned    a = fake_accepts(ti_pg);
-    apr_time_t  t0;
 
-    c.listen = FAKE_ERROR;
-    fake_pg_set(&c);
-    fake_pg_kill_listeners();
-    CHECK(ti_wait_listeners(0));
-    t0 = apr_time_now();
-    while (fake_accepts(ti_pg) < a + 3 && t_ms_since(t0) < TI_WAIT_MS)
-        usleep(5000);
-    CHECK(fake_accepts(ti_pg) >= a + 3);
+    CHECK(ti_wait_accepts(ti_kill_listener(FAKE_ERROR, FAKE_OK) + 3));
     CHECK(fake_pg_listeners() == 0);
     /* still refused: a connection under way when this changes fails */
+    c.listen = FAKE_ERROR;
     c.startup = FAKE_STALL;
     fake_pg_set(&c);
-    a = fake_accepts(ti_pg);
-    t0 = apr_time_now();
-    while (fake_accepts(ti_pg) < a + 2 && t_ms_since(t0) < TI_WAIT_MS)
-        usleep(5000);
-    CHECK(fake_accepts(ti_pg) >= a + 2);
-    c.startup = FAKE_OK;
-    c.listen = FAKE_OK;
-    fake_pg_set(&c);
+    CHECK(ti_wait_accepts(fake_accepts(ti_pg) + 2));
+    fake_pg_set(&(fake_pg_conf) {0});
     CHECK(ti_wait_listeners(1));
 }
 
@@ -315,25 +325,16 @@ test_inv_redis_down_at_start(void)
 static void
 test_inv_stop_frozen_pg(void)
 {
-    fake_pg_conf c = {0};
-    unsigned    a = fake_accepts(ti_pg);
     apr_time_t  t0;
 
-    c.startup = FAKE_STALL;
-    fake_pg_set(&c);
-    fake_pg_kill_listeners();
-    CHECK(ti_wait_listeners(0));
-    t0 = apr_time_now();
-    while (fake_accepts(ti_pg) == a && t_ms_since(t0) < TI_WAIT_MS)
-        usleep(5000);
-    CHECK(fake_accepts(ti_pg) > a);     /* a connect under way */
+    /* a connect under way */
+    CHECK(ti_wait_accepts(ti_kill_listener(FAKE_OK, FAKE_STALL) + 1));
     t0 = apr_time_now();
     t_hook.child_stopping(ti_child, 1);
     CHECK(t_ms_since(t0) < apr_time_as_msec(ti_db.query_timeout) + 1000
           + T_MARGIN_MS);
     apr_pool_destroy(ti_child);
-    c.startup = FAKE_OK;
-    fake_pg_set(&c);
+    fake_pg_set(&(fake_pg_conf) {0});
     ti_configure(1);
     ti_child_start();
     CHECK(ti_wait_listeners(1));

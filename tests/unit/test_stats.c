@@ -65,19 +65,29 @@ test_stats_segment(void)
     CHECK(blog_stats_nslots() == 8);
 }
 
+/* A child starting in scoreboard slot sb (-1: not in it yet). */
+static apr_pool_t *
+ts_child(int sb)
+{
+    apr_pool_t *pchild;
+
+    memset(t_procs, 0, sizeof(t_procs));
+    if (sb >= 0)
+        t_procs[sb].pid = getpid();
+    apr_pool_create(&pchild, ts_proc);
+    t_hook.child_init(pchild, ts_s);
+    return pchild;
+}
+
 /* The child's slot: scoreboard slot 2, its counts carried over. */
 static void
 test_stats_child_slot(void)
 {
-    apr_pool_t *pchild;
+    apr_pool_t *pchild = ts_child(2);
     apr_uint64_t v[BLOG_STAT_N];
     pid_t       pid;
     int         slot;
 
-    memset(t_procs, 0, sizeof(t_procs));
-    t_procs[2].pid = getpid();
-    apr_pool_create(&pchild, ts_proc);
-    t_hook.child_init(pchild, ts_s);
     CHECK(blog_stats_read(2, &pid, &slot, v) == 0);
     CHECK(pid == getpid() && slot == 2);
     /* a fresh slot (this process's counts stayed in the one before) */
@@ -99,15 +109,11 @@ test_stats_child_slot(void)
 static void
 test_stats_second_slot(void)
 {
-    apr_pool_t *pchild;
+    apr_pool_t *pchild = ts_child(3);
     apr_uint64_t v[BLOG_STAT_N];
     pid_t       pid;
     int         slot;
 
-    memset(t_procs, 0, sizeof(t_procs));
-    t_procs[3].pid = getpid();
-    apr_pool_create(&pchild, ts_proc);
-    t_hook.child_init(pchild, ts_s);
     CHECK(blog_stats_read(3, &pid, &slot, v) == 0 && pid == getpid());
     /* as if it were an old child: a new one (this process again) starts */
     t_hook.child_init(pchild, ts_s);
@@ -123,16 +129,12 @@ test_stats_second_slot(void)
 static void
 test_stats_late_slot(void)
 {
-    apr_pool_t *pchild;
+    apr_pool_t *pchild = ts_child(-1);
     apr_uint64_t v[BLOG_STAT_N];
+    apr_uint64_t before;
     pid_t       pid;
     int         slot;
 
-    apr_uint64_t before;
-
-    memset(t_procs, 0, sizeof(t_procs));
-    apr_pool_create(&pchild, ts_proc);
-    t_hook.child_init(pchild, ts_s);
     CHECK(blog_stats_read(1, &pid, &slot, v) == 0 && pid == 0);
     /* counted before the slot is known: private, then carried over */
     blog_stat_add(BLOG_STAT_CACHE_HITS, 3);

@@ -114,6 +114,15 @@ expect(const char *src, const char *const *partials, const blog_frame *root,
     t_arena_free(ar);
 }
 
+/* expect() over a NULL-terminated {src, want} table. */
+static void
+expect_all(const char *const *t, const char *const *partials,
+           const blog_frame *root)
+{
+    for (; t[0] != NULL; t += 2)
+        expect(t[0], partials, root, t[1]);
+}
+
 /* Compiles src and checks the exact error message. */
 static void
 expect_error(const char *src, const char *const *partials, const char *want)
@@ -171,43 +180,48 @@ fixture_init(fixture *f)
 static void
 test_text_and_values(void)
 {
+    static const char *const cases[] = {
+        "", "",
+        "plain <b>text</b> & 'quotes'\n", "plain <b>text</b> & 'quotes'\n",
+        "[{{a}}]", "[A&amp;]",
+        "[{{ a }}]", "[A&amp;]",
+        "[{{{a}}}]", "[A&]",
+        "[{{& a}}]", "[A&]",
+        "[{{b}}]", "[]",
+        "[{{y}}]", "[]",                /* unset */
+        "[{{list}}]", "[]",             /* a list is no text */
+        "{ {a} } {{a}}}", "{ {a} } A&amp;}",
+        "a{{! a comment }}b", "ab",
+        "a{{!\nmulti-line\n}}b", "ab",
+        NULL
+    };
     fixture f;
 
     fixture_init(&f);
-    expect("", NULL, &f.root, "");
-    expect("plain <b>text</b> & 'quotes'\n", NULL, &f.root,
-           "plain <b>text</b> & 'quotes'\n");
-    expect("[{{a}}]", NULL, &f.root, "[A&amp;]");
-    expect("[{{ a }}]", NULL, &f.root, "[A&amp;]");
-    expect("[{{{a}}}]", NULL, &f.root, "[A&]");
-    expect("[{{& a}}]", NULL, &f.root, "[A&]");
-    expect("[{{b}}]", NULL, &f.root, "[]");
-    expect("[{{y}}]", NULL, &f.root, "[]");           /* unset */
-    expect("[{{list}}]", NULL, &f.root, "[]");        /* a list is no text */
-    expect("[{{a}}]", NULL, NULL, "[]");              /* no data at all */
-    expect("{ {a} } {{a}}}", NULL, &f.root, "{ {a} } A&amp;}");
-    expect("a{{! a comment }}b", NULL, &f.root, "ab");
-    expect("a{{!\nmulti-line\n}}b", NULL, &f.root, "ab");
+    expect_all(cases, NULL, &f.root);
+    expect("[{{a}}]", NULL, NULL, "[]");        /* no data at all */
 }
 
 static void
 test_sections(void)
 {
+    static const char *const cases[] = {
+        "{{#list}}[{{x}}]{{/list}}", "[1][2][&lt;3&gt;]",
+        "{{#a}}yes {{a}}{{/a}}", "yes A&amp;",
+        "{{#b}}no{{/b}}", "",
+        "{{#y}}no{{/y}}", "",
+        "{{#list}}{{#y}}y{{/y}}{{^y}}-{{/y}}{{/list}}", "y-y",
+        "{{^a}}no{{/a}}", "",
+        "{{^b}}empty{{/b}}", "empty",
+        "{{^y}}unset{{/y}}", "unset",
+        "{{^list}}no{{/list}}", "",
+        "{{#list}}{{^inner}}none{{/inner}}{{/list}}", "nonenone",
+        NULL
+    };
     fixture f;
 
     fixture_init(&f);
-    expect("{{#list}}[{{x}}]{{/list}}", NULL, &f.root, "[1][2][&lt;3&gt;]");
-    expect("{{#a}}yes {{a}}{{/a}}", NULL, &f.root, "yes A&amp;");
-    expect("{{#b}}no{{/b}}", NULL, &f.root, "");
-    expect("{{#y}}no{{/y}}", NULL, &f.root, "");
-    expect("{{#list}}{{#y}}y{{/y}}{{^y}}-{{/y}}{{/list}}", NULL, &f.root,
-           "y-y");
-    expect("{{^a}}no{{/a}}", NULL, &f.root, "");
-    expect("{{^b}}empty{{/b}}", NULL, &f.root, "empty");
-    expect("{{^y}}unset{{/y}}", NULL, &f.root, "unset");
-    expect("{{^list}}no{{/list}}", NULL, &f.root, "");
-    expect("{{#list}}{{^inner}}none{{/inner}}{{/list}}", NULL, &f.root,
-           "nonenone");
+    expect_all(cases, NULL, &f.root);
     f.root_vals[LIST] = L(f.items, 0);
     expect("{{#list}}no{{/list}}{{^list}}empty list{{/list}}", NULL, &f.root,
            "empty list");
@@ -239,27 +253,30 @@ test_lookup(void)
 static void
 test_standalone(void)
 {
+    static const char *const cases[] = {
+        "x\n{{#list}}\n[{{x}}]\n{{/list}}\ny\n",
+        "x\n[1]\n[2]\n[&lt;3&gt;]\ny\n",
+        "x\n \t{{#list}} \t\n{{x}}\n  {{/list}}\ny\n",
+        "x\n1\n2\n&lt;3&gt;\ny\n",
+        "x\r\n{{#list}}\r\n{{x}}\r\n{{/list}}\r\n",
+        "x\r\n1\r\n2\r\n&lt;3&gt;\r\n",
+        "{{! first line }}\nbody\n", "body\n",
+        "body\n{{! last line, no newline }}", "body\n",
+        "  {{^b}}\nempty\n  {{/b}}\n", "empty\n",
+        /* not standalone: other text or tags on the line */
+        "a {{#list}}{{x}}{{/list}} b\n", "a 12&lt;3&gt; b\n",
+        "{{#list}}{{/list}}\n", "\n",
+        "{{#list}} x\n{{/list}}", " x\n x\n x\n",
+        "x {{! c }}\n", "x \n",
+        /* a value tag is never standalone, even when empty */
+        "{{b}}\nx\n", "\nx\n",
+        "  {{b}}  \n", "    \n",
+        NULL
+    };
     fixture f;
 
     fixture_init(&f);
-    expect("x\n{{#list}}\n[{{x}}]\n{{/list}}\ny\n", NULL, &f.root,
-           "x\n[1]\n[2]\n[&lt;3&gt;]\ny\n");
-    expect("x\n \t{{#list}} \t\n{{x}}\n  {{/list}}\ny\n", NULL, &f.root,
-           "x\n1\n2\n&lt;3&gt;\ny\n");
-    expect("x\r\n{{#list}}\r\n{{x}}\r\n{{/list}}\r\n", NULL, &f.root,
-           "x\r\n1\r\n2\r\n&lt;3&gt;\r\n");
-    expect("{{! first line }}\nbody\n", NULL, &f.root, "body\n");
-    expect("body\n{{! last line, no newline }}", NULL, &f.root, "body\n");
-    expect("  {{^b}}\nempty\n  {{/b}}\n", NULL, &f.root, "empty\n");
-    /* not standalone: other text or tags on the line */
-    expect("a {{#list}}{{x}}{{/list}} b\n", NULL, &f.root,
-           "a 12&lt;3&gt; b\n");
-    expect("{{#list}}{{/list}}\n", NULL, &f.root, "\n");
-    expect("{{#list}} x\n{{/list}}", NULL, &f.root, " x\n x\n x\n");
-    expect("x {{! c }}\n", NULL, &f.root, "x \n");
-    /* a value tag is never standalone, even when empty */
-    expect("{{b}}\nx\n", NULL, &f.root, "\nx\n");
-    expect("  {{b}}  \n", NULL, &f.root, "    \n");
+    expect_all(cases, NULL, &f.root);
 }
 
 static void
@@ -271,17 +288,20 @@ test_partials(void)
         "outer", "<{{> p}}|{{> line}}>",
         NULL
     };
+    static const char *const cases[] = {
+        "<{{> p}}>", "<PA&amp;>",
+        "<{{>p}}>", "<PA&amp;>",
+        "x\n{{> line}}\ny\n", "x\nLroot-x\ny\n",
+        "x\n  {{> line}}  \ny\n", "x\nLroot-x\ny\n",
+        "{{#list}}\n{{> line}}\n{{/list}}\n", "L1\nL2\nL&lt;3&gt;\n",
+        "{{> outer}}", "<PA&amp;|Lroot-x\n>",
+        "{{> p}}{{> p}}", "PA&amp;PA&amp;",
+        NULL
+    };
     fixture f;
 
     fixture_init(&f);
-    expect("<{{> p}}>", parts, &f.root, "<PA&amp;>");
-    expect("<{{>p}}>", parts, &f.root, "<PA&amp;>");
-    expect("x\n{{> line}}\ny\n", parts, &f.root, "x\nLroot-x\ny\n");
-    expect("x\n  {{> line}}  \ny\n", parts, &f.root, "x\nLroot-x\ny\n");
-    expect("{{#list}}\n{{> line}}\n{{/list}}\n", parts, &f.root,
-           "L1\nL2\nL&lt;3&gt;\n");
-    expect("{{> outer}}", parts, &f.root, "<PA&amp;|Lroot-x\n>");
-    expect("{{> p}}{{> p}}", parts, &f.root, "PA&amp;PA&amp;");
+    expect_all(cases, parts, &f.root);
 }
 
 static void
@@ -354,38 +374,34 @@ test_errors(void)
         NULL
     };
 
-    expect_error("x\n{{nope}}", NULL, "t.html:2: unknown name 'nope'");
-    expect_error("{{#nope}}{{/nope}}", NULL,
-                 "t.html:1: unknown name 'nope'");
-    expect_error("{{#list}}\nabc\n", NULL,
-                 "t.html:1: unclosed section 'list'");
-    expect_error("a\n{{#list}}\n{{^a}}\n{{/a}}\n", NULL,
-                 "t.html:2: unclosed section 'list'");
-    expect_error("{{#list}}\n{{/a}}", NULL,
-                 "t.html:2: '{{/a}}' closes 'list' opened at line 1");
-    expect_error("x\n\n{{/list}}", NULL,
-                 "t.html:3: '{{/list}}' closes no open section");
-    expect_error("a\n\n{{> nope}}", parts,
-                 "t.html:3: partial 'nope' not found");
-    expect_error("{{> bad}}", parts, "bad:2: unknown name 'bad'");
-    expect_error("{{> self}}", parts,
-                 "self:1: partial cycle: 'self' includes itself");
-    expect_error("{{> c1}}", parts,
-                 "c2:2: partial cycle: 'c1' includes itself");
-    expect_error("{{#list}}{{> closer}}{{/list}}", parts,
-                 "closer:1: '{{/list}}' closes no open section");
-    expect_error("{{> opener}}{{/list}}", parts,
-                 "opener:1: unclosed section 'list'");
-    expect_error("ab\n c {{a", NULL, "t.html:2: unclosed tag (no '}}')");
-    expect_error("{{{a}}", NULL, "t.html:1: unclosed tag (no '}}}')");
-    expect_error("{{! never closed", NULL,
-                 "t.html:1: unclosed tag (no '}}')");
-    expect_error("{{ }}", NULL, "t.html:1: empty tag");
-    expect_error("{{#}}", NULL, "t.html:1: empty tag");
-    expect_error("{{a b}}", NULL, "t.html:1: malformed name 'a b'");
-    expect_error("{{.}}", NULL, "t.html:1: unknown name '.'");
-    expect_error("{{=<% %>=}}", NULL,
-                 "t.html:1: changing delimiters is not supported");
+    static const char *const cases[] = {
+        "x\n{{nope}}", "t.html:2: unknown name 'nope'",
+        "{{#nope}}{{/nope}}", "t.html:1: unknown name 'nope'",
+        "{{#list}}\nabc\n", "t.html:1: unclosed section 'list'",
+        "a\n{{#list}}\n{{^a}}\n{{/a}}\n", "t.html:2: unclosed section 'list'",
+        "{{#list}}\n{{/a}}", "t.html:2: '{{/a}}' closes 'list' opened at line 1",
+        "x\n\n{{/list}}", "t.html:3: '{{/list}}' closes no open section",
+        "a\n\n{{> nope}}", "t.html:3: partial 'nope' not found",
+        "{{> bad}}", "bad:2: unknown name 'bad'",
+        "{{> self}}", "self:1: partial cycle: 'self' includes itself",
+        "{{> c1}}", "c2:2: partial cycle: 'c1' includes itself",
+        "{{#list}}{{> closer}}{{/list}}",
+        "closer:1: '{{/list}}' closes no open section",
+        "{{> opener}}{{/list}}", "opener:1: unclosed section 'list'",
+        "ab\n c {{a", "t.html:2: unclosed tag (no '}}')",
+        "{{{a}}", "t.html:1: unclosed tag (no '}}}')",
+        "{{! never closed", "t.html:1: unclosed tag (no '}}')",
+        "{{ }}", "t.html:1: empty tag",
+        "{{#}}", "t.html:1: empty tag",
+        "{{a b}}", "t.html:1: malformed name 'a b'",
+        "{{.}}", "t.html:1: unknown name '.'",
+        "{{=<% %>=}}", "t.html:1: changing delimiters is not supported",
+        NULL
+    };
+    const char *const *t;
+
+    for (t = cases; t[0] != NULL; t += 2)
+        expect_error(t[0], parts, t[1]);
 }
 
 static void
