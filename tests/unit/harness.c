@@ -195,6 +195,7 @@ main(int argc, char **argv)
     t_run(t_cache_cases, &passed, &failed);
     t_run(t_invalidate_cases, &passed, &failed);
     t_run(t_stats_cases, &passed, &failed);
+    t_run(t_redis_io_cases, &passed, &failed);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
