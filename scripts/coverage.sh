@@ -109,6 +109,9 @@ for d in "$("$SYS_PG_CONFIG" --bindir)" "$("$SYS_PG_CONFIG" --pkglibdir)" \
     mkdir -p "$RUN/pg$(dirname "$d")"
     cp -a "$d" "$RUN/pg$d"
 done
+# only this tree's pg_blog, whatever another install left in the system's
+rm -f "$RUN/pg$("$SYS_PG_CONFIG" --pkglibdir)"/pg_blog.so \
+    "$RUN/pg$("$SYS_PG_CONFIG" --sharedir)"/extension/pg_blog[.-]*
 make -s -C "$OUT/pg_blog_ext" -f "$ROOT/pg_blog_ext/Makefile" \
     VPATH="$ROOT/pg_blog_ext" PG_CONFIG="$SYS_PG_CONFIG" DESTDIR="$RUN/pg" install >/dev/null ||
     die "installing pg_blog into $RUN/pg failed"
