@@ -63,7 +63,7 @@ suite unit make -s -C tests/unit coverage
 # Atomic counters: the children's threads share them.
 ln -s "$ROOT"/mod_blog/*.c "$ROOT"/mod_blog/*.h "$ROOT"/mod_blog/Makefile "$OUT/mod_blog/"
 srcs=$(make -s -C "$OUT/mod_blog" --eval 'coverage-srcs: ; @echo $(SRCS)' coverage-srcs)
-make -s -C "$OUT/mod_blog" SRCS="$(printf "$OUT/mod_blog/%s " $srcs)" \
+make -s -C "$OUT/mod_blog" SRCS="$(for f in $srcs; do printf '%s ' "$OUT/mod_blog/$f"; done)" \
     CFLAGS="-O0 -g --coverage -fprofile-update=atomic -fprofile-prefix-map=$OUT/mod_blog=$ROOT/mod_blog" \
     LDFLAGS="-lgcov" || die "the coverage build of mod_blog failed"
 
@@ -89,6 +89,7 @@ restore_stack() {
         for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     scripts/stack.sh stop >/dev/null || true
     if [ "$was_running" -gt 0 ]; then
+        umask 022
         env -u BLOG_MODULE -u GCOV_PREFIX -u GCOV_PREFIX_STRIP \
             BLOG_PG_BIN="$SYS_PG_BIN" PG_CONFIG="$SYS_PG_CONFIG" \
             scripts/stack.sh start >/dev/null || echo "coverage: the stack did not start again" >&2
