@@ -67,11 +67,17 @@ make -s -C "$OUT/mod_blog" SRCS="$(for f in $srcs; do printf '%s ' "$OUT/mod_blo
     CFLAGS="-O0 -g --coverage -fprofile-update=atomic -fprofile-prefix-map=$OUT/mod_blog=$ROOT/mod_blog" \
     LDFLAGS="-lgcov" || die "the coverage build of mod_blog failed"
 
-# PGXS appends the Makefile's flags to PG_CFLAGS from the environment; -O0
-# after PostgreSQL's -O2, as its --enable-coverage advises.
-PG_CFLAGS="-O0 --coverage" PG_LDFLAGS="--coverage" \
-    make -s -C "$OUT/pg_blog_ext" -f "$ROOT/pg_blog_ext/Makefile" \
-    VPATH="$ROOT/pg_blog_ext" PG_CONFIG="$SYS_PG_CONFIG" ||
+# pg_blog: a VPATH build of a clean copy of its folder (make would take the
+# objects of a normal build in the source folder for its own), the copy's
+# paths mapped back to the real ones in the .gcno.  PGXS appends the
+# Makefile's flags to PG_CFLAGS from the environment; -O0 after
+# PostgreSQL's -O2, as its --enable-coverage advises.
+cp -r "$ROOT/pg_blog_ext" "$OUT/pg_src"
+make -s -C "$OUT/pg_src" PG_CONFIG="$SYS_PG_CONFIG" clean >/dev/null
+PG_CFLAGS="-O0 --coverage -fprofile-prefix-map=$OUT/pg_src=$ROOT/pg_blog_ext" \
+    PG_LDFLAGS="--coverage" \
+    make -s -C "$OUT/pg_blog_ext" -f "$OUT/pg_src/Makefile" \
+    VPATH="$OUT/pg_src" PG_CONFIG="$SYS_PG_CONFIG" ||
     die "the coverage build of pg_blog failed"
 
 # ------------------------------------------------------------------ stack
@@ -113,8 +119,8 @@ done
 # only this tree's pg_blog, whatever another install left in the system's
 rm -f "$RUN/pg$("$SYS_PG_CONFIG" --pkglibdir)"/pg_blog.so \
     "$RUN/pg$("$SYS_PG_CONFIG" --sharedir)"/extension/pg_blog[.-]*
-make -s -C "$OUT/pg_blog_ext" -f "$ROOT/pg_blog_ext/Makefile" \
-    VPATH="$ROOT/pg_blog_ext" PG_CONFIG="$SYS_PG_CONFIG" DESTDIR="$RUN/pg" install >/dev/null ||
+make -s -C "$OUT/pg_blog_ext" -f "$OUT/pg_src/Makefile" \
+    VPATH="$OUT/pg_src" PG_CONFIG="$SYS_PG_CONFIG" DESTDIR="$RUN/pg" install >/dev/null ||
     die "installing pg_blog into $RUN/pg failed"
 
 # Where the .gcda are written: each object folder, writable by the users
