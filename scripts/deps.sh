@@ -12,6 +12,7 @@
 #   deb       what `make deb` needs (debhelper, lintian, ...)
 #   systest   what `make system-test` and `make pg-versions` need
 #             (debootstrap, ip)
+#   coverage  what `make coverage` reports with (gcovr)
 #
 # PostgreSQL is the distribution's major (15 on Debian 12, 17 on Debian 13)
 # or the one installed: scripts/pgmajor.sh, BLOG_PG_MAJOR to choose.
@@ -40,6 +41,7 @@ iproute2 pgbouncer debootstrap"
 # build-essential: dpkg-buildpackage checks for it
 deb="build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
 systest="debootstrap iproute2 util-linux python3"
+coverage="gcovr"
 # tests/e2e/citizen.py: a certificate (openssl), htpasswd (apache2-utils) and
 # the h2c Upgrade (python3-h2); its other HTTP/2 cases need Debian's curl,
 # which is built with nghttp2
@@ -55,7 +57,8 @@ for set in "$@"; do
         test) PKGS="$PKGS $test" ;;
         deb) PKGS="$PKGS $build $deb" ;;
         systest) PKGS="$PKGS $systest" ;;
-        *) echo "deps: unknown set '$set' (runtime build stack test deb systest)" >&2
+        coverage) PKGS="$PKGS $coverage" ;;
+        *) echo "deps: unknown set '$set' (runtime build stack test deb systest coverage)" >&2
            exit 2 ;;
     esac
 done

@@ -1,0 +1,235 @@
+/*
+ * test_redis_io.c - redis.c's socket paths that the fake (a unix socket
+ * that reads every command at once) never takes: BlogRedis as host:port
+ * (TCP, keep-alive), a refused port, and writes that fill the socket: a
+ * peer that reads late (the rest of a buffer resumes where the kernel
+ * stopped, or the deadline passes), a peer that closed.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "redis.h"
+
+#include "harness.h"
+
+#define TR_BIG (8u << 20)       /* far more than two socket buffers */
+
+/* A listening TCP socket on 127.0.0.1, any port: its fd, *port set. */
+static int
+tr_listen(int *port)
+{
+    struct sockaddr_in a;
+    socklen_t   alen = sizeof(a);
+    int         fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *) &a, sizeof(a)) != 0
+        || listen(fd, 4) != 0
+        || getsockname(fd, (struct sockaddr *) &a, &alen) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+static blog_cache_settings
+tr_settings(int port)
+{
+    blog_cache_settings g;
+
+    memset(&g, 0, sizeof(g));
+    g.redis_on = 1;
+    g.redis_host = "127.0.0.1";
+    g.redis_port = port;
+    g.redis_connect_timeout = apr_time_from_sec(5);
+    g.redis_timeout = apr_time_from_sec(5);
+    return g;
+}
+
+/* Connected over TCP to a fresh listener; the accepted end in *peer. */
+static int
+tr_connect(blog_redis *r, int *lfd, int *peer)
+{
+    int         port = 0;
+    char        why[256] = "";
+    blog_cache_settings g;
+
+    memset(r, 0, sizeof(*r));
+    *lfd = tr_listen(&port);
+    if (*lfd < 0)
+        return -1;
+    g = tr_settings(port);
+    if (blog_redis_connect(r, &g, why, sizeof(why)) != 0) {
+        fprintf(stderr, "  connect: %s\n", why);
+        return -1;
+    }
+    *peer = accept(*lfd, NULL, NULL);
+    return *peer < 0 ? -1 : 0;
+}
+
+static void
+test_tcp_keepalive(void)
+{
+    blog_redis  r;
+    int         lfd = -1, peer = -1, on = 0;
+    socklen_t   len = sizeof(on);
+
+    CHECK(tr_connect(&r, &lfd, &peer) == 0);
+    CHECK(r.ctx != NULL);
+    if (r.ctx != NULL) {
+        /* a peer that vanishes without a word is found out */
+        CHECK(getsockopt(r.ctx->fd, SOL_SOCKET, SO_KEEPALIVE, &on, &len) == 0);
+        CHECK(on == 1);
+    }
+    blog_redis_close(&r);
+    CHECK(r.ctx == NULL);
+    if (peer >= 0)
+        close(peer);
+    if (lfd >= 0)
+        close(lfd);
+}
+
+static void
+test_tcp_refused(void)
+{
+    blog_redis  r;
+    int         port = 0;
+    int         lfd = tr_listen(&port);
+    char        why[256] = "";
+    blog_cache_settings g = tr_settings(port);
+
+    /* the port was free a moment ago and nothing listens on it now */
+    CHECK(lfd >= 0);
+    if (lfd >= 0)
+        close(lfd);
+    memset(&r, 0, sizeof(r));
+    CHECK(blog_redis_connect(&r, &g, why, sizeof(why)) == -1);
+    CHECK(r.ctx == NULL);
+    CHECK(strstr(why, "refused") != NULL);
+}
+
+/* The peer's reader: drains until end of stream, checks the pattern. */
+typedef struct tr_reader
+{
+    int         fd;
+    size_t      got;
+    int         bad;
+} tr_reader;
+
+static void *
+tr_read(void *arg)
+{
+    tr_reader  *rd = arg;
+    unsigned char buf[65536];
+    ssize_t     n;
+
+    while ((n = read(rd->fd, buf, sizeof(buf))) > 0) {
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] != (unsigned char) ((rd->got + (size_t) i) % 251))
+                rd->bad = 1;
+        rd->got += (size_t) n;
+    }
+    return NULL;
+}
+
+/* Three buffers of one pattern, cut at odd places. */
+static void
+tr_iov(struct iovec *iov, unsigned char *data)
+{
+    for (size_t i = 0; i < TR_BIG; i++)
+        data[i] = (unsigned char) (i % 251);
+    iov[0].iov_base = data;
+    iov[0].iov_len = 7;
+    iov[1].iov_base = data + 7;
+    iov[1].iov_len = TR_BIG / 2 + 1;
+    iov[2].iov_base = data + 7 + TR_BIG / 2 + 1;
+    iov[2].iov_len = TR_BIG - 7 - TR_BIG / 2 - 1;
+}
+
+static void
+test_send_reader_late(void)
+{
+    blog_redis  r;
+    int         lfd = -1, peer = -1;
+    unsigned char *data = malloc(TR_BIG);
+    struct iovec iov[3];
+    tr_reader   rd = {-1, 0, 0};
+    pthread_t   th;
+
+    CHECK(data != NULL);
+    if (data == NULL || tr_connect(&r, &lfd, &peer) != 0) {
+        CHECK(0);
+        free(data);
+        return;
+    }
+    /* nobody reads: the kernel's buffers fill, the deadline passes */
+    tr_iov(iov, data);
+    CHECK(blog_redis_send(&r, iov, 3, apr_time_now() + apr_time_from_msec(200))
+          == BLOG_REDIS_TIMEOUT);
+    blog_redis_close(&r);
+    close(peer);
+    close(lfd);
+
+    /* a reader that starts late: every byte arrives, in order */
+    if (tr_connect(&r, &lfd, &peer) != 0) {
+        CHECK(0);
+        free(data);
+        return;
+    }
+    rd.fd = peer;
+    tr_iov(iov, data);
+    CHECK(pthread_create(&th, NULL, tr_read, &rd) == 0);
+    CHECK(blog_redis_send(&r, iov, 3, apr_time_now() + apr_time_from_sec(30))
+          == BLOG_REDIS_OK);
+    blog_redis_close(&r);
+    pthread_join(th, NULL);
+    CHECK(rd.got == TR_BIG);
+    CHECK(!rd.bad);
+    close(peer);
+    close(lfd);
+    free(data);
+}
+
+static void
+test_send_peer_closed(void)
+{
+    blog_redis  r;
+    int         lfd = -1, peer = -1;
+    blog_redis_io io = BLOG_REDIS_OK;
+    char        buf[65536];
+    struct iovec iov;
+    void        (*old) (int) = signal(SIGPIPE, SIG_IGN);   /* as in httpd */
+
+    memset(buf, 'x', sizeof(buf));
+    CHECK(tr_connect(&r, &lfd, &peer) == 0);
+    close(peer);
+    /* the first writes may land in the buffer; the peer's reset ends it */
+    for (int i = 0; i < 50 && io == BLOG_REDIS_OK; i++) {
+        iov.iov_base = buf;
+        iov.iov_len = sizeof(buf);
+        io = blog_redis_send(&r, &iov, 1, apr_time_now() + apr_time_from_sec(5));
+    }
+    CHECK(io == BLOG_REDIS_CLOSED);
+    blog_redis_close(&r);
+    close(lfd);
+    signal(SIGPIPE, old);
+}
+
+const t_case t_redis_io_cases[] = {
+    {"redis: host:port over TCP, keep-alive on", test_tcp_keepalive},
+    {"redis: a refused port says so", test_tcp_refused},
+    {"redis: a reader late: the buffers resume where they stopped, or time out",
+     test_send_reader_late},
+    {"redis: a peer that closed: CLOSED", test_send_peer_closed},
+    {NULL, NULL}
+};
