@@ -1,7 +1,7 @@
 /*
  * fake_redis.c - a Redis server that answers GET, SET, DEL and SCAN from a
- * small store, in RESP, one command after another as Redis does, and
- * misbehaves on demand.  The commands are parsed
+ * small store, in RESP, one command after another as Redis does (the
+ * module pipelines), and misbehaves on demand.  The commands are parsed
  * with hiredis's own reader: a RESP request is an array of bulk strings.
  */
 #include <hiredis/hiredis.h>
