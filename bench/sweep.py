@@ -5,7 +5,9 @@ configuration and runs wrk (50 connections, 2 threads, like `make bench`)
 on each path; the configurations alternate within every round, so the
 machine's drift moves them alike.  Prints a Markdown table of the median
 req/s per path (and the ratio to the first configuration), with every
-socket error and non-2xx response summed over the rounds.
+socket error and non-2xx response summed over the rounds, and Redis's
+own CPU per GET (its process's user + system time over the GETs it ran,
+from /proc and INFO commandstats; all runs of the path together).
 
     flock -o /tmp/blog-load.lock python3 bench/sweep.py SPEC...
 
@@ -32,6 +34,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import loads  # noqa: E402
+import procstat  # noqa: E402
+
+
+def redis_reading(port):
+    """(Redis's CPU microseconds, GET calls so far), or None."""
+    var = os.environ.get("BLOG_VAR", os.path.join(ROOT, "var"))
+    try:
+        with open(os.path.join(var, "run", "redis.pid")) as f:
+            proc = procstat._proc(int(f.read()))
+        gets = procstat.redis_commandstats(port).get("get", (0, 0))[0]
+    except (OSError, ValueError):
+        return None
+    return (proc[1] + proc[2], gets) if proc else None
 
 
 def parse(spec):
@@ -64,6 +79,8 @@ def main():
     cfg = types.SimpleNamespace(threads=2, connections=50, raw_dir=None)
     rps = {(n, p): [] for n, _ in specs for p in paths}
     errs = {(n, p): 0 for n, _ in specs for p in paths}
+    rcpu = {(n, p): [0, 0] for n, _ in specs for p in paths}
+    rport = int(os.environ.get("BLOG_REDIS_PORT", "63790"))
     for rnd in range(rounds):
         for name, (env, lines) in specs:
             e = dict(os.environ, **env)
@@ -73,7 +90,12 @@ def main():
                            stdout=subprocess.DEVNULL)
             for p in paths:
                 loads.wrk(cfg, port, p, warmup)
+                r0 = redis_reading(rport)
                 r = loads.wrk(cfg, port, p, seconds)
+                r1 = redis_reading(rport)
+                if r0 and r1:
+                    rcpu[name, p][0] += r1[0] - r0[0]
+                    rcpu[name, p][1] += r1[1] - r0[1]
                 rps[name, p].append(r["rps"])
                 errs[name, p] += r["socket_errors"] + r["status"]
                 print("round %d %-24s %-22s %8.0f req/s %d errors"
@@ -88,7 +110,11 @@ def main():
         for p in paths:
             med = statistics.median(rps[name, p])
             ratio = med / statistics.median(rps[first, p])
-            cells.append("%.0f (%.2f) %d err" % (med, ratio, errs[name, p]))
+            us, gets = rcpu[name, p]
+            cells.append("%.0f (%.2f) %d err%s"
+                         % (med, ratio, errs[name, p],
+                            ", Redis %.1f us/GET" % (us / gets)
+                            if gets > 1000 else ""))
         print("| %s | %s |" % (name, " | ".join(cells)))
     # leave the stack as scripts/env.sh configures it
     write_extra([])

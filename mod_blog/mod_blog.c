@@ -601,28 +601,6 @@ blog_raw_path(request_rec *r, const char **path, apr_size_t *len)
     return 0;
 }
 
-/* Whether path has a "." or ".." segment, or an empty one ("//"). */
-static int
-blog_has_dot_or_empty_segment(const char *path, apr_size_t len)
-{
-    apr_size_t  i;
-
-    for (i = 0; i < len; i++) {
-        if (path[i] != '/')
-            continue;
-        if (i + 1 == len)
-            return 0;           /* a trailing slash is not a segment */
-        if (path[i + 1] == '/')
-            return 1;
-        if (path[i + 1] == '.'
-            && (i + 2 == len || path[i + 2] == '/'
-                || (path[i + 2] == '.'
-                    && (i + 3 == len || path[i + 3] == '/'))))
-            return 1;
-    }
-    return 0;
-}
-
 /* Strip the mount: 1 when path is under it (the rest starts with '/'). */
 static int
 blog_under_mount(const blog_site *site, const char **path, apr_size_t *len)
@@ -672,27 +650,37 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
 }
 
 /*
- * With the fast path off, one kind of request under the mount is still
- * answered here, before Apache's URL processing: a raw path that core
- * would reject or rewrite itself before any hook (an escape: %2F, %00,
- * encoded dot segments, bad escapes; a dot segment or an empty segment) and
- * that is no route.  The answer is the blog's fixed 404 page (405 for
- * another method), as docs/CONTRACT.md wants it whichever way it came in:
- * it discloses nothing and touches neither PostgreSQL nor Redis.  Every
- * other path, routes or not, goes through translate_name (where
- * mod_rewrite, mod_alias and mod_proxy's ProxyPass come first), access
- * control and the handler.
+ * With the fast path off, the quick_handler answers only the paths that
+ * core itself rejects before any access check (ap_process_request_internal,
+ * with the same flags): one that normalises above the root or has a bad
+ * escape (400), an encoded slash or NUL (404).  They get the blog's 404
+ * page (405 for another method), as docs/CONTRACT.md wants every path that
+ * is no route, and touch neither PostgreSQL nor Redis.  Every other path,
+ * dot segments and "//" among them, goes through translate_name, access
+ * control and the handler, which routes the raw path.
  */
 static int
-blog_static_answer(const char *path, apr_size_t len)
+blog_core_rejects(request_rec *r)
 {
-    blog_route  rt;
+    core_server_config *sc =
+        ap_get_core_module_config(r->server->module_config);
+    core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
+    unsigned int nflags = AP_NORMALIZE_NOT_ABOVE_ROOT
+        | AP_NORMALIZE_DECODE_UNRESERVED;
+    unsigned int uflags = AP_UNESCAPE_URL_KEEP_UNRESERVED;
+    char       *p = r->parsed_uri.path;
 
-    if (memchr(path, '%', len) == NULL
-        && !blog_has_dot_or_empty_segment(path, len))
+    if (p == NULL || (strchr(p, '%') == NULL && strstr(p, "/.") == NULL))
         return 0;
-    blog_route_match(path, len, &rt);
-    return rt.kind == BLOG_ROUTE_NOT_FOUND;
+    p = apr_pstrdup(r->pool, p);
+    if (sc->merge_slashes != AP_CORE_CONFIG_OFF)
+        nflags |= AP_NORMALIZE_MERGE_SLASHES;
+    if (!d->allow_encoded_slashes)
+        uflags |= AP_UNESCAPE_URL_FORBID_SLASHES;
+    else if (!d->decode_encoded_slashes)
+        uflags |= AP_UNESCAPE_URL_KEEP_SLASHES;
+    return !ap_normalize_path(p, nflags)
+        || ap_unescape_url_ex(p, uflags) != OK;
 }
 
 static int
@@ -721,8 +709,8 @@ blog_quick_handler(request_rec *r, int lookup)
     if (site->shared && !blog_route_owned(path, len))
         return DECLINED;
     if (!site->fast_path)
-        return blog_static_answer(path, len)
-            ? blog_serve(r, site, path, len) : DECLINED;
+        return blog_core_rejects(r) ? blog_serve(r, site, path, len)
+            : DECLINED;
     if (!apr_atomic_read32(&((blog_site *) site)->fast_path_checked))
         blog_warn_fast_path(r, (blog_site *) site);
     return blog_serve(r, site, path, len);

@@ -514,6 +514,18 @@ def access_control():
             T.check(r.status == want, "%s (Require of %s): GET %s -> %d" % (host, host, path, want),
                     "got %d, %d body bytes%s" % (r.status, len(r.body),
                                                  " (the page itself)" if r.body == GOLD[path] else ""))
+    # Dot segments, "//" and escapes that core accepts go through access
+    # control like any path; only what core rejects before it (a bad escape,
+    # %2F, %00, a path above the root) is the blog's 404 from quick_handler.
+    for path in ("/post/../post-1", "//", "/post/%41", "/./compute"):
+        r = request(PORT_A, "denied.test", "GET", path)
+        T.check(r.status == 403, "denied.test: GET %s -> 403, access control first" % path,
+                "got %d" % r.status)
+    for path in ("/post%2Fpost-1", "/post/post-1%00", "/post/post-1%zz", "/%2e%2e/compute"):
+        r = request(PORT_A, "denied.test", "GET", path)
+        T.check(r.status == 404 and r.body == golden("not-found.html"),
+                "denied.test: GET %s (core rejects it before access control) -> "
+                "the blog's 404 page" % path, "got %d, %d bytes" % (r.status, len(r.body)))
     good = "Basic " + base64.b64encode(("%s:%s" % CREDENTIALS).encode()).decode()
     bad = "Basic " + base64.b64encode(b"citizen:wrong").decode()
     for path in GOLD:
