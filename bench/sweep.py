@@ -19,7 +19,9 @@ variables, and BLOG_MODULE for another build of the module; each "|" adds
 a line to the stack's httpd configuration for that configuration, through
 var/httpd/conf.d/sweep.conf, e.g. an older module's own directives).  Environment: PATHS
 (comma-separated, "/cached,/post/post-31/cached"), ROUNDS (3),
-SECONDS_PER_RUN (3), WARMUP (1).  A speed report, never a test: nothing
+SECONDS_PER_RUN (3), WARMUP (1), FLUSH (1: every cached page is deleted
+after each restart, so that configurations storing different values, such
+as BlogCacheKey on and off, each start from their own misses).  A speed report, never a test: nothing
 here passes or fails.
 """
 
@@ -67,6 +69,12 @@ def write_extra(lines):
         os.unlink(path)
 
 
+def flush_pages():
+    sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+    import blogtest
+    blogtest.flush_page_keys()
+
+
 def main():
     specs = [parse(s) for s in sys.argv[1:]]
     if not specs:
@@ -75,6 +83,7 @@ def main():
     rounds = int(os.environ.get("ROUNDS", "3"))
     seconds = int(os.environ.get("SECONDS_PER_RUN", "3"))
     warmup = int(os.environ.get("WARMUP", "1"))
+    flush = os.environ.get("FLUSH", "1") == "1"
     port = int(os.environ.get("BLOG_HTTP_PORT", "8080"))
     cfg = types.SimpleNamespace(threads=2, connections=50, raw_dir=None)
     rps = {(n, p): [] for n, _ in specs for p in paths}
@@ -88,6 +97,8 @@ def main():
             subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
                             "httpd"], env=e, check=True,
                            stdout=subprocess.DEVNULL)
+            if flush:
+                flush_pages()
             for p in paths:
                 loads.wrk(cfg, port, p, warmup)
                 r0 = redis_reading(rport)
