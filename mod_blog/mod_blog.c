@@ -34,6 +34,11 @@
 #include "apr_atomic.h"
 #include "apr_strings.h"
 
+/* blog_core_rejects() runs core's own path checks: httpd 2.4.51 on. */
+#if !AP_MODULE_MAGIC_AT_LEAST(20120211, 118)
+#error "mod_blog needs httpd 2.4.51 or later (ap_unescape_url_ex)"
+#endif
+
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
