@@ -40,7 +40,8 @@ iproute2 pgbouncer debootstrap"
 # dh-apache2 is provided by apache2-dev (in build)
 # build-essential: dpkg-buildpackage checks for it
 deb="build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
-systest="debootstrap iproute2 util-linux python3"
+# procps: pgrep finds the namespace holder (tests/pgversions/lib.sh)
+systest="debootstrap iproute2 util-linux procps python3"
 coverage="gcovr"
 # tests/e2e/citizen.py: a certificate (openssl), htpasswd (apache2-utils) and
 # the h2c Upgrade (python3-h2); its other HTTP/2 cases need Debian's curl,
