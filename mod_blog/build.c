@@ -262,8 +262,8 @@ page_render(blog_build *b, const blog_tpl *tpl, const blog_frame *root,
 {
     size_t      cap = b->size_hint;
     size_t      len;
-    char       *body = blog_tpl_render_within(tpl, root, b->alloc,
-                                              b->alloc_ctx, cap, &len);
+    char       *body = blog_tpl_render(tpl, root, b->alloc, b->alloc_ctx,
+                                       cap, &len);
 
     if (body && len > cap && HINT_FOR(len) <= HINT_MAX)
         b->size_hint = HINT_FOR(len);
@@ -287,7 +287,7 @@ blog_build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
 
     root_init(b, vals, &root, title, strlen(title));
     out->status = status;
-    out->body = blog_tpl_render(tpl, &root, b->alloc, b->alloc_ctx, &len);
+    out->body = blog_tpl_render(tpl, &root, b->alloc, b->alloc_ctx, 0, &len);
     out->len = len;
     return out->body ? 0 : -1;
 }

@@ -165,7 +165,7 @@ render(t_arena *a, const char *page, const blog_frame *root, size_t *len)
         fprintf(stderr, "  %s\n", err);
         return NULL;
     }
-    return blog_tpl_render(tpl, root, t_arena_alloc, a, len);
+    return blog_tpl_render(tpl, root, t_arena_alloc, a, 0, len);
 }
 
 static void
