@@ -83,11 +83,13 @@ typedef struct blog_directive
     long        lo;
     long        hi;
     apr_size_t  off;            /* of its field in blog_config */
+    apr_size_t  size;           /* of that field, for the merge */
 } blog_directive;
 
 #define BLOG_DIRECTIVE_ENTRY(id, name, field, type, where, def, lo, hi, \
                              syntax, help) \
-    {name, type, where, def, lo, hi, APR_OFFSETOF(blog_config, field)},
+    {name, type, where, def, lo, hi, APR_OFFSETOF(blog_config, field), \
+     sizeof(((blog_config *) NULL)->field)},
 static const blog_directive blog_directives[BLOG_NDIRECTIVES] = {
     BLOG_DIRECTIVES(BLOG_DIRECTIVE_ENTRY)
 };
@@ -270,29 +272,6 @@ blog_parse(apr_pool_t *p, const blog_directive *d, const char *arg,
     return "mod_blog: unknown directive type";
 }
 
-/* Bytes a directive's value takes in blog_config, for the merge. */
-static apr_size_t
-blog_field_size(blog_dir_type type)
-{
-    switch (type) {
-    case BLOG_DT_MOUNT:
-        return sizeof(blog_mount);
-    case BLOG_DT_FLAG:
-    case BLOG_DT_INT:
-        return sizeof(int);
-    case BLOG_DT_MSEC:
-    case BLOG_DT_SEC:
-    case BLOG_DT_MSEC_OFF:
-        return sizeof(apr_interval_time_t);
-    case BLOG_DT_CONNINFO:
-    case BLOG_DT_PATH:
-        return sizeof(const char *);
-    case BLOG_DT_REDIS:         /* server-wide: never merged */
-        return sizeof(blog_cache_settings);
-    }
-    return 0;
-}
-
 static void *
 blog_create_server_config(apr_pool_t *p, server_rec *s)
 {
@@ -329,8 +308,7 @@ blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
         /* server-wide ones are refused in a virtual host (blog_set) */
         if (d->where != BLOG_DW_VHOST || !(add->set & BLOG_SET(i)))
             continue;
-        memcpy((char *) c + d->off, (const char *) add + d->off,
-               blog_field_size(d->type));
+        memcpy((char *) c + d->off, (const char *) add + d->off, d->size);
         c->file[i] = add->file[i];
         c->line[i] = add->line[i];
     }
@@ -430,18 +408,11 @@ blog_check_pool(apr_pool_t *p, const blog_config *c, server_rec *s)
     return -1;
 }
 
-static void *
-blog_pool_alloc(void *ctx, size_t size)
-{
-    return apr_palloc(ctx, size);
-}
-
 static int
 blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages)
 {
     blog_config *c = ap_get_module_config(s->module_config, &blog_module);
     blog_site  *site = apr_pcalloc(p, sizeof(*site));
-    blog_build  b;
 
     site->pages = pages;
     site->compute_limit = (uint32_t) blog_g->compute_limit;
@@ -450,17 +421,7 @@ blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages)
     site->base = c->mount.path ? c->mount.path : "";
     site->base_len = strlen(site->base);
     site->fast_path = c->fast_path;
-    memset(&b, 0, sizeof(b));
-    b.pages = pages;
-    b.alloc = blog_pool_alloc;
-    b.alloc_ctx = p;
-    b.base = site->base;
-    b.base_len = site->base_len;
-    if (blog_build_simple(&b, pages->not_found, "Not found",
-                          BLOG_STATUS_NOT_FOUND, &site->not_found) != 0
-        || blog_build_simple(&b, pages->unavailable, "Service unavailable",
-                             BLOG_STATUS_UNAVAILABLE,
-                             &site->unavailable) != 0)
+    if (blog_pages_site(p, site) != 0)
         return -1;
     c->site = site;
     if (site->mounted)
@@ -586,35 +547,27 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
 
 /* ---- Requests ---- */
 
-/* The path as the client sent it, without the query string. */
+/*
+ * The path as the client sent it, without the query string, past the
+ * mount: 1 when it is under the mount (the rest starts with '/').
+ */
 static int
-blog_raw_path(request_rec *r, const char **path, apr_size_t *len)
+blog_mount_path(request_rec *r, const blog_site *site, const char **path,
+                apr_size_t *len)
 {
     const char *u = r->unparsed_uri;
 
-    if (u != NULL && u[0] == '/') {
-        *path = u;
+    if (u != NULL && u[0] == '/')
         *len = strcspn(u, "?");
-        return 1;
-    }
     /* absolute-form request target: apr_uri_parse split it, undecoded */
-    if (r->parsed_uri.path != NULL) {
-        *path = r->parsed_uri.path;
-        *len = strlen(r->parsed_uri.path);
-        return 1;
-    }
-    return 0;
-}
-
-/* Strip the mount: 1 when path is under it (the rest starts with '/'). */
-static int
-blog_under_mount(const blog_site *site, const char **path, apr_size_t *len)
-{
-    if (*len <= site->base_len
-        || memcmp(*path, site->base, site->base_len) != 0
-        || (*path)[site->base_len] != '/')
+    else if ((u = r->parsed_uri.path) != NULL)
+        *len = strlen(u);
+    else
         return 0;
-    *path += site->base_len;
+    if (*len <= site->base_len || memcmp(u, site->base, site->base_len) != 0
+        || u[site->base_len] != '/')
+        return 0;
+    *path = u + site->base_len;
     *len -= site->base_len;
     return 1;
 }
@@ -707,11 +660,10 @@ blog_quick_handler(request_rec *r, int lookup)
         && !site->shared && site->base_len == 0 && r->unparsed_uri != NULL
         && strcmp(r->unparsed_uri, "*") == 0)
         return blog_respond(r, HTTP_OK, "", 0, NULL);
-    if (site == NULL || !site->mounted || !blog_raw_path(r, &path, &len)
-        || !blog_under_mount(site, &path, &len))
-        return DECLINED;
     /* "BlogMount / shared": the rest of the virtual host is Apache's. */
-    if (site->shared && !blog_route_owned(path, len))
+    if (site == NULL || !site->mounted
+        || !blog_mount_path(r, site, &path, &len)
+        || (site->shared && !blog_route_owned(path, len)))
         return DECLINED;
     if (!site->fast_path)
         return blog_core_rejects(r) ? blog_serve(r, site, path, len)
@@ -738,8 +690,7 @@ blog_translate_name(request_rec *r)
     apr_size_t  len;
 
     if (site == NULL || !site->mounted || r->proxyreq != PROXYREQ_NONE
-        || !blog_raw_path(r, &path, &len)
-        || !blog_under_mount(site, &path, &len)
+        || !blog_mount_path(r, site, &path, &len)
         || (site->shared && !blog_route_owned(path, len)))
         return DECLINED;
     r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri, NULL);
@@ -779,8 +730,7 @@ blog_handler(request_rec *r)
      * blog's 404; with a shared mount, left to the next handler (core's
      * files) as every path that is not the blog's.
      */
-    if (!blog_raw_path(r, &path, &len)
-        || !blog_under_mount(site, &path, &len)) {
+    if (!blog_mount_path(r, site, &path, &len)) {
         if (site->shared)
             return DECLINED;
         path = "";

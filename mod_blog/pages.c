@@ -1,5 +1,5 @@
 /*
- * pages.c - a page's pg_blog call (db.h) built (build.h) through libpq's
+ * pages.c - a route's pg_blog call (db.h) built (build.h) through libpq's
  * accessors.  The rows live as long as r->pool: the page points into them.
  */
 #include "pages.h"
@@ -13,13 +13,15 @@
 #include "apr_atomic.h"
 #include "apr_thread_mutex.h"
 
+#include <string.h>
+
 APLOG_USE_MODULE(blog);
 
 /* blog.index_page's one argument, as the contract's index shows it. */
 #define INDEX_LIMIT 20
 
-static void *
-pages_alloc(void *ctx, size_t size)
+void *
+blog_pool_alloc(void *ctx, size_t size)
 {
     return apr_palloc(ctx, size);
 }
@@ -96,72 +98,96 @@ pages_pool(request_rec *r)
     return p;
 }
 
-/* Each kind of page's size hint (build.h): the three of db.h, /compute. */
-#define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
-static apr_uint32_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
-
 static void
-build_init(request_rec *r, const blog_site *site, int kind, blog_build *b)
+build_init(apr_pool_t *p, const blog_site *site, blog_build *b)
 {
+    memset(b, 0, sizeof(*b));
     b->pages = site->pages;
-    b->alloc = pages_alloc;
-    b->alloc_ctx = pages_pool(r);
+    b->alloc = blog_pool_alloc;
+    b->alloc_ctx = p;
     b->base = site->base;
     b->base_len = site->base_len;
     b->not_found = &site->not_found;
     b->unavailable = &site->unavailable;
-    b->size_hint = apr_atomic_read32(&pages_size_hint[kind]);
-    b->bad_column = NULL;
-    b->bad_row = 0;
 }
 
-/* Raised without a lock: a lost raise costs a page its second pass only. */
-static void
-build_done(int kind, const blog_build *b)
+int
+blog_pages_site(apr_pool_t *p, blog_site *site)
 {
-    if (b->size_hint > (size_t) apr_atomic_read32(&pages_size_hint[kind]))
-        apr_atomic_set32(&pages_size_hint[kind], (apr_uint32_t) b->size_hint);
+    blog_build  b;
+
+    build_init(p, site, &b);
+    if (blog_build_simple(&b, site->pages->not_found, "Not found",
+                          BLOG_STATUS_NOT_FOUND, &site->not_found) != 0
+        || blog_build_simple(&b, site->pages->unavailable,
+                             "Service unavailable", BLOG_STATUS_UNAVAILABLE,
+                             &site->unavailable) != 0)
+        return -1;
+    return 0;
 }
+
+/* Each kind of page's size hint (build.h): the three of db.h, /compute. */
+#define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
+static apr_uint32_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
 
 typedef void (*build_fn) (blog_build *b, const blog_rows *rs,
                           blog_page *out);
 
-/* The page of one call, or 503 (malformed rows are logged here). */
+/*
+ * The page of stmt's call (or of /compute, with stmt PAGES_HINT_COMPUTE),
+ * or 503: malformed rows are logged here.  The size hint is raised
+ * without a lock: a lost raise costs a page its second pass only.
+ */
 static void
-page_from_db(request_rec *r, const blog_site *site, blog_stmt stmt,
-             const char *param, apr_size_t param_len, const char *fn,
-             build_fn build, blog_page *out)
+page_build(request_rec *r, const blog_site *site, int stmt,
+           const char *param, apr_size_t param_len, blog_page *out)
 {
+    static const char *const fn[] = {
+        "blog.index_page", "blog.post_page", "blog.tag_page"
+    };
+    static const build_fn build[] = {
+        blog_build_index, blog_build_post, blog_build_tag
+    };
+    apr_uint32_t *hint = &pages_size_hint[stmt];
     PGresult   *res;
     blog_rows   rs;
     blog_build  b;
 
-    if (blog_db_page(r, stmt, param, param_len, &res) != APR_SUCCESS) {
+    if (stmt != PAGES_HINT_COMPUTE
+        && blog_db_page(r, stmt, param, param_len, &res) != APR_SUCCESS) {
         *out = site->unavailable;
         return;
     }
-    rs.src = res;
-    rs.nrows = PQntuples(res);
-    rs.column = pq_column;
-    rs.cell = pq_cell;
-    build_init(r, site, (int) stmt, &b);
-    build(&b, &rs, out);
-    build_done((int) stmt, &b);
+    build_init(pages_pool(r), site, &b);
+    b.size_hint = apr_atomic_read32(hint);
+    if (stmt == PAGES_HINT_COMPUTE)
+        blog_build_compute(&b, site->compute_limit,
+                           blog_sum_primes_below(site->compute_limit), out);
+    else {
+        rs.src = res;
+        rs.nrows = PQntuples(res);
+        rs.column = pq_column;
+        rs.cell = pq_cell;
+        build[stmt](&b, &rs, out);
+    }
+    if (b.size_hint > (size_t) apr_atomic_read32(hint))
+        apr_atomic_set32(hint, (apr_uint32_t) b.size_hint);
     if (b.bad_column == NULL)
         return;
     if (b.bad_row < 0)
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
                       BLOGLOGNO(00038)
-                      "%s returned no column %s", fn, b.bad_column);
+                      "%s returned no column %s", fn[stmt], b.bad_column);
     else
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
                       BLOGLOGNO(00039)
-                      "%s returned a malformed %s in row %d", fn,
+                      "%s returned a malformed %s in row %d", fn[stmt],
                       b.bad_column, b.bad_row);
 }
 
 void
-blog_page_index(request_rec *r, const blog_site *site, blog_page *out)
+blog_page_for(request_rec *r, const blog_site *site, const blog_route *rt,
+              blog_page *out)
 {
     /* int4 in binary format: four bytes, big-endian */
     static const char limit_be[4] = {
@@ -171,33 +197,23 @@ blog_page_index(request_rec *r, const blog_site *site, blog_page *out)
         (char) (INDEX_LIMIT & 0xff)
     };
 
-    page_from_db(r, site, BLOG_STMT_INDEX, limit_be, sizeof(limit_be),
-                 "blog.index_page", blog_build_index, out);
-}
-
-void
-blog_page_post(request_rec *r, const blog_site *site, const char *slug,
-               apr_size_t slug_len, blog_page *out)
-{
-    page_from_db(r, site, BLOG_STMT_POST, slug, slug_len, "blog.post_page",
-                 blog_build_post, out);
-}
-
-void
-blog_page_tag(request_rec *r, const blog_site *site, const char *slug,
-              apr_size_t slug_len, blog_page *out)
-{
-    page_from_db(r, site, BLOG_STMT_TAG, slug, slug_len, "blog.tag_page",
-                 blog_build_tag, out);
-}
-
-void
-blog_page_compute(request_rec *r, const blog_site *site, blog_page *out)
-{
-    blog_build  b;
-
-    build_init(r, site, PAGES_HINT_COMPUTE, &b);
-    blog_build_compute(&b, site->compute_limit,
-                       blog_sum_primes_below(site->compute_limit), out);
-    build_done(PAGES_HINT_COMPUTE, &b);
+    switch (rt->kind) {
+    case BLOG_ROUTE_INDEX:
+    case BLOG_ROUTE_CACHED_INDEX:
+        page_build(r, site, BLOG_STMT_INDEX, limit_be, 4, out);
+        break;
+    case BLOG_ROUTE_POST:
+    case BLOG_ROUTE_CACHED_POST:
+        page_build(r, site, BLOG_STMT_POST, rt->slug, rt->slug_len, out);
+        break;
+    case BLOG_ROUTE_TAG:
+        page_build(r, site, BLOG_STMT_TAG, rt->slug, rt->slug_len, out);
+        break;
+    case BLOG_ROUTE_COMPUTE:
+        page_build(r, site, PAGES_HINT_COMPUTE, NULL, 0, out);
+        break;
+    default:
+        *out = site->not_found;
+        break;
+    }
 }
