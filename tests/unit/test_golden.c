@@ -141,9 +141,9 @@ post_page(t_arena *a, int p)
         blog_val *cv = vals_new(a, 3);
 
         cv[0] = S(t_readers[(p + k) % 6]);
-        cv[1] = S(t_date_of(a, p, k));
-        cv[2] = S(t_arena_printf(a, "Comment %d on post %d: %s", k, p,
+        cv[1] = S(t_arena_printf(a, "Comment %d on post %d: %s", k, p,
                                  t_comment_texts[k % 4]));
+        cv[2] = S(t_date_of(a, p, k));
         comments[k - 1].vals = cv;
         comments[k - 1].first = F_COMMENT_AUTHOR;
         comments[k - 1].count = 3;
