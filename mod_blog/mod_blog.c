@@ -32,6 +32,7 @@
 #include "http_request.h"
 #include "ap_config.h"
 #include "apr_atomic.h"
+#include "apr_network_io.h"
 #include "apr_strings.h"
 
 /* blog_core_rejects() runs core's own path checks: httpd 2.4.51 on. */
@@ -166,46 +167,28 @@ static const char *
 blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
                  blog_cache_settings *cs)
 {
-    const char *colon;
-    const char *host;
-    apr_size_t  hlen;
-    char       *end;
-    long        port;
+    char       *host;
+    char       *scope;
+    apr_port_t  port;
 
-    if (strcasecmp(arg, "off") == 0) {
-        cs->redis_on = 0;
-        return NULL;
-    }
+    cs->redis_on = strcasecmp(arg, "off") != 0;
     cs->redis_tls = strncasecmp(arg, "rediss://", 9) == 0;
     arg += cs->redis_tls ? 9 : 0;
-    if (arg[0] == '/' && cs->redis_tls)
-        return apr_psprintf(p, "%s: rediss:// takes host:port", d->name);
+    if (!cs->redis_on)
+        return NULL;
     if (arg[0] == '/') {
-        cs->redis_on = 1;
         cs->redis_host = arg;
         cs->redis_port = 0;
-        return NULL;
+        return cs->redis_tls ? apr_psprintf(p, "%s: rediss:// takes "
+                                            "host:port", d->name) : NULL;
     }
-    colon = strrchr(arg, ':');
-    if (colon == NULL || colon == arg)
-        return apr_psprintf(p, "%s must be host:port, rediss://host:port, a "
-                            "socket path, or off", d->name);
-    port = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || *end != '\0' || port < 1 || port > 65535)
-        return apr_psprintf(p, "%s: the port must be a number from 1 to "
-                            "65535", d->name);
-    host = arg;
-    hlen = (apr_size_t) (colon - arg);
-    if (host[0] == '[') {
-        if (hlen < 3 || host[hlen - 1] != ']')
-            return apr_psprintf(p, "%s: an IPv6 address is written "
-                                "[address]:port", d->name);
-        host++;
-        hlen -= 2;
-    }
-    cs->redis_on = 1;
-    cs->redis_host = apr_pstrmemdup(p, host, hlen);
-    cs->redis_port = (int) port;
+    if (apr_parse_addr_port(&host, &scope, &port, arg, p) != APR_SUCCESS
+        || host == NULL || port == 0)
+        return apr_psprintf(p, "%s must be host:port, [v6addr]:port, "
+                            "rediss://host:port, a socket path, or off",
+                            d->name);
+    cs->redis_host = scope ? apr_pstrcat(p, host, "%", scope, NULL) : host;
+    cs->redis_port = port;
     return NULL;
 }
 
@@ -317,8 +300,9 @@ blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
     return c;
 }
 
+/* Every directive takes one argument, but BlogMount a second. */
 static const char *
-blog_set(cmd_parms *cmd, const char *arg, const char *arg2)
+blog_cmd(cmd_parms *cmd, void *dummy, const char *arg, const char *arg2)
 {
     const blog_directive *d = cmd->info;
     int         i = (int) (d - blog_directives);
@@ -326,6 +310,10 @@ blog_set(cmd_parms *cmd, const char *arg, const char *arg2)
                                           &blog_module);
     const char *err = NULL;
 
+    (void) dummy;
+    if (arg2 != NULL && d->type != BLOG_DT_MOUNT)
+        return apr_pstrcat(cmd->pool, d->name, " takes one argument, ",
+                           cmd->cmd->errmsg, NULL);
     if (d->where == BLOG_DW_SERVER)
         err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
     if (err == NULL)
@@ -340,38 +328,10 @@ blog_set(cmd_parms *cmd, const char *arg, const char *arg2)
     return NULL;
 }
 
-static const char *
-blog_cmd_take1(cmd_parms *cmd, void *dummy, const char *arg)
-{
-    (void) dummy;
-    return blog_set(cmd, arg, NULL);
-}
-
-static const char *
-blog_cmd_take12(cmd_parms *cmd, void *dummy, const char *arg,
-                const char *arg2)
-{
-    (void) dummy;
-    return blog_set(cmd, arg, arg2);
-}
-
-/* How Apache splits each type's arguments. */
-#define BLOG_CMD_BLOG_DT_MOUNT(n, i, h) \
-    AP_INIT_TAKE12(n, blog_cmd_take12, i, RSRC_CONF, h)
-#define BLOG_CMD_BLOG_DT_FLAG(n, i, h) \
-    AP_INIT_TAKE1(n, blog_cmd_take1, i, RSRC_CONF, h)
-#define BLOG_CMD_BLOG_DT_CONNINFO   BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_INT        BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_MSEC       BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_SEC        BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_MSEC_OFF   BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_REDIS      BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_PATH       BLOG_CMD_BLOG_DT_FLAG
-
 #define BLOG_COMMAND(id, name, field, type, where, def, lo, hi, syntax, \
                      help) \
-    BLOG_CMD_##type(name, (void *) &blog_directives[BLOG_D_##id], \
-                    syntax ": " help),
+    AP_INIT_TAKE12(name, blog_cmd, (void *) &blog_directives[BLOG_D_##id], \
+                   RSRC_CONF, syntax ": " help),
 static const command_rec blog_cmds[] = {
     BLOG_DIRECTIVES(BLOG_COMMAND)
     {NULL}
