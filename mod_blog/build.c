@@ -1,6 +1,7 @@
 /*
- * build.c - one function per page, from rows to bytes.  Values point into
- * the rows; only dates, comment counts and the tag title are made here.
+ * build.c - the page templates, and one function per page from rows to
+ * bytes.  Values point into the rows; only dates, comment counts and the
+ * tag title are made here.
  */
 #include "build.h"
 
@@ -102,6 +103,28 @@ format_label(char *d, int32_t n)
 {
     return (size_t) snprintf(d, LABEL_MAX, n == 1 ? "%d comment"
                              : "%d comments", (int) n);
+}
+
+const blog_pageset *
+blog_pageset_load(const char *dir, blog_alloc_fn alloc, void *alloc_ctx,
+                  char *err, size_t errlen)
+{
+    blog_pageset *t = alloc(alloc_ctx, sizeof(*t));
+    blog_tpl_env env = {dir, blog_fields, F_COUNT, alloc, alloc_ctx};
+
+    if (t == NULL)
+        return NULL;
+    if (!(t->index = blog_tpl_load(&env, "layout", "index", err, errlen))
+        || !(t->post = blog_tpl_load(&env, "layout", "post", err, errlen))
+        || !(t->tag = blog_tpl_load(&env, "layout", "tag", err, errlen))
+        || !(t->compute = blog_tpl_load(&env, "layout", "compute", err,
+                                        errlen))
+        || !(t->not_found = blog_tpl_load(&env, "layout", "not_found", err,
+                                          errlen))
+        || !(t->unavailable = blog_tpl_load(&env, "layout", "unavailable",
+                                            err, errlen)))
+        return NULL;
+    return t;
 }
 
 /* ---- Values ---- */

@@ -1,13 +1,10 @@
 /*
- * build.h - building a page: pg_blog's rows (through the caller's
- * accessors) into template frames, rendered into one buffer of exactly the
- * page's size.
- *
- * Pure C: no libpq, no APR, no I/O.  Every allocation comes from the
- * caller's allocator.  The rows are untrusted: a missing column, a NULL
- * where a value is due, a value of the wrong size or a malformed array
- * makes the answer the caller's 503 page, with the column and row named in
- * the blog_build for the log; nothing is read past a value's length.
+ * build.h - the page templates, and pg_blog's rows (through the caller's
+ * accessors) into template frames rendered into one buffer.  Pure C: no
+ * libpq, no APR, no I/O; memory from the caller's allocator.  The rows are
+ * untrusted: a missing column, a NULL where a value is due, a value of the
+ * wrong size or a malformed array makes the caller's 503 page, with the
+ * column and row named for the log.
  */
 #ifndef BLOG_BUILD_H
 #define BLOG_BUILD_H
@@ -16,11 +13,27 @@
 #include <stdint.h>
 
 #include "decode.h"
-#include "pageset.h"
+#include "template.h"
 
 #define BLOG_STATUS_OK          200
 #define BLOG_STATUS_NOT_FOUND   404
 #define BLOG_STATUS_UNAVAILABLE 503
+
+/* The six pages, each wrapped in layout.html. */
+typedef struct blog_pageset
+{
+    const blog_tpl *index;
+    const blog_tpl *post;
+    const blog_tpl *tag;
+    const blog_tpl *compute;
+    const blog_tpl *not_found;
+    const blog_tpl *unavailable;
+} blog_pageset;
+
+/* Compile the pages of dir; NULL with "file:line: message" in err. */
+const blog_pageset *blog_pageset_load(const char *dir, blog_alloc_fn alloc,
+                                      void *alloc_ctx, char *err,
+                                      size_t errlen);
 
 typedef struct blog_page
 {

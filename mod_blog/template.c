@@ -1,12 +1,8 @@
 /*
- * template.c - the mustache subset of template.h.
- *
- * Compiling flattens a template and every partial it names into one array
- * of ops (text runs, values, sections), with names already turned into
- * field ids, so that rendering is a loop over that array: no parsing, no
- * string comparison, no allocation but the output buffer.  Rendering runs
- * once into the caller's guess of the size, or twice: once to size the
- * page exactly and once to write it.
+ * template.c - the mustache subset of template.h.  Compiling flattens a
+ * template and its partials into one array of ops with names turned into
+ * field ids: rendering is a loop over it, with no parsing, no string
+ * comparison and no allocation but the output buffer.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* memmem */
@@ -22,7 +18,7 @@
 
 /* Sections nested in sections; bounds both recursion and the frame stack. */
 #define BLOG_TPL_MAX_DEPTH 16
-/* Partials inside partials (a cycle is caught earlier, this bounds chains). */
+/* Partials inside partials. */
 #define BLOG_TPL_MAX_INCLUDE 16
 #define BLOG_TPL_MAX_NAME 128
 #define BLOG_TPL_MAX_FILE (1024 * 1024)
@@ -130,8 +126,8 @@ blog_fail(blog_compiler *c, const char *srcname, const char *src, size_t pos,
     return -1;
 }
 
-/* Grows by doubling from the caller's allocator, which never frees: the
- * abandoned blocks add up to less than the final one. */
+/* Doubling from an allocator that never frees: what is left behind adds
+ * up to less than the final block. */
 static void *
 blog_grow(blog_compiler *c, void *old, size_t oldbytes, size_t newbytes)
 {
@@ -260,9 +256,7 @@ blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
 
 /*
  * A section, inverted, closing, comment or partial tag alone on its line
- * (only spaces or tabs around it) takes the whole line with it.  Sets
- * *line_start (where the line's kept text ends) and *after (where the
- * next text begins).
+ * takes the line with it: *line_start and *after move to its edges.
  */
 static void
 blog_standalone(const char *src, size_t len, size_t text_from,
@@ -570,12 +564,10 @@ blog_is_empty(const blog_val *v)
 #define BLOG_NO_ROOM SIZE_MAX
 
 /*
- * Walk ops [from, to), the first n bytes of the rendering being done: with
- * dst NULL only count the bytes, otherwise also write them at dst, which
- * holds cap bytes.  Returns the new n, or BLOG_NO_ROOM as soon as a byte
- * would not fit.  One walker for counting and writing keeps the size and
- * the bytes from ever disagreeing; n is passed by value so that it stays in
- * a register across the copies.
+ * Walk ops [from, to) after the first n bytes: with dst NULL only count,
+ * else also write at dst (cap bytes).  The new n, or BLOG_NO_ROOM once a
+ * byte would not fit.  One walker for counting and writing keeps the size
+ * and the bytes from ever disagreeing.
  */
 static size_t
 blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,

@@ -16,8 +16,8 @@
 
 typedef enum blog_val_kind
 {
-    BLOG_VAL_UNSET = 0,         /* not in this frame: look in the enclosing one */
-    BLOG_VAL_STR,               /* ptr: bytes (not NUL-terminated), len: their count */
+    BLOG_VAL_UNSET = 0,         /* look in the enclosing frame */
+    BLOG_VAL_STR,               /* ptr: len bytes, not NUL-terminated */
     BLOG_VAL_LIST               /* ptr: const blog_frame[len], one per item */
 } blog_val_kind;
 
@@ -29,10 +29,8 @@ typedef struct blog_val
 } blog_val;
 
 /*
- * A frame holds the values of the fields first .. first + count - 1.  A
- * name is looked up from the innermost frame outwards, as mustache does: a
- * field outside a frame's range, or UNSET in it, is looked up in the
- * enclosing frame.  A value that is a list renders nothing in {{name}}.
+ * The values of fields first .. first + count - 1.  A name is looked up
+ * from the innermost frame outwards, as mustache does.
  */
 typedef struct blog_frame
 {
@@ -45,26 +43,23 @@ typedef struct blog_tpl blog_tpl;
 
 typedef struct blog_tpl_env
 {
-    const char *dir;                /* folder holding <name>.html files */
-    const char *const *fields;      /* field names; the index is the field id */
+    const char *dir;            /* folder of the <name>.html files */
+    const char *const *fields;  /* field names; the index is the field id */
     uint32_t    nfields;
     blog_alloc_fn alloc;
     void       *alloc_ctx;
 } blog_tpl_env;
 
 /*
- * Compile <dir>/<name>.html, with "{{> content}}" naming <dir>/<content>.html
- * (content may be NULL when the template uses no content partial).  Partial
- * names may not start with '.' or hold '/'.  On error returns NULL and
- * writes "path:line: message" (or "path: reason") into err.
+ * Compile <dir>/<name>.html, "{{> content}}" being <dir>/<content>.html
+ * (content may be NULL).  NULL, with the error in err.
  */
 blog_tpl *blog_tpl_load(const blog_tpl_env *env, const char *name,
                         const char *content, char *err, size_t errlen);
 
 /*
  * A partial's source: 0 with *src, *len and *srcname (its name in error
- * messages, and what a cycle is told by) alive until the compile returns;
- * or -1, with why in why (may stay empty).
+ * messages and cycles) alive until the compile returns; or -1 (with why).
  */
 typedef int (*blog_tpl_partial_fn) (void *ctx, const char *name,
                                     const char **src, size_t *len,
@@ -78,10 +73,9 @@ blog_tpl *blog_tpl_compile(const blog_tpl_env *env, const char *src,
                            char *err, size_t errlen);
 
 /*
- * The rendering of tpl with root (which may be NULL) in one buffer from
- * alloc, *len bytes of it: in one pass when they fit in cap bytes (the
- * caller's guess), otherwise (or with cap 0) sized exactly first.  NULL
- * when alloc fails.
+ * The rendering of tpl with root (may be NULL) in one buffer from alloc,
+ * *len bytes: in one pass when they fit in cap bytes (the caller's guess),
+ * otherwise sized exactly first.  NULL when alloc fails.
  */
 char *blog_tpl_render(const blog_tpl *tpl, const blog_frame *root,
                       blog_alloc_fn alloc, void *alloc_ctx, size_t cap,

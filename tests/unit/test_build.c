@@ -13,7 +13,6 @@
 #include "date.h"
 #include "decode.h"
 #include "harness.h"
-#include "pageset.h"
 #include "rows.h"
 #include "seed.h"
 
