@@ -1,13 +1,9 @@
 /*
- * mod_blog.c - the module record, its configuration and its hooks.
- *
- * Two ways in, serving the same bytes (docs/ARCHITECTURE.md): a content
- * handler "blog" reached through translate_name (BlogFastPath Off), or
- * quick_handler answering every URI under BlogMount (BlogFastPath On).
- * Both route the raw request path, so a path is exactly one of
- * docs/CONTRACT.md's or a 404.  The directives are declared once, in
- * directives.h; this file turns that list into the command table, the
- * defaults, the merge and the checks.
+ * mod_blog.c - the module record, its configuration (directives.h's list
+ * made the command table, the defaults, the merge and the checks) and its
+ * hooks.  Two ways in serve the same bytes (docs/ARCHITECTURE.md): the
+ * content handler "blog" reached through translate_name (BlogFastPath
+ * Off), or quick_handler (On).  Both route the raw request path.
  */
 #include "cache.h"
 #include "logno.h"
@@ -71,7 +67,6 @@ typedef struct blog_config
     apr_uint32_t set;           /* bit BLOG_D_x: given in this server */
     const char *file[BLOG_NDIRECTIVES];
     int         line[BLOG_NDIRECTIVES];
-    const char *default_error;  /* a default that did not parse: a bug */
     blog_site  *site;           /* set by check_config */
 } blog_config;
 
@@ -262,16 +257,11 @@ blog_create_server_config(apr_pool_t *p, server_rec *s)
     int         i;
 
     (void) s;
-    for (i = 0; i < BLOG_NDIRECTIVES; i++) {
-        const blog_directive *d = &blog_directives[i];
-        const char *err;
-
-        if (d->def == NULL)
-            continue;
-        err = blog_parse(p, d, d->def, NULL, c);
-        if (err != NULL && c->default_error == NULL)
-            c->default_error = err;
-    }
+    /* a default that does not parse is a bug of directives.h */
+    for (i = 0; i < BLOG_NDIRECTIVES; i++)
+        if (blog_directives[i].def != NULL)
+            ap_assert(blog_parse(p, &blog_directives[i],
+                                 blog_directives[i].def, NULL, c) == NULL);
     return c;
 }
 
@@ -450,12 +440,6 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     char        err[1024];
 
     (void) plog;
-    if (c->default_error != NULL) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     BLOGLOGNO(00003) "a built-in default does not parse: %s",
-                     c->default_error);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
     blog_g = c;
     blog_in_use = 0;
     if (blog_check_pool(ptemp, c, s) != 0)
@@ -500,9 +484,8 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
                             blog_g->db.prepare);
     blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
     blog_cache_child_init(pchild, s, &blog_g->cache);
-    if (!blog_in_use)
-        return;
-    blog_pages_child_init(pchild, s);
+    if (blog_in_use)
+        blog_pages_child_init(pchild, s);
 }
 
 /* ---- Requests ---- */
