@@ -302,9 +302,10 @@ page_render(blog_build *b, const blog_tpl *tpl, const blog_frame *root,
     out->len = len;
 }
 
-int
-blog_build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
-                  int status, blog_page *out)
+/* A page with a title and nothing else from outside. */
+static int
+build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
+             int status, blog_page *out)
 {
     blog_val    vals[F_COUNT];
     blog_frame  root;
@@ -315,6 +316,18 @@ blog_build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
     out->body = blog_tpl_render(tpl, &root, b->alloc, b->alloc_ctx, 0, &len);
     out->len = len;
     return out->body ? 0 : -1;
+}
+
+int
+blog_build_static(blog_build *b, blog_page *not_found,
+                  blog_page *unavailable)
+{
+    if (build_simple(b, b->pages->not_found, "Not found",
+                     BLOG_STATUS_NOT_FOUND, not_found) != 0
+        || build_simple(b, b->pages->unavailable, "Service unavailable",
+                        BLOG_STATUS_UNAVAILABLE, unavailable) != 0)
+        return -1;
+    return 0;
 }
 
 void

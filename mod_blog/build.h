@@ -79,11 +79,8 @@ void blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out);
 void blog_build_compute(blog_build *b, uint32_t limit, uint64_t sum,
                         blog_page *out);
 
-/*
- * A page with a title and nothing else from outside (the 404 and 503
- * pages, rendered once at start-up).  0, or -1 when it cannot be rendered.
- */
-int blog_build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
-                      int status, blog_page *out);
+/* The 404 and 503 pages, rendered once at start-up: 0, or -1. */
+int blog_build_static(blog_build *b, blog_page *not_found,
+                      blog_page *unavailable);
 
 #endif

@@ -84,7 +84,8 @@ typedef struct blog_directive
 
 #define BLOG_DIRECTIVE_ENTRY(id, name, field, type, where, def, lo, hi, \
                              syntax, help) \
-    {name, type, where, def, lo, hi, APR_OFFSETOF(blog_config, field), \
+    {name, BLOG_DT_##type, BLOG_DW_##where, def, lo, hi, \
+     APR_OFFSETOF(blog_config, field), \
      sizeof(((blog_config *) NULL)->field)},
 static const blog_directive blog_directives[BLOG_NDIRECTIVES] = {
     BLOG_DIRECTIVES(BLOG_DIRECTIVE_ENTRY)

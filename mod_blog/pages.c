@@ -117,13 +117,7 @@ blog_pages_site(apr_pool_t *p, blog_site *site)
     blog_build  b;
 
     build_init(p, site, &b);
-    if (blog_build_simple(&b, site->pages->not_found, "Not found",
-                          BLOG_STATUS_NOT_FOUND, &site->not_found) != 0
-        || blog_build_simple(&b, site->pages->unavailable,
-                             "Service unavailable", BLOG_STATUS_UNAVAILABLE,
-                             &site->unavailable) != 0)
-        return -1;
-    return 0;
+    return blog_build_static(&b, &site->not_found, &site->unavailable);
 }
 
 /* Each kind of page's size hint (build.h): the three of db.h, /compute. */
