@@ -46,9 +46,9 @@ pq_cell(const void *src, int row, int c)
 }
 
 /*
- * Pages are built from one allocator of the child's, not the connection's
- * (each of which keeps MaxMemFree of freed blocks): a child keeps what its
- * concurrent pages need, at most PAGES_KEEP when idle (bench/LEVERS.md).
+ * Pages come from one allocator per child, not the connection's (each
+ * keeps MaxMemFree of freed blocks): at most PAGES_KEEP when idle
+ * (bench/LEVERS.md).
  */
 #define PAGES_KEEP (128 * 1024)
 
