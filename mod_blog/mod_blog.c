@@ -279,7 +279,7 @@ blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
     for (i = 0; i < BLOG_NDIRECTIVES; i++) {
         const blog_directive *d = &blog_directives[i];
 
-        /* server-wide ones are refused in a virtual host (blog_set) */
+        /* server-wide ones are refused in a virtual host (blog_cmd) */
         if (d->where != BLOG_DW_VHOST || !(add->set & BLOG_SET(i)))
             continue;
         memcpy((char *) c + d->off, (const char *) add + d->off, d->size);
@@ -401,10 +401,7 @@ blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
                               bases->nelts);
 }
 
-/*
- * BlogConnectionHold and BlogConnectionPark are accepted and ignored (the
- * connection loop they set was removed): said once per start.
- */
+/* BlogConnectionHold and BlogConnectionPark are ignored: said once. */
 static int
 blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                  server_rec *s)
@@ -472,9 +469,8 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
 }
 
 /*
- * With no BlogMount anywhere a child opens nothing; the settings still go
- * to the pool and the cache, for a blog-health handler, which connects on
- * demand.
+ * With no BlogMount anywhere a child opens nothing; the pool and the cache
+ * still get their settings, for blog-health, which connects on demand.
  */
 static void
 blog_child_init(apr_pool_t *pchild, server_rec *s)
@@ -526,9 +522,8 @@ blog_site_of(request_rec *r)
 }
 
 /*
- * Once per child and virtual host, a subrequest for the mount (which runs
- * access control; quick_handler declines it): 401 or 403 means the fast
- * path serves pages the configuration protects.
+ * Once per child and virtual host, a subrequest for the mount: 401 or 403
+ * means the fast path serves pages the configuration protects.
  */
 static void
 blog_warn_fast_path(request_rec *r, blog_site *site)
@@ -552,14 +547,11 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
 }
 
 /*
- * With the fast path off, the quick_handler answers only the paths that
- * core itself rejects before any access check (ap_process_request_internal,
- * with the same flags): one that normalises above the root or has a bad
- * escape (400), an encoded slash or NUL (404).  They get the blog's 404
- * page (405 for another method), as docs/CONTRACT.md wants every path that
- * is no route, and touch neither PostgreSQL nor Redis.  Every other path,
- * dot segments and "//" among them, goes through translate_name, access
- * control and the handler, which routes the raw path.
+ * With the fast path off, quick_handler answers only the paths core itself
+ * would reject before any access check (ap_process_request_internal's
+ * checks, with its flags: 400 or 404): the blog's 404 page (or 405), as
+ * docs/CONTRACT.md wants for every path that is no route.  Every other
+ * path goes through translate_name, access control and the handler.
  */
 static int
 blog_core_rejects(request_rec *r)
@@ -595,11 +587,7 @@ blog_quick_handler(request_rec *r, int lookup)
     if (lookup || r->main != NULL || r->proxyreq != PROXYREQ_NONE)
         return DECLINED;
     site = blog_site_of(r);
-    /*
-     * "OPTIONS *" asks about the server as a whole; where the blog owns
-     * every path, the answer is its methods (core would say 200 and name
-     * none).
-     */
+    /* "OPTIONS *": where the blog owns every path, its methods. */
     if (r->method_number == M_OPTIONS && site != NULL && site->mounted
         && !site->shared && site->base_len == 0 && r->unparsed_uri != NULL
         && strcmp(r->unparsed_uri, "*") == 0)
@@ -689,12 +677,9 @@ static void
 blog_register_hooks(apr_pool_t *p)
 {
     /*
-     * mod_cache serves its hits from quick_handler at APR_HOOK_FIRST too.
-     * The blog's pages have a cache of their own (X-Cache, the contract's
-     * keys and TTL), so a CacheEnable over the mount must not answer them
-     * from mod_cache's: the blog runs first, whatever the LoadModule order.
-     * Only with BlogFastPath On, or for the fixed 405 and 404 answers.
-     * Its handler needs no order: it answers only the handler "blog".
+     * mod_cache serves its hits from quick_handler at APR_HOOK_FIRST too:
+     * the blog's pages have their own cache (X-Cache, the contract's keys),
+     * so the blog runs first, whatever the LoadModule order.
      */
     static const char *const before_cache[] = {"mod_cache.c", NULL};
 
