@@ -309,12 +309,10 @@ build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
 {
     blog_val    vals[F_COUNT];
     blog_frame  root;
-    size_t      len;
 
     root_init(b, vals, &root, title, strlen(title));
+    page_render(b, tpl, &root, out);
     out->status = status;
-    out->body = blog_tpl_render(tpl, &root, b->alloc, b->alloc_ctx, 0, &len);
-    out->len = len;
     return out->body ? 0 : -1;
 }
 

@@ -5,7 +5,6 @@
 #ifndef BLOG_FIELDS_H
 #define BLOG_FIELDS_H
 
-/* Field ids; each list item kind covers one contiguous range. */
 enum
 {
     F_PAGE_TITLE, F_BASE, F_POSTS, F_HEADING, F_LIMIT, F_SUM, F_BODY,
