@@ -359,8 +359,10 @@ blog_check_pool(apr_pool_t *p, const blog_config *c, server_rec *s)
     return -1;
 }
 
+/* s's site; its mount, if any, joins bases. */
 static int
-blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages)
+blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages,
+               apr_array_header_t *bases)
 {
     blog_config *c = ap_get_module_config(s->module_config, &blog_module);
     blog_site  *site = apr_pcalloc(p, sizeof(*site));
@@ -376,29 +378,8 @@ blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages)
         return -1;
     c->site = site;
     if (site->mounted)
-        blog_in_use = 1;
+        APR_ARRAY_PUSH(bases, const char *) = site->base;
     return 0;
-}
-
-/* The listener deletes each key under every mount that serves the blog. */
-static void
-blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
-                            const blog_config *c)
-{
-    apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
-    server_rec *vs;
-
-    for (vs = s; vs != NULL; vs = vs->next) {
-        const blog_config *vc = ap_get_module_config(vs->module_config,
-                                                     &blog_module);
-
-        if (vc->site != NULL && vc->site->mounted)
-            APR_ARRAY_PUSH(bases, const char *) = vc->site->base;
-    }
-    blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,
-                              &c->db, &c->cache,
-                              (const char *const *) bases->elts,
-                              bases->nelts);
 }
 
 /* BlogConnectionHold and BlogConnectionPark are ignored: said once. */
@@ -434,12 +415,12 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     const blog_config *c = ap_get_module_config(s->module_config,
                                                 &blog_module);
     const blog_pageset *pages;
+    apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
     server_rec *vs;
     char        err[1024];
 
     (void) plog;
     blog_g = c;
-    blog_in_use = 0;
     if (blog_check_pool(ptemp, c, s) != 0)
         return HTTP_INTERNAL_SERVER_ERROR;
     /* secrets and certificates are read here, as root, as mod_ssl's are */
@@ -459,12 +440,17 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     for (vs = s; vs != NULL; vs = vs->next)
-        if (blog_make_site(pconf, vs, pages) != 0) {
+        if (blog_make_site(pconf, vs, pages, bases) != 0) {
             ap_log_error(APLOG_MARK, APLOG_EMERG, 0, vs,
                          BLOGLOGNO(00005) "cannot render the static pages");
             return HTTP_INTERNAL_SERVER_ERROR;
         }
-    blog_configure_invalidation(pconf, s, c);
+    blog_in_use = bases->nelts > 0;
+    /* the listener deletes each key under every mount of the blog */
+    blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,
+                              &c->db, &c->cache,
+                              (const char *const *) bases->elts,
+                              bases->nelts);
     return OK;
 }
 
