@@ -36,19 +36,7 @@ blog_path_has_prefix(const char *path, size_t len, const char *lit,
     return len > litlen && memcmp(path, lit, litlen) == 0;
 }
 
-static void
-blog_route_set(blog_route *out, blog_route_kind kind, const char *slug,
-               size_t slug_len, const char *page_path, size_t page_path_len)
-{
-    out->kind = kind;
-    out->slug = slug;
-    out->slug_len = slug_len;
-    out->page_path = page_path;
-    out->page_path_len = page_path_len;
-}
-
-/* A slug after the prefix, then nothing or (where cached is a route)
- * "/cached". */
+/* A slug after the prefix, then nothing or (if cached) "/cached". */
 static void
 blog_route_slug(const char *path, size_t len, size_t prefix_len,
                 blog_route_kind plain, blog_route_kind cached,
@@ -62,22 +50,22 @@ blog_route_slug(const char *path, size_t len, size_t prefix_len,
     if (!blog_slug_is_valid(slug, n))
         return;
     if (n == rest)
-        blog_route_set(out, plain, slug, n, path, len);
+        *out = (blog_route) {plain, slug, n, path, len};
     else if (cached != BLOG_ROUTE_NOT_FOUND
              && blog_path_is(slug + n, rest - n, LIT("/cached")))
-        blog_route_set(out, cached, slug, n, path, prefix_len + n);
+        *out = (blog_route) {cached, slug, n, path, prefix_len + n};
 }
 
 void
 blog_route_match(const char *path, size_t len, blog_route *out)
 {
-    blog_route_set(out, BLOG_ROUTE_NOT_FOUND, NULL, 0, NULL, 0);
+    *out = (blog_route) {BLOG_ROUTE_NOT_FOUND, NULL, 0, NULL, 0};
     if (blog_path_is(path, len, LIT("/")))
-        blog_route_set(out, BLOG_ROUTE_INDEX, NULL, 0, path, 1);
+        *out = (blog_route) {BLOG_ROUTE_INDEX, NULL, 0, path, 1};
     else if (blog_path_is(path, len, LIT("/cached")))
-        blog_route_set(out, BLOG_ROUTE_CACHED_INDEX, NULL, 0, LIT("/"));
+        *out = (blog_route) {BLOG_ROUTE_CACHED_INDEX, NULL, 0, LIT("/")};
     else if (blog_path_is(path, len, LIT("/compute")))
-        blog_route_set(out, BLOG_ROUTE_COMPUTE, NULL, 0, path, len);
+        *out = (blog_route) {BLOG_ROUTE_COMPUTE, NULL, 0, path, len};
     else if (blog_path_has_prefix(path, len, LIT("/post/")))
         blog_route_slug(path, len, sizeof("/post/") - 1, BLOG_ROUTE_POST,
                         BLOG_ROUTE_CACHED_POST, out);
