@@ -1,8 +1,6 @@
 /*
- * template.c - the mustache subset of template.h.  Compiling flattens a
- * template and its partials into one array of ops with names turned into
- * field ids: rendering is a loop over it, with no parsing, no string
- * comparison and no allocation but the output buffer.
+ * template.c - the mustache subset of template.h, compiled into one array
+ * of ops over field ids: rendering neither parses nor compares strings.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* memmem */
@@ -126,8 +124,7 @@ blog_fail(blog_compiler *c, const char *srcname, const char *src, size_t pos,
     return -1;
 }
 
-/* Doubling from an allocator that never frees: what is left behind adds
- * up to less than the final block. */
+/* Doubling: what the allocator keeps behind is less than the last block. */
 static void *
 blog_grow(blog_compiler *c, void *old, size_t oldbytes, size_t newbytes)
 {
@@ -551,23 +548,14 @@ blog_lookup(const blog_scope *sc, uint32_t field)
     return NULL;
 }
 
-static int
-blog_is_empty(const blog_val *v)
-{
-    return v == NULL || v->len == 0;
-}
-
 /* The escaping of a byte is at most this long ("&amp;", "&#34;", "&#39;"). */
 #define BLOG_ESCAPE_GROWTH 5
-
-/* What the walker returns once a byte would not fit. */
 #define BLOG_NO_ROOM SIZE_MAX
 
 /*
- * Walk ops [from, to) after the first n bytes: with dst NULL only count,
- * else also write at dst (cap bytes).  The new n, or BLOG_NO_ROOM once a
- * byte would not fit.  One walker for counting and writing keeps the size
- * and the bytes from ever disagreeing.
+ * Ops [from, to) after the first n bytes, counted (dst NULL) or written in
+ * cap bytes: the new n, or BLOG_NO_ROOM.  One walker for both keeps the
+ * size and the bytes from ever disagreeing.
  */
 static size_t
 blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
@@ -578,6 +566,7 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
     while (i < to) {
         const blog_op *op = &tpl->ops[i];
         const blog_val *v;
+        int         empty;
 
         switch (op->kind) {
         case BLOG_OP_TEXT:
@@ -617,7 +606,8 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
             break;
         default:                /* BLOG_OP_SECTION, BLOG_OP_INVERTED */
             v = blog_lookup(sc, op->a);
-            if (op->kind == BLOG_OP_SECTION && !blog_is_empty(v)
+            empty = v == NULL || v->len == 0;
+            if (op->kind == BLOG_OP_SECTION && !empty
                 && v->kind == BLOG_VAL_LIST) {
                 const blog_frame *items = v->ptr;
                 uint32_t k;
@@ -628,7 +618,7 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
                     sc->n--;
                 }
             }
-            else if (blog_is_empty(v) == (op->kind == BLOG_OP_INVERTED))
+            else if (empty == (op->kind == BLOG_OP_INVERTED))
                 n = blog_render_ops(tpl, i + 1, op->b, sc, dst, cap, n);
             if (n == BLOG_NO_ROOM)
                 return n;
@@ -639,29 +629,22 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
     return n;
 }
 
-/* The rendering's length, or BLOG_NO_ROOM when dst's cap bytes are short. */
-static size_t
-blog_render(const blog_tpl *tpl, const blog_frame *root, char *dst,
-            size_t cap)
-{
-    blog_scope sc = {{root}, root != NULL};
-
-    return blog_render_ops(tpl, 0, tpl->nops, &sc, dst, cap, 0);
-}
-
 char *
 blog_tpl_render(const blog_tpl *tpl, const blog_frame *root,
                 blog_alloc_fn alloc, void *alloc_ctx, size_t cap, size_t *len)
 {
+    blog_scope  sc = {{root}, root != NULL};
     char       *buf = cap > 0 ? alloc(alloc_ctx, cap) : NULL;
-    size_t      n = buf ? blog_render(tpl, root, buf, cap) : BLOG_NO_ROOM;
+    size_t      n = buf ? blog_render_ops(tpl, 0, tpl->nops, &sc, buf, cap, 0)
+        : BLOG_NO_ROOM;
 
+    /* sized exactly, then written: the walker leaves sc as it found it */
     if (n == BLOG_NO_ROOM) {
-        n = blog_render(tpl, root, NULL, 0);
+        n = blog_render_ops(tpl, 0, tpl->nops, &sc, NULL, 0, 0);
         buf = alloc(alloc_ctx, n ? n : 1);
         if (buf == NULL)
             return NULL;
-        blog_render(tpl, root, buf, n);
+        blog_render_ops(tpl, 0, tpl->nops, &sc, buf, n, 0);
     }
     *len = n;
     return buf;

@@ -1,10 +1,7 @@
 /*
- * template.h - a mustache subset (templates/README.md), compiled once at
- * start-up into ops with names resolved to the caller's field ids, and
- * rendered per request into one buffer.  Errors read "file:line: message".
- * Pure C, no APR: memory comes from the caller's allocator and is never
- * freed here; rendering only reads the template and the frames, so one
- * template serves any number of threads.
+ * template.h - a mustache subset (templates/README.md), compiled once with
+ * names resolved to the caller's field ids, rendered into one buffer.  Pure
+ * C; rendering only reads, so one template serves any number of threads.
  */
 #ifndef BLOG_TEMPLATE_H
 #define BLOG_TEMPLATE_H
@@ -28,10 +25,7 @@ typedef struct blog_val
     uint32_t    kind;           /* blog_val_kind */
 } blog_val;
 
-/*
- * The values of fields first .. first + count - 1.  A name is looked up
- * from the innermost frame outwards, as mustache does.
- */
+/* Fields first .. first + count - 1; lookups go from the innermost out. */
 typedef struct blog_frame
 {
     const blog_val *vals;
@@ -50,17 +44,12 @@ typedef struct blog_tpl_env
     void       *alloc_ctx;
 } blog_tpl_env;
 
-/*
- * Compile <dir>/<name>.html, "{{> content}}" being <dir>/<content>.html
- * (content may be NULL).  NULL, with the error in err.
- */
+/* <dir>/<name>.html, "{{> content}}" being <dir>/<content>.html (or none);
+ * NULL with "file:line: message" in err. */
 blog_tpl *blog_tpl_load(const blog_tpl_env *env, const char *name,
                         const char *content, char *err, size_t errlen);
 
-/*
- * A partial's source: 0 with *src, *len and *srcname (its name in error
- * messages and cycles) alive until the compile returns; or -1 (with why).
- */
+/* A partial's source and its name, alive through the compile: 0, or -1. */
 typedef int (*blog_tpl_partial_fn) (void *ctx, const char *name,
                                     const char **src, size_t *len,
                                     const char **srcname, char *why,
@@ -72,11 +61,8 @@ blog_tpl *blog_tpl_compile(const blog_tpl_env *env, const char *src,
                            blog_tpl_partial_fn partial, void *partial_ctx,
                            char *err, size_t errlen);
 
-/*
- * The rendering of tpl with root (may be NULL) in one buffer from alloc,
- * *len bytes: in one pass when they fit in cap bytes (the caller's guess),
- * otherwise sized exactly first.  NULL when alloc fails.
- */
+/* tpl with root (may be NULL), *len bytes from alloc: one pass if they fit
+ * in cap, else sized first.  NULL when alloc fails. */
 char *blog_tpl_render(const blog_tpl *tpl, const blog_frame *root,
                       blog_alloc_fn alloc, void *alloc_ctx, size_t cap,
                       size_t *len);
