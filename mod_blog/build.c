@@ -1,7 +1,6 @@
 /*
  * build.c - the page templates, and one function per page from rows to
- * bytes.  Values point into the rows; only dates, comment counts and the
- * tag title are made here.
+ * bytes.  Values point into the rows; dates, labels, tag titles are made.
  */
 #include "build.h"
 
@@ -140,23 +139,15 @@ get_text(blog_build *b, const cols *cs, int row, int c, blog_val *v)
     return 0;
 }
 
+/* A timestamptz of column c (in a cell or an array's element) as a date. */
 static int
-date_val(blog_cell cl, char *buf, blog_val *v)
+get_date(blog_build *b, blog_cell cl, int row, int c, char *buf, blog_val *v)
 {
     int64_t     us;
 
     if (blog_dec_int8(cl, &us) != 0 || blog_format_date(us, buf) != 0)
-        return -1;
-    val_str(v, buf, BLOG_DATE_LEN);
-    return 0;
-}
-
-static int
-get_date(blog_build *b, const cols *cs, int row, int c, char *buf,
-         blog_val *v)
-{
-    if (date_val(cell(cs, row, c), buf, v) != 0)
         return bad(b, col_names[c], row);
+    val_str(v, buf, BLOG_DATE_LEN);
     return 0;
 }
 
@@ -196,10 +187,11 @@ get_list(blog_build *b, const cols *cs, int row, int c, int n,
         for (j = 0; j < n; j++)
             if (c + j != C_COMMENT_TIMES)
                 val_str(&iv[j], arr[j][i].ptr, arr[j][i].len);
-            else if (date_val((blog_cell) {arr[j][i].ptr,
-                                           (int) arr[j][i].len},
-                              dates + BLOG_DATE_LEN * i, &iv[j]) != 0)
-                return bad(b, col_names[c + j], row);
+            else if (get_date(b, (blog_cell) {arr[j][i].ptr,
+                                               (int) arr[j][i].len},
+                              row, c + j, dates + BLOG_DATE_LEN * i,
+                              &iv[j]) != 0)
+                return -1;
         items[i].vals = iv;
         items[i].first = first;
         items[i].count = (uint32_t) n;
@@ -210,17 +202,15 @@ get_list(blog_build *b, const cols *cs, int row, int c, int n,
     return 0;
 }
 
-/*
- * What a card and a post's page both show, at v[F_x - off]: title,
- * author, date and tags.
- */
+/* What a card and a post's page both show, at v[F_x - off]. */
 static int
 get_post(blog_build *b, const cols *cs, int row, char *date, blog_val *v,
          int off)
 {
     return get_text(b, cs, row, C_TITLE, &v[F_TITLE - off]) != 0
         || get_text(b, cs, row, C_AUTHOR, &v[F_AUTHOR - off]) != 0
-        || get_date(b, cs, row, C_DATE, date, &v[F_DATE - off]) != 0
+        || get_date(b, cell(cs, row, C_DATE), row, C_DATE, date,
+                    &v[F_DATE - off]) != 0
         || get_list(b, cs, row, C_TAG_SLUGS, 2, F_TAG_SLUG,
                     &v[F_TAGS - off]) != 0 ? -1 : 0;
 }

@@ -1,10 +1,7 @@
 /*
  * build.h - the page templates, and pg_blog's rows (through the caller's
- * accessors) into template frames rendered into one buffer.  Pure C: no
- * libpq, no APR, no I/O; memory from the caller's allocator.  The rows are
- * untrusted: a missing column, a NULL where a value is due, a value of the
- * wrong size or a malformed array makes the caller's 503 page, with the
- * column and row named for the log.
+ * accessors) into rendered pages.  Pure C.  The rows are untrusted: what is
+ * missing or malformed makes the 503 page, its column and row named.
  */
 #ifndef BLOG_BUILD_H
 #define BLOG_BUILD_H
@@ -62,8 +59,7 @@ typedef struct blog_build
     /* answered as they are when the rows name nothing / are malformed */
     const blog_page *not_found;
     const blog_page *unavailable;
-    /* in: the size to render into in one pass (0: none); out: raised when
-     * the page did not fit (the caller shares it between threads) */
+    /* in: the size to render in one pass (0: none); out: raised past it */
     size_t      size_hint;
     /* out: on a 503, the column at fault and its row (-1: no such column) */
     const char *bad_column;
