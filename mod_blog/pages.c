@@ -17,7 +17,7 @@
 
 APLOG_USE_MODULE(blog);
 
-/* blog.index_page's one argument, as the contract's index shows it. */
+/* blog.index_page's one argument, the contract's (below 128: one byte). */
 #define INDEX_LIMIT 20
 
 void *
@@ -45,11 +45,8 @@ pq_cell(const void *src, int row, int c)
     return cl;
 }
 
-/*
- * Pages come from one allocator per child, not the connection's (each
- * keeps MaxMemFree of freed blocks): at most PAGES_KEEP when idle
- * (bench/LEVERS.md).
- */
+/* One allocator per child for pages, not the connection's (each keeps
+ * MaxMemFree): at most PAGES_KEEP idle (bench/LEVERS.md). */
 #define PAGES_KEEP (128 * 1024)
 
 static apr_allocator_t *pages_allocator;
@@ -128,9 +125,8 @@ typedef void (*build_fn) (blog_build *b, const blog_rows *rs,
                           blog_page *out);
 
 /*
- * The page of stmt's call (or of /compute, with stmt PAGES_HINT_COMPUTE),
- * or 503: malformed rows are logged here.  The size hint is raised
- * without a lock: a lost raise costs a page its second pass only.
+ * stmt's page (or /compute's), or 503, logging malformed rows.  The hint is
+ * raised without a lock: a lost raise costs one page a second pass.
  */
 static void
 page_build(request_rec *r, const blog_site *site, int stmt,
@@ -183,13 +179,8 @@ void
 blog_page_for(request_rec *r, const blog_site *site, const blog_route *rt,
               blog_page *out)
 {
-    /* int4 in binary format: four bytes, big-endian */
-    static const char limit_be[4] = {
-        (char) ((INDEX_LIMIT >> 24) & 0xff),
-        (char) ((INDEX_LIMIT >> 16) & 0xff),
-        (char) ((INDEX_LIMIT >> 8) & 0xff),
-        (char) (INDEX_LIMIT & 0xff)
-    };
+    /* the int4 in binary format, big-endian */
+    static const char limit_be[4] = {0, 0, 0, INDEX_LIMIT};
 
     switch (rt->kind) {
     case BLOG_ROUTE_INDEX:
