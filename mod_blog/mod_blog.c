@@ -1,9 +1,7 @@
 /*
- * mod_blog.c - the module record, its configuration (directives.h's list
- * made the command table, the defaults, the merge and the checks) and its
- * hooks.  Two ways in serve the same bytes (docs/ARCHITECTURE.md): the
- * content handler "blog" reached through translate_name (BlogFastPath
- * Off), or quick_handler (On).  Both route the raw request path.
+ * mod_blog.c - the module record, its configuration (from directives.h)
+ * and its hooks.  Two ways in serve the same bytes: the handler "blog"
+ * (BlogFastPath Off) or quick_handler (On), both on the raw request path.
  */
 #include "cache.h"
 #include "logno.h"
@@ -454,10 +452,7 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     return OK;
 }
 
-/*
- * With no BlogMount anywhere a child opens nothing; the pool and the cache
- * still get their settings, for blog-health, which connects on demand.
- */
+/* With no BlogMount a child opens nothing; blog-health connects on demand. */
 static void
 blog_child_init(apr_pool_t *pchild, server_rec *s)
 {
@@ -474,12 +469,12 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
 /* ---- Requests ---- */
 
 /*
- * The path as the client sent it, without the query string, past the
- * mount: 1 when it is under the mount (the rest starts with '/').
+ * 1 when the path as sent, without the query, is under site's mount (and,
+ * with "shared", one of the blog's own): *path is then the rest, from '/'.
  */
 static int
-blog_mount_path(request_rec *r, const blog_site *site, const char **path,
-                apr_size_t *len)
+blog_owns(request_rec *r, const blog_site *site, const char **path,
+          apr_size_t *len)
 {
     const char *u = r->unparsed_uri;
 
@@ -495,7 +490,7 @@ blog_mount_path(request_rec *r, const blog_site *site, const char **path,
         return 0;
     *path = u + site->base_len;
     *len -= site->base_len;
-    return 1;
+    return !site->shared || blog_route_owned(*path, *len);
 }
 
 static const blog_site *
@@ -507,10 +502,7 @@ blog_site_of(request_rec *r)
     return c->site;
 }
 
-/*
- * Once per child and virtual host, a subrequest for the mount: 401 or 403
- * means the fast path serves pages the configuration protects.
- */
+/* Once per child and vhost: does the fast path bypass access control? */
 static void
 blog_warn_fast_path(request_rec *r, blog_site *site)
 {
@@ -533,11 +525,10 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
 }
 
 /*
- * With the fast path off, quick_handler answers only the paths core itself
- * would reject before any access check (ap_process_request_internal's
- * checks, with its flags: 400 or 404): the blog's 404 page (or 405), as
- * docs/CONTRACT.md wants for every path that is no route.  Every other
- * path goes through translate_name, access control and the handler.
+ * 1 for a path core would reject before any access check (with
+ * ap_process_request_internal's flags): docs/CONTRACT.md wants the blog's
+ * 404 (or 405) for it, so quick_handler answers it even with the fast path
+ * off.
  */
 static int
 blog_core_rejects(request_rec *r)
@@ -578,10 +569,7 @@ blog_quick_handler(request_rec *r, int lookup)
         && !site->shared && site->base_len == 0 && r->unparsed_uri != NULL
         && strcmp(r->unparsed_uri, "*") == 0)
         return blog_respond(r, HTTP_OK, "", 0, NULL);
-    /* "BlogMount / shared": the rest of the virtual host is Apache's. */
-    if (site == NULL || !site->mounted
-        || !blog_mount_path(r, site, &path, &len)
-        || (site->shared && !blog_route_owned(path, len)))
+    if (site == NULL || !site->mounted || !blog_owns(r, site, &path, &len))
         return DECLINED;
     if (!site->fast_path)
         return blog_core_rejects(r) ? blog_serve(r, site, path, len)
@@ -594,12 +582,7 @@ blog_quick_handler(request_rec *r, int lookup)
 /* The prefix of the r->filename of a URI the blog answers. */
 #define BLOG_FILENAME_PREFIX "blog:"
 
-/*
- * The ordinary path's mapping: a URI under the mount (and, with "shared",
- * one of the blog's own) is the blog's, with no file behind it.  Run late,
- * so that mod_rewrite and mod_alias, which an admin may point at it, come
- * first; before core's DocumentRoot mapping.
- */
+/* Run last, after mod_rewrite and mod_alias, before core's DocumentRoot. */
 static int
 blog_translate_name(request_rec *r)
 {
@@ -608,19 +591,14 @@ blog_translate_name(request_rec *r)
     apr_size_t  len;
 
     if (site == NULL || !site->mounted || r->proxyreq != PROXYREQ_NONE
-        || !blog_mount_path(r, site, &path, &len)
-        || (site->shared && !blog_route_owned(path, len)))
+        || !blog_owns(r, site, &path, &len))
         return DECLINED;
     r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri, NULL);
     r->handler = "blog";
     return OK;
 }
 
-/*
- * No <Directory> walk nor stat for the blog's URIs, as mod_proxy skips
- * them for its own: core would look for a file under the DocumentRoot for
- * every page.  <Location> sections are still walked after this hook.
- */
+/* No <Directory> walk nor stat for the blog's URIs, as mod_proxy's. */
 static int
 blog_map_to_storage(request_rec *r)
 {
@@ -643,30 +621,16 @@ blog_handler(request_rec *r)
     site = blog_site_of(r);
     if (site == NULL)
         return DECLINED;
-    /*
-     * Outside the mount (a Location wider than BlogMount): not a route, the
-     * blog's 404; with a shared mount, left to the next handler (core's
-     * files) as every path that is not the blog's.
-     */
-    if (!blog_mount_path(r, site, &path, &len)) {
-        if (site->shared)
-            return DECLINED;
-        path = "";
-        len = 0;
-    }
-    else if (site->shared && !blog_route_owned(path, len))
-        return DECLINED;
-    return blog_serve(r, site, path, len);
+    if (blog_owns(r, site, &path, &len))
+        return blog_serve(r, site, path, len);
+    /* outside the mount (a wider Location): the blog's 404, unless shared */
+    return site->shared ? DECLINED : blog_serve(r, site, "", 0);
 }
 
 static void
 blog_register_hooks(apr_pool_t *p)
 {
-    /*
-     * mod_cache serves its hits from quick_handler at APR_HOOK_FIRST too:
-     * the blog's pages have their own cache (X-Cache, the contract's keys),
-     * so the blog runs first, whatever the LoadModule order.
-     */
+    /* the blog's pages have their own cache: first, before mod_cache's */
     static const char *const before_cache[] = {"mod_cache.c", NULL};
 
     (void) p;
