@@ -83,6 +83,7 @@ typedef struct blog_compiler
 
     const char *includes[BLOG_TPL_MAX_INCLUDE];  /* srcnames being compiled */
     int         nincludes;
+    const char *src;            /* the innermost one's source, for errors */
 } blog_compiler;
 
 static unsigned
@@ -110,8 +111,7 @@ blog_set_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 static int
-blog_fail(blog_compiler *c, const char *srcname, const char *src, size_t pos,
-          const char *fmt, ...)
+blog_fail(blog_compiler *c, size_t pos, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -119,8 +119,8 @@ blog_fail(blog_compiler *c, const char *srcname, const char *src, size_t pos,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    blog_set_err(c->err, c->errlen, "%s:%u: %s", srcname,
-                 blog_line_of(src, pos), msg);
+    blog_set_err(c->err, c->errlen, "%s:%u: %s", c->includes[c->nincludes - 1],
+                 blog_line_of(c->src, pos), msg);
     return -1;
 }
 
@@ -148,10 +148,7 @@ blog_emit(blog_compiler *c, uint32_t kind, uint32_t a, uint32_t b)
         c->ops = ops;
         c->opcap = cap;
     }
-    c->ops[c->nops].kind = kind;
-    c->ops[c->nops].a = a;
-    c->ops[c->nops].b = b;
-    c->nops++;
+    c->ops[c->nops++] = (blog_op) {kind, a, b};
     c->text_open = (kind == BLOG_OP_TEXT);
     return 0;
 }
@@ -206,7 +203,7 @@ blog_is_space(char ch)
 
 static int
 blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
-               const char *srcname, blog_tag *tag)
+               blog_tag *tag)
 {
     size_t p = at + 2;
     const char *close;
@@ -215,19 +212,15 @@ blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
     size_t ne;
     size_t i;
 
-    tag->start = at;
-    tag->sigil = 0;
-    tag->name = NULL;
-    tag->namelen = 0;
+    *tag = (blog_tag) {0, at, 0, NULL, 0};
     if (p < len && src[p] != '\0' && strchr("#^/!>&{=", src[p]))
         tag->sigil = src[p++];
     if (tag->sigil == '=')
-        return blog_fail(c, srcname, src, at,
-                         "changing delimiters is not supported");
+        return blog_fail(c, at, "changing delimiters is not supported");
     close = tag->sigil == '{' ? "}}}" : "}}";
     end = memmem(src + p, len - p, close, strlen(close));
     if (end == NULL)
-        return blog_fail(c, srcname, src, at, "unclosed tag (no '%s')", close);
+        return blog_fail(c, at, "unclosed tag (no '%s')", close);
     tag->end = (size_t) (end - src) + strlen(close);
     if (tag->sigil == '!')
         return 0;
@@ -238,23 +231,21 @@ blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
     while (ne > nb && (blog_is_space(src[ne - 1]) || src[ne - 1] == '\n'))
         ne--;
     if (nb == ne)
-        return blog_fail(c, srcname, src, at, "empty tag");
+        return blog_fail(c, at, "empty tag");
     if (ne - nb >= BLOG_TPL_MAX_NAME)
-        return blog_fail(c, srcname, src, at, "name too long");
+        return blog_fail(c, at, "name too long");
     for (i = nb; i < ne; i++)
         if (blog_is_space(src[i]) || src[i] == '\n' || src[i] == '{'
             || src[i] == '}')
-            return blog_fail(c, srcname, src, at, "malformed name '%.*s'",
-                             (int) (ne - nb), src + nb);
+            return blog_fail(c, at, "malformed name '%.*s'", (int) (ne - nb),
+                             src + nb);
     tag->name = src + nb;
     tag->namelen = ne - nb;
     return 0;
 }
 
-/*
- * A section, inverted, closing, comment or partial tag alone on its line
- * takes the line with it: *line_start and *after move to its edges.
- */
+/* A tag other than a value's alone on its line takes the line with it:
+ * *line_start and *after move to the line's edges. */
 static void
 blog_standalone(const char *src, size_t len, size_t text_from,
                 const blog_tag *tag, size_t *line_start, size_t *after)
@@ -286,8 +277,7 @@ static int blog_compile_source(blog_compiler *c, const char *src, size_t len,
                                const char *srcname);
 
 static int
-blog_compile_partial(blog_compiler *c, const char *src, const char *srcname,
-                     const blog_tag *tag)
+blog_compile_partial(blog_compiler *c, const blog_tag *tag)
 {
     char name[BLOG_TPL_MAX_NAME];
     char why[256] = "";
@@ -299,40 +289,35 @@ blog_compile_partial(blog_compiler *c, const char *src, const char *srcname,
     memcpy(name, tag->name, tag->namelen);
     name[tag->namelen] = '\0';
     if (c->nincludes == BLOG_TPL_MAX_INCLUDE)
-        return blog_fail(c, srcname, src, tag->start,
-                         "partials nested deeper than %d",
+        return blog_fail(c, tag->start, "partials nested deeper than %d",
                          BLOG_TPL_MAX_INCLUDE);
     if (c->partial == NULL
         || c->partial(c->partial_ctx, name, &psrc, &plen, &pname, why,
                       sizeof(why)) < 0)
-        return blog_fail(c, srcname, src, tag->start,
-                         "partial '%s' not found%s%s", name,
+        return blog_fail(c, tag->start, "partial '%s' not found%s%s", name,
                          why[0] ? ": " : "", why);
     for (i = 0; i < c->nincludes; i++)
         if (strcmp(c->includes[i], pname) == 0)
-            return blog_fail(c, srcname, src, tag->start,
+            return blog_fail(c, tag->start,
                              "partial cycle: '%s' includes itself", name);
     return blog_compile_source(c, psrc, plen, pname);
 }
 
 static int
-blog_close(blog_compiler *c, const char *src, const char *srcname,
-           const blog_tag *tag, int base)
+blog_close(blog_compiler *c, const blog_tag *tag, int base)
 {
     blog_open_section *s;
 
     if (c->nsections == base)
-        return blog_fail(c, srcname, src, tag->start,
-                         "'{{/%.*s}}' closes no open section",
+        return blog_fail(c, tag->start, "'{{/%.*s}}' closes no open section",
                          (int) tag->namelen, tag->name);
     s = &c->sections[c->nsections - 1];
     if (s->tag.namelen != tag->namelen
         || memcmp(s->tag.name, tag->name, tag->namelen) != 0)
-        return blog_fail(c, srcname, src, tag->start,
+        return blog_fail(c, tag->start,
                          "'{{/%.*s}}' closes '%.*s' opened at line %u",
-                         (int) tag->namelen, tag->name,
-                         (int) s->tag.namelen, s->tag.name,
-                         blog_line_of(src, s->tag.start));
+                         (int) tag->namelen, tag->name, (int) s->tag.namelen,
+                         s->tag.name, blog_line_of(c->src, s->tag.start));
     c->ops[s->op].b = c->nops;
     c->nsections--;
     c->text_open = 0;           /* text after a section is not its body */
@@ -340,25 +325,23 @@ blog_close(blog_compiler *c, const char *src, const char *srcname,
 }
 
 static int
-blog_compile_tag(blog_compiler *c, const char *src, const char *srcname,
-                 const blog_tag *tag, int base)
+blog_compile_tag(blog_compiler *c, const blog_tag *tag, int base)
 {
     int field;
 
     if (tag->sigil == '!')
         return 0;
     if (tag->sigil == '>')
-        return blog_compile_partial(c, src, srcname, tag);
+        return blog_compile_partial(c, tag);
     if (tag->sigil == '/')
-        return blog_close(c, src, srcname, tag, base);
+        return blog_close(c, tag, base);
     field = blog_field_id(c->env, tag->name, tag->namelen);
     if (field < 0)
-        return blog_fail(c, srcname, src, tag->start, "unknown name '%.*s'",
+        return blog_fail(c, tag->start, "unknown name '%.*s'",
                          (int) tag->namelen, tag->name);
     if (tag->sigil == '#' || tag->sigil == '^') {
         if (c->nsections == BLOG_TPL_MAX_DEPTH)
-            return blog_fail(c, srcname, src, tag->start,
-                             "sections nested deeper than %d",
+            return blog_fail(c, tag->start, "sections nested deeper than %d",
                              BLOG_TPL_MAX_DEPTH);
         c->sections[c->nsections].op = c->nops;
         c->sections[c->nsections++].tag = *tag;
@@ -384,25 +367,26 @@ blog_compile_source(blog_compiler *c, const char *src, size_t len,
         size_t next;
         blog_tag tag;
 
-        if (blog_parse_tag(c, src, len, at, srcname, &tag) < 0)
+        c->src = src;           /* again, after a partial */
+        if (blog_parse_tag(c, src, len, at, &tag) < 0)
             return -1;
         keep_to = tag.start;
         next = tag.end;
         blog_standalone(src, len, text_from, &tag, &keep_to, &next);
         if (blog_emit_text(c, src + text_from, keep_to - text_from) < 0)
-            return blog_fail(c, srcname, src, at, "out of memory");
-        if (blog_compile_tag(c, src, srcname, &tag, base) < 0)
+            return blog_fail(c, at, "out of memory");
+        if (blog_compile_tag(c, &tag, base) < 0)
             return -1;
         text_from = next;
     }
+    c->src = src;
     if (blog_emit_text(c, src + text_from, len - text_from) < 0)
-        return blog_fail(c, srcname, src, len, "out of memory");
+        return blog_fail(c, len, "out of memory");
     if (c->nsections > base) {
         blog_open_section *s = &c->sections[c->nsections - 1];
 
-        return blog_fail(c, srcname, src, s->tag.start,
-                         "unclosed section '%.*s'", (int) s->tag.namelen,
-                         s->tag.name);
+        return blog_fail(c, s->tag.start, "unclosed section '%.*s'",
+                         (int) s->tag.namelen, s->tag.name);
     }
     c->nincludes--;
     return 0;
@@ -413,17 +397,12 @@ blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
                  const char *srcname, blog_tpl_partial_fn partial,
                  void *partial_ctx, char *err, size_t errlen)
 {
-    blog_compiler c;
-    blog_tpl *tpl = NULL;
+    blog_compiler c = {.env = env, .partial = partial,
+        .partial_ctx = partial_ctx, .err = err, .errlen = errlen};
+    blog_tpl   *tpl = NULL;
 
     if (err && errlen)
         err[0] = '\0';
-    memset(&c, 0, sizeof(c));
-    c.env = env;
-    c.partial = partial;
-    c.partial_ctx = partial_ctx;
-    c.err = err;
-    c.errlen = errlen;
     if (blog_compile_source(&c, src, len, srcname) == 0)
         tpl = env->alloc(env->alloc_ctx, sizeof(*tpl));
     if (tpl == NULL) {
@@ -432,9 +411,7 @@ blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
             blog_set_err(err, errlen, "%s: out of memory", srcname);
         return NULL;
     }
-    tpl->ops = c.ops;
-    tpl->nops = c.nops;
-    tpl->text = c.text;
+    *tpl = (blog_tpl) {c.ops, c.nops, c.text};
     return tpl;
 }
 
@@ -484,13 +461,11 @@ blog_file_partial(void *ctx, const char *name, const char **src,
     char *path;
     char *data = NULL;
 
-    if (file == NULL) {
-        blog_set_err(why, whylen, "this template wraps no page");
-        return -1;
-    }
     /* a partial never leaves the templates folder */
-    if (file[0] == '\0' || file[0] == '.' || strchr(file, '/') != NULL) {
-        blog_set_err(why, whylen, "invalid file name");
+    if (file == NULL || file[0] == '\0' || file[0] == '.'
+        || strchr(file, '/') != NULL) {
+        blog_set_err(why, whylen, file ? "invalid file name"
+                     : "this template wraps no page");
         return -1;
     }
     size = strlen(r->env->dir) + strlen(file) + sizeof("/.html");
