@@ -310,24 +310,21 @@ int
 blog_build_static(blog_build *b, blog_page *not_found,
                   blog_page *unavailable)
 {
-    if (build_simple(b, b->pages->not_found, "Not found",
-                     BLOG_STATUS_NOT_FOUND, not_found) != 0
+    return build_simple(b, b->pages->not_found, "Not found",
+                        BLOG_STATUS_NOT_FOUND, not_found) != 0
         || build_simple(b, b->pages->unavailable, "Service unavailable",
-                        BLOG_STATUS_UNAVAILABLE, unavailable) != 0)
-        return -1;
-    return 0;
+                        BLOG_STATUS_UNAVAILABLE, unavailable) != 0 ? -1 : 0;
 }
 
 void
 blog_build_index(blog_build *b, const blog_rows *rs, blog_page *out)
 {
     static const char title[] = "Latest posts";
-    blog_val   *vals = b_alloc(b, F_COUNT, sizeof(blog_val));
+    blog_val    vals[F_COUNT];
     blog_frame  root;
 
-    if (vals != NULL)
-        root_init(b, vals, &root, title, sizeof(title) - 1);
-    if (vals == NULL || cards_fill(b, rs, 0, vals) != 0)
+    root_init(b, vals, &root, title, sizeof(title) - 1);
+    if (cards_fill(b, rs, 0, vals) != 0)
         *out = *b->unavailable;
     else
         page_render(b, b->pages->index, &root, out);
@@ -336,8 +333,8 @@ blog_build_index(blog_build *b, const blog_rows *rs, blog_page *out)
 void
 blog_build_post(blog_build *b, const blog_rows *rs, blog_page *out)
 {
-    blog_val   *vals;
-    char       *scratch;
+    blog_val    vals[F_COUNT];
+    char        scratch[CARD_SCRATCH];
     blog_frame  root;
     cols        cs;
 
@@ -345,12 +342,8 @@ blog_build_post(blog_build *b, const blog_rows *rs, blog_page *out)
         *out = *b->not_found;
         return;
     }
-    vals = b_alloc(b, F_COUNT, sizeof(blog_val));
-    scratch = b_alloc(b, 1, CARD_SCRATCH);
-    if (vals != NULL)
-        root_init(b, vals, &root, "", 0);
-    if (vals == NULL || scratch == NULL
-        || cols_find(b, rs, POST_COLS, &cs) != 0
+    root_init(b, vals, &root, "", 0);
+    if (cols_find(b, rs, POST_COLS, &cs) != 0
         || get_post(b, &cs, 0, scratch, vals, 0) != 0
         || get_text(b, &cs, 0, C_BODY, &vals[F_BODY]) != 0
         || get_list(b, &cs, 0, C_COMMENT_AUTHORS, 3, F_COMMENT_AUTHOR,
@@ -369,7 +362,7 @@ void
 blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out)
 {
     static const char prefix[] = "Posts tagged ";
-    blog_val   *vals;
+    blog_val    vals[F_COUNT];
     blog_frame  root;
     cols        cs;
     int         from;
@@ -379,9 +372,6 @@ blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out)
         *out = *b->not_found;
         return;
     }
-    vals = b_alloc(b, F_COUNT, sizeof(blog_val));
-    if (vals == NULL)
-        goto unavailable;
     root_init(b, vals, &root, "", 0);
     if (cols_find(b, rs, COL(C_TAG_NAME) | COL(C_SLUG), &cs) != 0
         || get_text(b, &cs, 0, C_TAG_NAME, &vals[F_HEADING]) != 0)
