@@ -339,24 +339,6 @@ blog_where(apr_pool_t *p, const blog_config *c, int i)
     return apr_psprintf(p, "%s:%d", c->file[i], c->line[i]);
 }
 
-static int
-blog_check_pool(apr_pool_t *p, const blog_config *c, server_rec *s)
-{
-    const blog_db_settings *db = &c->db;
-
-    if (db->pool_min <= db->pool_keep && db->pool_keep <= db->pool_max)
-        return 0;
-    ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                 BLOGLOGNO(00001)
-                 "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
-                 "hold: BlogPoolMin %d (%s), BlogPoolKeep %d (%s), "
-                 "BlogPoolMax %d (%s)",
-                 db->pool_min, blog_where(p, c, BLOG_D_POOL_MIN),
-                 db->pool_keep, blog_where(p, c, BLOG_D_POOL_KEEP),
-                 db->pool_max, blog_where(p, c, BLOG_D_POOL_MAX));
-    return -1;
-}
-
 /* s's site; its mount, if any, joins bases. */
 static int
 blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages,
@@ -385,7 +367,6 @@ static int
 blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                  server_rec *s)
 {
-    static const int ids[] = {BLOG_D_CONN_HOLD, BLOG_D_CONN_PARK};
     const blog_config *c = ap_get_module_config(s->module_config,
                                                 &blog_module);
     int         k;
@@ -394,14 +375,13 @@ blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     (void) plog;
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
-    for (k = 0; k < 2; k++)
-        if (c->set & BLOG_SET(ids[k]))
-            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                         BLOGLOGNO(00002)
+    for (k = BLOG_D_CONN_HOLD; k <= BLOG_D_CONN_PARK; k++)
+        if (c->set & BLOG_SET(k))
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00002)
                          "%s (%s) is ignored: the blog's connection "
                          "loop was removed, connections are core's; remove "
-                         "the directive", blog_directives[ids[k]].name,
-                         blog_where(ptemp, c, ids[k]));
+                         "the directive", blog_directives[k].name,
+                         blog_where(ptemp, c, k));
     return OK;
 }
 
@@ -412,6 +392,7 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
 {
     const blog_config *c = ap_get_module_config(s->module_config,
                                                 &blog_module);
+    const blog_db_settings *db = &c->db;
     const blog_pageset *pages;
     apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
     server_rec *vs;
@@ -419,8 +400,16 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
 
     (void) plog;
     blog_g = c;
-    if (blog_check_pool(ptemp, c, s) != 0)
+    if (db->pool_min > db->pool_keep || db->pool_keep > db->pool_max) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00001)
+                     "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
+                     "hold: BlogPoolMin %d (%s), BlogPoolKeep %d (%s), "
+                     "BlogPoolMax %d (%s)",
+                     db->pool_min, blog_where(ptemp, c, BLOG_D_POOL_MIN),
+                     db->pool_keep, blog_where(ptemp, c, BLOG_D_POOL_KEEP),
+                     db->pool_max, blog_where(ptemp, c, BLOG_D_POOL_MAX));
         return HTTP_INTERNAL_SERVER_ERROR;
+    }
     /* secrets and certificates are read here, as root, as mod_ssl's are */
     if (blog_redis_load(pconf, (blog_cache_settings *) &c->cache, err,
                         sizeof(err)) != 0) {
@@ -431,8 +420,7 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
                               sizeof(err));
     if (pages == NULL) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     BLOGLOGNO(00004)
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00004)
                      "BlogTemplates %s (%s): %s", c->templates_dir,
                      blog_where(ptemp, c, BLOG_D_TEMPLATES), err);
         return HTTP_INTERNAL_SERVER_ERROR;
@@ -514,8 +502,7 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
     uri = apr_pstrcat(r->pool, site->base, "/", NULL);
     sub = ap_sub_req_lookup_uri(uri, r, NULL);
     if (sub->status == HTTP_UNAUTHORIZED || sub->status == HTTP_FORBIDDEN)
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
-                     BLOGLOGNO(00006)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server, BLOGLOGNO(00006)
                      "BlogFastPath On answers every URL under %s "
                      "from quick_handler, but access control covers it "
                      "(a request for it would get %d): Require, "

@@ -69,8 +69,7 @@ blog_pages_child_init(apr_pool_t *pchild, server_rec *s)
         rv = apr_thread_mutex_create(&m, APR_THREAD_MUTEX_DEFAULT, owner);
     }
     if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
-                     BLOGLOGNO(00037)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00037)
                      "no shared allocator for pages; building them "
                      "in each request's pool");
         return;
@@ -165,12 +164,10 @@ page_build(request_rec *r, const blog_site *site, int stmt,
     if (b.bad_column == NULL)
         return;
     if (b.bad_row < 0)
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
-                      BLOGLOGNO(00038)
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00038)
                       "%s returned no column %s", fn[stmt], b.bad_column);
     else
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
-                      BLOGLOGNO(00039)
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00039)
                       "%s returned a malformed %s in row %d", fn[stmt],
                       b.bad_column, b.bad_row);
 }
