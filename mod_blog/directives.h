@@ -1,10 +1,7 @@
 /*
- * directives.h - every directive, declared once: X(id, name, field, type,
- * where, default, min, max, syntax, help), type and where without their
- * BLOG_DT_ and BLOG_DW_.  field is blog_config's member; default is parsed
- * as a configured value (NULL: unset); min and max bound integers, and
- * durations in ms.  mod_blog.c expands it; test_directives.c checks the
- * docs against it.  Pure C.
+ * directives.h - every directive, once: X(id, name, blog_config's field,
+ * type, where, default (parsed as if configured; NULL: unset), min, max (ms
+ * for durations), syntax, help).  test_directives.c checks the docs by it.
  */
 #ifndef BLOG_DIRECTIVES_H
 #define BLOG_DIRECTIVES_H

@@ -16,9 +16,6 @@
 
 APLOG_USE_MODULE(blog);
 
-/* Every answer, 404, 405 and 503 included (docs/CONTRACT.md section 2). */
-#define BLOG_CONTENT_TYPE "text/html; charset=utf-8"
-
 int
 blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
              const char *xcache)
@@ -28,7 +25,8 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
     apr_status_t rv;
 
     r->status = status;
-    ap_set_content_type(r, BLOG_CONTENT_TYPE);
+    /* every answer, 404, 405 and 503 too (docs/CONTRACT.md section 2) */
+    ap_set_content_type(r, "text/html; charset=utf-8");
     ap_set_content_length(r, (apr_off_t) len);
     if (xcache != NULL)
         apr_table_setn(r->headers_out, "X-Cache", xcache);
@@ -38,10 +36,7 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
              || r->method_number == M_OPTIONS)
         apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
 
-    /*
-     * GET and HEAD (an OPTIONS answer describes no representation): 304
-     * or 412 as the conditions say, for the caller to return.
-     */
+    /* GET and HEAD: an OPTIONS answer describes no representation */
     if (status == HTTP_OK && r->method_number == M_GET) {
         int         cond;
 
@@ -56,9 +51,8 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
 
     bb = apr_brigade_create(r->pool, c->bucket_alloc);
     /*
-     * Immortal: the body lives as long as r->pool, which outlives every
-     * bucket before the request's EOR, even when the event MPM finishes the
-     * write asynchronously.  HEAD keeps the Content-Length, sends no body.
+     * Immortal: r->pool outlives every bucket before the request's EOR, even
+     * when the event MPM writes asynchronously.  HEAD sends no body.
      */
     if (!r->header_only && len > 0)
         APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_immortal_create(
