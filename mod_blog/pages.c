@@ -13,8 +13,6 @@
 #include "apr_atomic.h"
 #include "apr_thread_mutex.h"
 
-#include <string.h>
-
 APLOG_USE_MODULE(blog);
 
 /* blog.index_page's one argument, the contract's (below 128: one byte). */
@@ -97,14 +95,9 @@ pages_pool(request_rec *r)
 static void
 build_init(apr_pool_t *p, const blog_site *site, blog_build *b)
 {
-    memset(b, 0, sizeof(*b));
-    b->pages = site->pages;
-    b->alloc = blog_pool_alloc;
-    b->alloc_ctx = p;
-    b->base = site->base;
-    b->base_len = site->base_len;
-    b->not_found = &site->not_found;
-    b->unavailable = &site->unavailable;
+    *b = (blog_build) {.pages = site->pages, .alloc = blog_pool_alloc,
+        .alloc_ctx = p, .base = site->base, .base_len = site->base_len,
+        .not_found = &site->not_found, .unavailable = &site->unavailable};
 }
 
 int
@@ -139,7 +132,6 @@ page_build(request_rec *r, const blog_site *site, int stmt,
     };
     apr_uint32_t *hint = &pages_size_hint[stmt];
     PGresult   *res;
-    blog_rows   rs;
     blog_build  b;
 
     if (stmt != PAGES_HINT_COMPUTE
@@ -153,10 +145,8 @@ page_build(request_rec *r, const blog_site *site, int stmt,
         blog_build_compute(&b, site->compute_limit,
                            blog_sum_primes_below(site->compute_limit), out);
     else {
-        rs.src = res;
-        rs.nrows = PQntuples(res);
-        rs.column = pq_column;
-        rs.cell = pq_cell;
+        blog_rows   rs = {res, PQntuples(res), pq_column, pq_cell};
+
         build[stmt](&b, &rs, out);
     }
     if (b.size_hint > (size_t) apr_atomic_read32(hint))
