@@ -10,6 +10,7 @@
 #include "directives.h"
 #include "invalidate.h"
 #include "pages.h"
+#include "pq.h"
 #include "redis.h"
 #include "response.h"
 #include "router.h"
@@ -139,17 +140,14 @@ static const char *
 blog_parse_conninfo(apr_pool_t *p, const blog_directive *d, const char *arg,
                     const char **field)
 {
-    PQconninfoOption *opts;
     char       *msg = NULL;
-    const char *err;
+    PQconninfoOption *opts = PQconninfoParse(arg, &msg);
+    char        buf[BLOG_PQ_MSG_MAX];
 
-    opts = PQconninfoParse(arg, &msg);
     if (opts == NULL) {
-        err = apr_psprintf(p, "%s: invalid conninfo: %.*s", d->name,
-                           msg ? (int) strcspn(msg, "\n") : 13,
-                           msg ? msg : "out of memory");
+        blog_pq_msg(buf, msg);
         PQfreemem(msg);
-        return err;
+        return apr_psprintf(p, "%s: invalid conninfo: %s", d->name, buf);
     }
     PQconninfoFree(opts);
     *field = arg;
@@ -345,15 +343,13 @@ blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages,
                apr_array_header_t *bases)
 {
     blog_config *c = ap_get_module_config(s->module_config, &blog_module);
-    blog_site  *site = apr_pcalloc(p, sizeof(*site));
+    const char *base = c->mount.path ? c->mount.path : "";
+    blog_site  *site = apr_palloc(p, sizeof(*site));
 
-    site->pages = pages;
-    site->compute_limit = (uint32_t) blog_g->compute_limit;
-    site->mounted = c->mount.path != NULL;
-    site->shared = c->mount.shared;
-    site->base = c->mount.path ? c->mount.path : "";
-    site->base_len = strlen(site->base);
-    site->fast_path = c->fast_path;
+    *site = (blog_site) {.pages = pages, .base = base,
+        .compute_limit = (uint32_t) blog_g->compute_limit,
+        .base_len = strlen(base), .mounted = c->mount.path != NULL,
+        .shared = c->mount.shared, .fast_path = c->fast_path};
     if (blog_pages_site(p, site) != 0)
         return -1;
     c->site = site;
@@ -481,6 +477,7 @@ blog_owns(request_rec *r, const blog_site *site, const char **path,
     return !site->shared || blog_route_owned(*path, *len);
 }
 
+/* check_config made every server's. */
 static const blog_site *
 blog_site_of(request_rec *r)
 {
@@ -552,11 +549,11 @@ blog_quick_handler(request_rec *r, int lookup)
         return DECLINED;
     site = blog_site_of(r);
     /* "OPTIONS *": where the blog owns every path, its methods. */
-    if (r->method_number == M_OPTIONS && site != NULL && site->mounted
+    if (r->method_number == M_OPTIONS && site->mounted
         && !site->shared && site->base_len == 0 && r->unparsed_uri != NULL
         && strcmp(r->unparsed_uri, "*") == 0)
         return blog_respond(r, HTTP_OK, "", 0, NULL);
-    if (site == NULL || !site->mounted || !blog_owns(r, site, &path, &len))
+    if (!site->mounted || !blog_owns(r, site, &path, &len))
         return DECLINED;
     if (!site->fast_path)
         return blog_core_rejects(r) ? blog_serve(r, site, path, len)
@@ -577,7 +574,7 @@ blog_translate_name(request_rec *r)
     const char *path;
     apr_size_t  len;
 
-    if (site == NULL || !site->mounted || r->proxyreq != PROXYREQ_NONE
+    if (!site->mounted || r->proxyreq != PROXYREQ_NONE
         || !blog_owns(r, site, &path, &len))
         return DECLINED;
     r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri, NULL);
@@ -606,8 +603,6 @@ blog_handler(request_rec *r)
     if (r->handler == NULL || strcmp(r->handler, "blog") != 0)
         return DECLINED;
     site = blog_site_of(r);
-    if (site == NULL)
-        return DECLINED;
     if (blog_owns(r, site, &path, &len))
         return blog_serve(r, site, path, len);
     /* outside the mount (a wider Location): the blog's 404, unless shared */
