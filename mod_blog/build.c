@@ -80,9 +80,7 @@ cell(const cols *cs, int row, int c)
 static void
 val_str(blog_val *v, const char *s, size_t len)
 {
-    v->ptr = s;
-    v->len = (uint32_t) len;
-    v->kind = BLOG_VAL_STR;
+    *v = (blog_val) {s, (uint32_t) len, BLOG_VAL_STR};
 }
 
 static void
@@ -92,9 +90,7 @@ root_init(blog_build *b, blog_val *vals, blog_frame *root,
     memset(vals, 0, sizeof(blog_val) * F_COUNT);
     val_str(&vals[F_BASE], b->base, b->base_len);
     val_str(&vals[F_PAGE_TITLE], title, title_len);
-    root->vals = vals;
-    root->first = 0;
-    root->count = F_COUNT;
+    *root = (blog_frame) {vals, 0, F_COUNT};
 }
 
 static size_t
@@ -192,13 +188,9 @@ get_list(blog_build *b, const cols *cs, int row, int c, int n,
                               row, c + j, dates + BLOG_DATE_LEN * i,
                               &iv[j]) != 0)
                 return -1;
-        items[i].vals = iv;
-        items[i].first = first;
-        items[i].count = (uint32_t) n;
+        items[i] = (blog_frame) {iv, first, (uint32_t) n};
     }
-    v->ptr = items;
-    v->len = len[0];
-    v->kind = BLOG_VAL_LIST;
+    *v = (blog_val) {items, len[0], BLOG_VAL_LIST};
     return 0;
 }
 
@@ -235,9 +227,7 @@ card_fill(blog_build *b, const cols *cs, int row, char *scratch,
         return bad(b, col_names[C_COUNT], row);
     val_str(&v[F_COMMENTS_LABEL - CARD_FIRST], scratch + BLOG_DATE_LEN,
             format_label(scratch + BLOG_DATE_LEN, n));
-    item->vals = v;
-    item->first = CARD_FIRST;
-    item->count = CARD_COUNT;
+    *item = (blog_frame) {v, CARD_FIRST, CARD_COUNT};
     return 0;
 }
 
@@ -259,9 +249,7 @@ cards_fill(blog_build *b, const blog_rows *rs, int from, blog_val *vals)
         if (card_fill(b, &cs, from + i, scratch + CARD_SCRATCH * i,
                       &items[i]) != 0)
             return -1;
-    vals[F_POSTS].ptr = items;
-    vals[F_POSTS].len = (uint32_t) n;
-    vals[F_POSTS].kind = BLOG_VAL_LIST;
+    vals[F_POSTS] = (blog_val) {items, (uint32_t) n, BLOG_VAL_LIST};
     return 0;
 }
 
@@ -287,9 +275,7 @@ page_render(blog_build *b, const blog_tpl *tpl, const blog_frame *root,
         *out = *b->unavailable;
         return;
     }
-    out->status = BLOG_STATUS_OK;
-    out->body = body;
-    out->len = len;
+    *out = (blog_page) {BLOG_STATUS_OK, body, len};
 }
 
 /* A page with a title and nothing else from outside. */
