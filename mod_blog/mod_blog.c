@@ -131,8 +131,7 @@ blog_parse_mount(apr_pool_t *p, const blog_directive *d, const char *arg,
                             "or '..')", d->name);
     while (len > 0 && arg[len - 1] == '/')
         len--;
-    m->path = apr_pstrmemdup(p, arg, len);
-    m->shared = arg2 != NULL;
+    *m = (blog_mount) {apr_pstrmemdup(p, arg, len), arg2 != NULL};
     return NULL;
 }
 

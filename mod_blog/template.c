@@ -343,8 +343,7 @@ blog_compile_tag(blog_compiler *c, const blog_tag *tag, int base)
         if (c->nsections == BLOG_TPL_MAX_DEPTH)
             return blog_fail(c, tag->start, "sections nested deeper than %d",
                              BLOG_TPL_MAX_DEPTH);
-        c->sections[c->nsections].op = c->nops;
-        c->sections[c->nsections++].tag = *tag;
+        c->sections[c->nsections++] = (blog_open_section) {c->nops, *tag};
     }
     return blog_emit(c, tag->sigil == '#' ? BLOG_OP_SECTION
                      : tag->sigil == '^' ? BLOG_OP_INVERTED
