@@ -1,13 +1,7 @@
 /*
- * build.h - building a page: pg_blog's rows (through the caller's
- * accessors) into template frames, rendered into one buffer of exactly the
- * page's size.
- *
- * Pure C: no libpq, no APR, no I/O.  Every allocation comes from the
- * caller's allocator.  The rows are untrusted: a missing column, a NULL
- * where a value is due, a value of the wrong size or a malformed array
- * makes the answer the caller's 503 page, with the column and row named in
- * the blog_build for the log; nothing is read past a value's length.
+ * build.h - the page templates, and pg_blog's rows (through the caller's
+ * accessors) into rendered pages.  Pure C.  The rows are untrusted: what is
+ * missing or malformed makes the 503 page, its column and row named.
  */
 #ifndef BLOG_BUILD_H
 #define BLOG_BUILD_H
@@ -16,11 +10,27 @@
 #include <stdint.h>
 
 #include "decode.h"
-#include "pageset.h"
+#include "template.h"
 
 #define BLOG_STATUS_OK          200
 #define BLOG_STATUS_NOT_FOUND   404
 #define BLOG_STATUS_UNAVAILABLE 503
+
+/* The six pages, each wrapped in layout.html. */
+typedef struct blog_pageset
+{
+    const blog_tpl *index;
+    const blog_tpl *post;
+    const blog_tpl *tag;
+    const blog_tpl *compute;
+    const blog_tpl *not_found;
+    const blog_tpl *unavailable;
+} blog_pageset;
+
+/* Compile the pages of dir; NULL with "file:line: message" in err. */
+const blog_pageset *blog_pageset_load(const char *dir, blog_alloc_fn alloc,
+                                      void *alloc_ctx, char *err,
+                                      size_t errlen);
 
 typedef struct blog_page
 {
@@ -49,8 +59,7 @@ typedef struct blog_build
     /* answered as they are when the rows name nothing / are malformed */
     const blog_page *not_found;
     const blog_page *unavailable;
-    /* in: the size to render into in one pass (0: none); out: raised when
-     * the page did not fit (the caller shares it between threads) */
+    /* in: the size to render in one pass (0: none); out: raised past it */
     size_t      size_hint;
     /* out: on a 503, the column at fault and its row (-1: no such column) */
     const char *bad_column;
@@ -66,11 +75,8 @@ void blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out);
 void blog_build_compute(blog_build *b, uint32_t limit, uint64_t sum,
                         blog_page *out);
 
-/*
- * A page with a title and nothing else from outside (the 404 and 503
- * pages, rendered once at start-up).  0, or -1 when it cannot be rendered.
- */
-int blog_build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
-                      int status, blog_page *out);
+/* The 404 and 503 pages, rendered once at start-up: 0, or -1. */
+int blog_build_static(blog_build *b, blog_page *not_found,
+                      blog_page *unavailable);
 
 #endif

@@ -89,8 +89,7 @@ blog_dec_array(blog_cell c, uint32_t elemtype, blog_alloc_fn alloc,
         q += ELEMENT_LEN_BYTES;
         if (len < 0 || len > end - q)   /* -1 is a NULL element */
             return -1;
-        elems[i].ptr = q;
-        elems[i].len = (uint32_t) len;
+        elems[i] = (blog_bytes) {q, (uint32_t) len};
         q += len;
     }
     if (q != end)               /* array_send writes nothing after them */

@@ -1,8 +1,7 @@
 /*
- * decode.h - PostgreSQL's binary format for int4, timestamptz, text and
- * one-dimensional arrays of them.  Pure C.  A cell is untrusted: nothing
- * is read outside it or copied; each function returns 0, or -1 when the
- * cell is not a well-formed value of its type.
+ * decode.h - PostgreSQL's binary int4, timestamptz, text and 1-D arrays.
+ * Pure C.  A cell is untrusted: nothing is read outside it; each function
+ * returns 0, or -1 when it is not a well-formed value of its type.
  */
 #ifndef BLOG_DECODE_H
 #define BLOG_DECODE_H
@@ -35,11 +34,8 @@ int blog_dec_int4(blog_cell c, int32_t *out);
 /* timestamptz: microseconds since 2000-01-01 00:00 UTC. */
 int blog_dec_int8(blog_cell c, int64_t *out);
 
-/*
- * A one-dimensional array of elemtype into *out (*n elements, from alloc).
- * A NULL cell or zero dimensions is empty; a NULL element, another type,
- * more dimensions, an overrun or trailing bytes are errors.
- */
+/* A 1-D array of elemtype into *out (*n, from alloc): a NULL cell is
+ * empty, a NULL element is an error. */
 int blog_dec_array(blog_cell c, uint32_t elemtype, blog_alloc_fn alloc,
                    void *alloc_ctx, blog_bytes **out, uint32_t *n);
 

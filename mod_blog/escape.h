@@ -1,7 +1,6 @@
 /*
- * escape.h - the HTML escaping of docs/CONTRACT.md section 5: exactly five
- * bytes change, & < > " ' become &amp; &lt; &gt; &#34; &#39;.  Pure C, no
- * allocation.
+ * escape.h - docs/CONTRACT.md section 5's HTML escaping: & < > " ' become
+ * &amp; &lt; &gt; &#34; &#39;, nothing else changes.  Pure C.
  */
 #ifndef BLOG_ESCAPE_H
 #define BLOG_ESCAPE_H

@@ -5,30 +5,25 @@
 #ifndef BLOG_FIELDS_H
 #define BLOG_FIELDS_H
 
-/* Field ids; each list item kind covers one contiguous range. */
 enum
 {
     F_PAGE_TITLE, F_BASE, F_POSTS, F_HEADING, F_LIMIT, F_SUM, F_BODY,
     F_COMMENTS,
     F_SLUG, F_TITLE, F_AUTHOR, F_DATE, F_COMMENTS_LABEL, F_TAGS, F_SUMMARY,
     F_TAG_SLUG, F_TAG_NAME,
-    F_COMMENT_AUTHOR, F_COMMENT_DATE, F_COMMENT_BODY,
+    F_COMMENT_AUTHOR, F_COMMENT_BODY, F_COMMENT_DATE,
     F_COUNT
 };
 
 #define CARD_FIRST      F_SLUG
 #define CARD_COUNT      (F_SUMMARY - F_SLUG + 1)
-#define TAG_FIRST       F_TAG_SLUG
-#define TAG_COUNT       2
-#define COMMENT_FIRST   F_COMMENT_AUTHOR
-#define COMMENT_COUNT   3
 
 static const char *const blog_fields[F_COUNT] = {
     "page_title", "base", "posts", "heading", "limit", "sum", "body",
     "comments",
     "slug", "title", "author", "date", "comments_label", "tags", "summary",
     "tag_slug", "tag_name",
-    "comment_author", "comment_date", "comment_body"
+    "comment_author", "comment_body", "comment_date"
 };
 
 #endif

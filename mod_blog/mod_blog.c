@@ -1,13 +1,7 @@
 /*
- * mod_blog.c - the module record, its configuration and its hooks.
- *
- * Two ways in, serving the same bytes (docs/ARCHITECTURE.md): a content
- * handler "blog" reached through translate_name (BlogFastPath Off), or
- * quick_handler answering every URI under BlogMount (BlogFastPath On).
- * Both route the raw request path, so a path is exactly one of
- * docs/CONTRACT.md's or a 404.  The directives are declared once, in
- * directives.h; this file turns that list into the command table, the
- * defaults, the merge and the checks.
+ * mod_blog.c - the module record, its configuration (from directives.h)
+ * and its hooks.  Two ways in serve the same bytes: the handler "blog"
+ * (BlogFastPath Off) or quick_handler (On), both on the raw request path.
  */
 #include "cache.h"
 #include "logno.h"
@@ -16,6 +10,7 @@
 #include "directives.h"
 #include "invalidate.h"
 #include "pages.h"
+#include "pq.h"
 #include "redis.h"
 #include "response.h"
 #include "router.h"
@@ -32,6 +27,7 @@
 #include "http_request.h"
 #include "ap_config.h"
 #include "apr_atomic.h"
+#include "apr_network_io.h"
 #include "apr_strings.h"
 
 /* blog_core_rejects() runs core's own path checks: httpd 2.4.51 on. */
@@ -70,7 +66,6 @@ typedef struct blog_config
     apr_uint32_t set;           /* bit BLOG_D_x: given in this server */
     const char *file[BLOG_NDIRECTIVES];
     int         line[BLOG_NDIRECTIVES];
-    const char *default_error;  /* a default that did not parse: a bug */
     blog_site  *site;           /* set by check_config */
 } blog_config;
 
@@ -83,11 +78,14 @@ typedef struct blog_directive
     long        lo;
     long        hi;
     apr_size_t  off;            /* of its field in blog_config */
+    apr_size_t  size;           /* of that field, for the merge */
 } blog_directive;
 
 #define BLOG_DIRECTIVE_ENTRY(id, name, field, type, where, def, lo, hi, \
                              syntax, help) \
-    {name, type, where, def, lo, hi, APR_OFFSETOF(blog_config, field)},
+    {name, BLOG_DT_##type, BLOG_DW_##where, def, lo, hi, \
+     APR_OFFSETOF(blog_config, field), \
+     sizeof(((blog_config *) NULL)->field)},
 static const blog_directive blog_directives[BLOG_NDIRECTIVES] = {
     BLOG_DIRECTIVES(BLOG_DIRECTIVE_ENTRY)
 };
@@ -133,8 +131,7 @@ blog_parse_mount(apr_pool_t *p, const blog_directive *d, const char *arg,
                             "or '..')", d->name);
     while (len > 0 && arg[len - 1] == '/')
         len--;
-    m->path = apr_pstrmemdup(p, arg, len);
-    m->shared = arg2 != NULL;
+    *m = (blog_mount) {apr_pstrmemdup(p, arg, len), arg2 != NULL};
     return NULL;
 }
 
@@ -142,17 +139,14 @@ static const char *
 blog_parse_conninfo(apr_pool_t *p, const blog_directive *d, const char *arg,
                     const char **field)
 {
-    PQconninfoOption *opts;
     char       *msg = NULL;
-    const char *err;
+    PQconninfoOption *opts = PQconninfoParse(arg, &msg);
+    char        buf[BLOG_PQ_MSG_MAX];
 
-    opts = PQconninfoParse(arg, &msg);
     if (opts == NULL) {
-        err = apr_psprintf(p, "%s: invalid conninfo: %.*s", d->name,
-                           msg ? (int) strcspn(msg, "\n") : 13,
-                           msg ? msg : "out of memory");
+        blog_pq_msg(buf, msg);
         PQfreemem(msg);
-        return err;
+        return apr_psprintf(p, "%s: invalid conninfo: %s", d->name, buf);
     }
     PQconninfoFree(opts);
     *field = arg;
@@ -164,46 +158,28 @@ static const char *
 blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
                  blog_cache_settings *cs)
 {
-    const char *colon;
-    const char *host;
-    apr_size_t  hlen;
-    char       *end;
-    long        port;
+    char       *host;
+    char       *scope;
+    apr_port_t  port;
 
-    if (strcasecmp(arg, "off") == 0) {
-        cs->redis_on = 0;
-        return NULL;
-    }
+    cs->redis_on = strcasecmp(arg, "off") != 0;
     cs->redis_tls = strncasecmp(arg, "rediss://", 9) == 0;
     arg += cs->redis_tls ? 9 : 0;
-    if (arg[0] == '/' && cs->redis_tls)
-        return apr_psprintf(p, "%s: rediss:// takes host:port", d->name);
+    if (!cs->redis_on)
+        return NULL;
     if (arg[0] == '/') {
-        cs->redis_on = 1;
         cs->redis_host = arg;
         cs->redis_port = 0;
-        return NULL;
+        return cs->redis_tls ? apr_psprintf(p, "%s: rediss:// takes "
+                                            "host:port", d->name) : NULL;
     }
-    colon = strrchr(arg, ':');
-    if (colon == NULL || colon == arg)
-        return apr_psprintf(p, "%s must be host:port, rediss://host:port, a "
-                            "socket path, or off", d->name);
-    port = strtol(colon + 1, &end, 10);
-    if (end == colon + 1 || *end != '\0' || port < 1 || port > 65535)
-        return apr_psprintf(p, "%s: the port must be a number from 1 to "
-                            "65535", d->name);
-    host = arg;
-    hlen = (apr_size_t) (colon - arg);
-    if (host[0] == '[') {
-        if (hlen < 3 || host[hlen - 1] != ']')
-            return apr_psprintf(p, "%s: an IPv6 address is written "
-                                "[address]:port", d->name);
-        host++;
-        hlen -= 2;
-    }
-    cs->redis_on = 1;
-    cs->redis_host = apr_pstrmemdup(p, host, hlen);
-    cs->redis_port = (int) port;
+    if (apr_parse_addr_port(&host, &scope, &port, arg, p) != APR_SUCCESS
+        || host == NULL || port == 0)
+        return apr_psprintf(p, "%s must be host:port, [v6addr]:port, "
+                            "rediss://host:port, a socket path, or off",
+                            d->name);
+    cs->redis_host = scope ? apr_pstrcat(p, host, "%", scope, NULL) : host;
+    cs->redis_port = port;
     return NULL;
 }
 
@@ -270,29 +246,6 @@ blog_parse(apr_pool_t *p, const blog_directive *d, const char *arg,
     return "mod_blog: unknown directive type";
 }
 
-/* Bytes a directive's value takes in blog_config, for the merge. */
-static apr_size_t
-blog_field_size(blog_dir_type type)
-{
-    switch (type) {
-    case BLOG_DT_MOUNT:
-        return sizeof(blog_mount);
-    case BLOG_DT_FLAG:
-    case BLOG_DT_INT:
-        return sizeof(int);
-    case BLOG_DT_MSEC:
-    case BLOG_DT_SEC:
-    case BLOG_DT_MSEC_OFF:
-        return sizeof(apr_interval_time_t);
-    case BLOG_DT_CONNINFO:
-    case BLOG_DT_PATH:
-        return sizeof(const char *);
-    case BLOG_DT_REDIS:         /* server-wide: never merged */
-        return sizeof(blog_cache_settings);
-    }
-    return 0;
-}
-
 static void *
 blog_create_server_config(apr_pool_t *p, server_rec *s)
 {
@@ -300,16 +253,11 @@ blog_create_server_config(apr_pool_t *p, server_rec *s)
     int         i;
 
     (void) s;
-    for (i = 0; i < BLOG_NDIRECTIVES; i++) {
-        const blog_directive *d = &blog_directives[i];
-        const char *err;
-
-        if (d->def == NULL)
-            continue;
-        err = blog_parse(p, d, d->def, NULL, c);
-        if (err != NULL && c->default_error == NULL)
-            c->default_error = err;
-    }
+    /* a default that does not parse is a bug of directives.h */
+    for (i = 0; i < BLOG_NDIRECTIVES; i++)
+        if (blog_directives[i].def != NULL)
+            ap_assert(blog_parse(p, &blog_directives[i],
+                                 blog_directives[i].def, NULL, c) == NULL);
     return c;
 }
 
@@ -326,11 +274,10 @@ blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
     for (i = 0; i < BLOG_NDIRECTIVES; i++) {
         const blog_directive *d = &blog_directives[i];
 
-        /* server-wide ones are refused in a virtual host (blog_set) */
+        /* server-wide ones are refused in a virtual host (blog_cmd) */
         if (d->where != BLOG_DW_VHOST || !(add->set & BLOG_SET(i)))
             continue;
-        memcpy((char *) c + d->off, (const char *) add + d->off,
-               blog_field_size(d->type));
+        memcpy((char *) c + d->off, (const char *) add + d->off, d->size);
         c->file[i] = add->file[i];
         c->line[i] = add->line[i];
     }
@@ -339,8 +286,9 @@ blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
     return c;
 }
 
+/* Every directive takes one argument, but BlogMount a second. */
 static const char *
-blog_set(cmd_parms *cmd, const char *arg, const char *arg2)
+blog_cmd(cmd_parms *cmd, void *dummy, const char *arg, const char *arg2)
 {
     const blog_directive *d = cmd->info;
     int         i = (int) (d - blog_directives);
@@ -348,6 +296,10 @@ blog_set(cmd_parms *cmd, const char *arg, const char *arg2)
                                           &blog_module);
     const char *err = NULL;
 
+    (void) dummy;
+    if (arg2 != NULL && d->type != BLOG_DT_MOUNT)
+        return apr_pstrcat(cmd->pool, d->name, " takes one argument, ",
+                           cmd->cmd->errmsg, NULL);
     if (d->where == BLOG_DW_SERVER)
         err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
     if (err == NULL)
@@ -362,38 +314,10 @@ blog_set(cmd_parms *cmd, const char *arg, const char *arg2)
     return NULL;
 }
 
-static const char *
-blog_cmd_take1(cmd_parms *cmd, void *dummy, const char *arg)
-{
-    (void) dummy;
-    return blog_set(cmd, arg, NULL);
-}
-
-static const char *
-blog_cmd_take12(cmd_parms *cmd, void *dummy, const char *arg,
-                const char *arg2)
-{
-    (void) dummy;
-    return blog_set(cmd, arg, arg2);
-}
-
-/* How Apache splits each type's arguments. */
-#define BLOG_CMD_BLOG_DT_MOUNT(n, i, h) \
-    AP_INIT_TAKE12(n, blog_cmd_take12, i, RSRC_CONF, h)
-#define BLOG_CMD_BLOG_DT_FLAG(n, i, h) \
-    AP_INIT_TAKE1(n, blog_cmd_take1, i, RSRC_CONF, h)
-#define BLOG_CMD_BLOG_DT_CONNINFO   BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_INT        BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_MSEC       BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_SEC        BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_MSEC_OFF   BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_REDIS      BLOG_CMD_BLOG_DT_FLAG
-#define BLOG_CMD_BLOG_DT_PATH       BLOG_CMD_BLOG_DT_FLAG
-
 #define BLOG_COMMAND(id, name, field, type, where, def, lo, hi, syntax, \
                      help) \
-    BLOG_CMD_##type(name, (void *) &blog_directives[BLOG_D_##id], \
-                    syntax ": " help),
+    AP_INIT_TAKE12(name, blog_cmd, (void *) &blog_directives[BLOG_D_##id], \
+                   RSRC_CONF, syntax ": " help),
 static const command_rec blog_cmds[] = {
     BLOG_DIRECTIVES(BLOG_COMMAND)
     {NULL}
@@ -412,92 +336,32 @@ blog_where(apr_pool_t *p, const blog_config *c, int i)
     return apr_psprintf(p, "%s:%d", c->file[i], c->line[i]);
 }
 
+/* s's site; its mount, if any, joins bases. */
 static int
-blog_check_pool(apr_pool_t *p, const blog_config *c, server_rec *s)
-{
-    const blog_db_settings *db = &c->db;
-
-    if (db->pool_min <= db->pool_keep && db->pool_keep <= db->pool_max)
-        return 0;
-    ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                 BLOGLOGNO(00001)
-                 "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
-                 "hold: BlogPoolMin %d (%s), BlogPoolKeep %d (%s), "
-                 "BlogPoolMax %d (%s)",
-                 db->pool_min, blog_where(p, c, BLOG_D_POOL_MIN),
-                 db->pool_keep, blog_where(p, c, BLOG_D_POOL_KEEP),
-                 db->pool_max, blog_where(p, c, BLOG_D_POOL_MAX));
-    return -1;
-}
-
-static void *
-blog_pool_alloc(void *ctx, size_t size)
-{
-    return apr_palloc(ctx, size);
-}
-
-static int
-blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages)
+blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages,
+               apr_array_header_t *bases)
 {
     blog_config *c = ap_get_module_config(s->module_config, &blog_module);
-    blog_site  *site = apr_pcalloc(p, sizeof(*site));
-    blog_build  b;
+    const char *base = c->mount.path ? c->mount.path : "";
+    blog_site  *site = apr_palloc(p, sizeof(*site));
 
-    site->pages = pages;
-    site->compute_limit = (uint32_t) blog_g->compute_limit;
-    site->mounted = c->mount.path != NULL;
-    site->shared = c->mount.shared;
-    site->base = c->mount.path ? c->mount.path : "";
-    site->base_len = strlen(site->base);
-    site->fast_path = c->fast_path;
-    memset(&b, 0, sizeof(b));
-    b.pages = pages;
-    b.alloc = blog_pool_alloc;
-    b.alloc_ctx = p;
-    b.base = site->base;
-    b.base_len = site->base_len;
-    if (blog_build_simple(&b, pages->not_found, "Not found",
-                          BLOG_STATUS_NOT_FOUND, &site->not_found) != 0
-        || blog_build_simple(&b, pages->unavailable, "Service unavailable",
-                             BLOG_STATUS_UNAVAILABLE,
-                             &site->unavailable) != 0)
+    *site = (blog_site) {.pages = pages, .base = base,
+        .compute_limit = (uint32_t) blog_g->compute_limit,
+        .base_len = strlen(base), .mounted = c->mount.path != NULL,
+        .shared = c->mount.shared, .fast_path = c->fast_path};
+    if (blog_pages_site(p, site) != 0)
         return -1;
     c->site = site;
     if (site->mounted)
-        blog_in_use = 1;
+        APR_ARRAY_PUSH(bases, const char *) = site->base;
     return 0;
 }
 
-/* The listener deletes each key under every mount that serves the blog. */
-static void
-blog_configure_invalidation(apr_pool_t *pconf, server_rec *s,
-                            const blog_config *c)
-{
-    apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
-    server_rec *vs;
-
-    for (vs = s; vs != NULL; vs = vs->next) {
-        const blog_config *vc = ap_get_module_config(vs->module_config,
-                                                     &blog_module);
-
-        if (vc->site != NULL && vc->site->mounted)
-            APR_ARRAY_PUSH(bases, const char *) = vc->site->base;
-    }
-    blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,
-                              &c->db, &c->cache,
-                              (const char *const *) bases->elts,
-                              bases->nelts);
-}
-
-/*
- * BlogConnectionHold and BlogConnectionPark are accepted and ignored (the
- * connection loop they set was removed): said once per start.
- */
+/* BlogConnectionHold and BlogConnectionPark are ignored: said once. */
 static int
 blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                  server_rec *s)
 {
-    static const int ids[] = {BLOG_D_CONN_HOLD, BLOG_D_CONN_PARK};
     const blog_config *c = ap_get_module_config(s->module_config,
                                                 &blog_module);
     int         k;
@@ -506,14 +370,13 @@ blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     (void) plog;
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
-    for (k = 0; k < 2; k++)
-        if (c->set & BLOG_SET(ids[k]))
-            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                         BLOGLOGNO(00002)
+    for (k = BLOG_D_CONN_HOLD; k <= BLOG_D_CONN_PARK; k++)
+        if (c->set & BLOG_SET(k))
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00002)
                          "%s (%s) is ignored: the blog's connection "
                          "loop was removed, connections are core's; remove "
-                         "the directive", blog_directives[ids[k]].name,
-                         blog_where(ptemp, c, ids[k]));
+                         "the directive", blog_directives[k].name,
+                         blog_where(ptemp, c, k));
     return OK;
 }
 
@@ -524,21 +387,24 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
 {
     const blog_config *c = ap_get_module_config(s->module_config,
                                                 &blog_module);
+    const blog_db_settings *db = &c->db;
     const blog_pageset *pages;
+    apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
     server_rec *vs;
     char        err[1024];
 
     (void) plog;
-    if (c->default_error != NULL) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     BLOGLOGNO(00003) "a built-in default does not parse: %s",
-                     c->default_error);
+    blog_g = c;
+    if (db->pool_min > db->pool_keep || db->pool_keep > db->pool_max) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00001)
+                     "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
+                     "hold: BlogPoolMin %d (%s), BlogPoolKeep %d (%s), "
+                     "BlogPoolMax %d (%s)",
+                     db->pool_min, blog_where(ptemp, c, BLOG_D_POOL_MIN),
+                     db->pool_keep, blog_where(ptemp, c, BLOG_D_POOL_KEEP),
+                     db->pool_max, blog_where(ptemp, c, BLOG_D_POOL_MAX));
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    blog_g = c;
-    blog_in_use = 0;
-    if (blog_check_pool(ptemp, c, s) != 0)
-        return HTTP_INTERNAL_SERVER_ERROR;
     /* secrets and certificates are read here, as root, as mod_ssl's are */
     if (blog_redis_load(pconf, (blog_cache_settings *) &c->cache, err,
                         sizeof(err)) != 0) {
@@ -549,27 +415,27 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
                               sizeof(err));
     if (pages == NULL) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                     BLOGLOGNO(00004)
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00004)
                      "BlogTemplates %s (%s): %s", c->templates_dir,
                      blog_where(ptemp, c, BLOG_D_TEMPLATES), err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     for (vs = s; vs != NULL; vs = vs->next)
-        if (blog_make_site(pconf, vs, pages) != 0) {
+        if (blog_make_site(pconf, vs, pages, bases) != 0) {
             ap_log_error(APLOG_MARK, APLOG_EMERG, 0, vs,
                          BLOGLOGNO(00005) "cannot render the static pages");
             return HTTP_INTERNAL_SERVER_ERROR;
         }
-    blog_configure_invalidation(pconf, s, c);
+    blog_in_use = bases->nelts > 0;
+    /* the listener deletes each key under every mount of the blog */
+    blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,
+                              &c->db, &c->cache,
+                              (const char *const *) bases->elts,
+                              bases->nelts);
     return OK;
 }
 
-/*
- * With no BlogMount anywhere a child opens nothing; the settings still go
- * to the pool and the cache, for a blog-health handler, which connects on
- * demand.
- */
+/* With no BlogMount a child opens nothing; blog-health connects on demand. */
 static void
 blog_child_init(apr_pool_t *pchild, server_rec *s)
 {
@@ -579,46 +445,38 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
                             blog_g->db.prepare);
     blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
     blog_cache_child_init(pchild, s, &blog_g->cache);
-    if (!blog_in_use)
-        return;
-    blog_pages_child_init(pchild, s);
+    if (blog_in_use)
+        blog_pages_child_init(pchild, s);
 }
 
 /* ---- Requests ---- */
 
-/* The path as the client sent it, without the query string. */
+/*
+ * 1 when the path as sent, without the query, is under site's mount (and,
+ * with "shared", one of the blog's own): *path is then the rest, from '/'.
+ */
 static int
-blog_raw_path(request_rec *r, const char **path, apr_size_t *len)
+blog_owns(request_rec *r, const blog_site *site, const char **path,
+          apr_size_t *len)
 {
     const char *u = r->unparsed_uri;
 
-    if (u != NULL && u[0] == '/') {
-        *path = u;
+    if (u != NULL && u[0] == '/')
         *len = strcspn(u, "?");
-        return 1;
-    }
     /* absolute-form request target: apr_uri_parse split it, undecoded */
-    if (r->parsed_uri.path != NULL) {
-        *path = r->parsed_uri.path;
-        *len = strlen(r->parsed_uri.path);
-        return 1;
-    }
-    return 0;
-}
-
-/* Strip the mount: 1 when path is under it (the rest starts with '/'). */
-static int
-blog_under_mount(const blog_site *site, const char **path, apr_size_t *len)
-{
-    if (*len <= site->base_len
-        || memcmp(*path, site->base, site->base_len) != 0
-        || (*path)[site->base_len] != '/')
+    else if ((u = r->parsed_uri.path) != NULL)
+        *len = strlen(u);
+    else
         return 0;
-    *path += site->base_len;
+    if (*len <= site->base_len || memcmp(u, site->base, site->base_len) != 0
+        || u[site->base_len] != '/')
+        return 0;
+    *path = u + site->base_len;
     *len -= site->base_len;
-    return 1;
+    return !site->shared || blog_route_owned(*path, *len);
 }
 
+/* check_config made every server's. */
 static const blog_site *
 blog_site_of(request_rec *r)
 {
@@ -628,11 +486,7 @@ blog_site_of(request_rec *r)
     return c->site;
 }
 
-/*
- * Once per child and virtual host, a subrequest for the mount (which runs
- * access control; quick_handler declines it): 401 or 403 means the fast
- * path serves pages the configuration protects.
- */
+/* Once per child and vhost: does the fast path bypass access control? */
 static void
 blog_warn_fast_path(request_rec *r, blog_site *site)
 {
@@ -644,8 +498,7 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
     uri = apr_pstrcat(r->pool, site->base, "/", NULL);
     sub = ap_sub_req_lookup_uri(uri, r, NULL);
     if (sub->status == HTTP_UNAUTHORIZED || sub->status == HTTP_FORBIDDEN)
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
-                     BLOGLOGNO(00006)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server, BLOGLOGNO(00006)
                      "BlogFastPath On answers every URL under %s "
                      "from quick_handler, but access control covers it "
                      "(a request for it would get %d): Require, "
@@ -655,14 +508,10 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
 }
 
 /*
- * With the fast path off, the quick_handler answers only the paths that
- * core itself rejects before any access check (ap_process_request_internal,
- * with the same flags): one that normalises above the root or has a bad
- * escape (400), an encoded slash or NUL (404).  They get the blog's 404
- * page (405 for another method), as docs/CONTRACT.md wants every path that
- * is no route, and touch neither PostgreSQL nor Redis.  Every other path,
- * dot segments and "//" among them, goes through translate_name, access
- * control and the handler, which routes the raw path.
+ * 1 for a path core would reject before any access check (with
+ * ap_process_request_internal's flags): docs/CONTRACT.md wants the blog's
+ * 404 (or 405) for it, so quick_handler answers it even with the fast path
+ * off.
  */
 static int
 blog_core_rejects(request_rec *r)
@@ -698,20 +547,12 @@ blog_quick_handler(request_rec *r, int lookup)
     if (lookup || r->main != NULL || r->proxyreq != PROXYREQ_NONE)
         return DECLINED;
     site = blog_site_of(r);
-    /*
-     * "OPTIONS *" asks about the server as a whole; where the blog owns
-     * every path, the answer is its methods (core would say 200 and name
-     * none).
-     */
-    if (r->method_number == M_OPTIONS && site != NULL && site->mounted
+    /* "OPTIONS *": where the blog owns every path, its methods. */
+    if (r->method_number == M_OPTIONS && site->mounted
         && !site->shared && site->base_len == 0 && r->unparsed_uri != NULL
         && strcmp(r->unparsed_uri, "*") == 0)
         return blog_respond(r, HTTP_OK, "", 0, NULL);
-    if (site == NULL || !site->mounted || !blog_raw_path(r, &path, &len)
-        || !blog_under_mount(site, &path, &len))
-        return DECLINED;
-    /* "BlogMount / shared": the rest of the virtual host is Apache's. */
-    if (site->shared && !blog_route_owned(path, len))
+    if (!site->mounted || !blog_owns(r, site, &path, &len))
         return DECLINED;
     if (!site->fast_path)
         return blog_core_rejects(r) ? blog_serve(r, site, path, len)
@@ -724,12 +565,7 @@ blog_quick_handler(request_rec *r, int lookup)
 /* The prefix of the r->filename of a URI the blog answers. */
 #define BLOG_FILENAME_PREFIX "blog:"
 
-/*
- * The ordinary path's mapping: a URI under the mount (and, with "shared",
- * one of the blog's own) is the blog's, with no file behind it.  Run late,
- * so that mod_rewrite and mod_alias, which an admin may point at it, come
- * first; before core's DocumentRoot mapping.
- */
+/* Run last, after mod_rewrite and mod_alias, before core's DocumentRoot. */
 static int
 blog_translate_name(request_rec *r)
 {
@@ -737,21 +573,15 @@ blog_translate_name(request_rec *r)
     const char *path;
     apr_size_t  len;
 
-    if (site == NULL || !site->mounted || r->proxyreq != PROXYREQ_NONE
-        || !blog_raw_path(r, &path, &len)
-        || !blog_under_mount(site, &path, &len)
-        || (site->shared && !blog_route_owned(path, len)))
+    if (!site->mounted || r->proxyreq != PROXYREQ_NONE
+        || !blog_owns(r, site, &path, &len))
         return DECLINED;
     r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri, NULL);
     r->handler = "blog";
     return OK;
 }
 
-/*
- * No <Directory> walk nor stat for the blog's URIs, as mod_proxy skips
- * them for its own: core would look for a file under the DocumentRoot for
- * every page.  <Location> sections are still walked after this hook.
- */
+/* No <Directory> walk nor stat for the blog's URIs, as mod_proxy's. */
 static int
 blog_map_to_storage(request_rec *r)
 {
@@ -772,36 +602,16 @@ blog_handler(request_rec *r)
     if (r->handler == NULL || strcmp(r->handler, "blog") != 0)
         return DECLINED;
     site = blog_site_of(r);
-    if (site == NULL)
-        return DECLINED;
-    /*
-     * Outside the mount (a Location wider than BlogMount): not a route, the
-     * blog's 404; with a shared mount, left to the next handler (core's
-     * files) as every path that is not the blog's.
-     */
-    if (!blog_raw_path(r, &path, &len)
-        || !blog_under_mount(site, &path, &len)) {
-        if (site->shared)
-            return DECLINED;
-        path = "";
-        len = 0;
-    }
-    else if (site->shared && !blog_route_owned(path, len))
-        return DECLINED;
-    return blog_serve(r, site, path, len);
+    if (blog_owns(r, site, &path, &len))
+        return blog_serve(r, site, path, len);
+    /* outside the mount (a wider Location): the blog's 404, unless shared */
+    return site->shared ? DECLINED : blog_serve(r, site, "", 0);
 }
 
 static void
 blog_register_hooks(apr_pool_t *p)
 {
-    /*
-     * mod_cache serves its hits from quick_handler at APR_HOOK_FIRST too.
-     * The blog's pages have a cache of their own (X-Cache, the contract's
-     * keys and TTL), so a CacheEnable over the mount must not answer them
-     * from mod_cache's: the blog runs first, whatever the LoadModule order.
-     * Only with BlogFastPath On, or for the fixed 405 and 404 answers.
-     * Its handler needs no order: it answers only the handler "blog".
-     */
+    /* the blog's pages have their own cache: first, before mod_cache's */
     static const char *const before_cache[] = {"mod_cache.c", NULL};
 
     (void) p;

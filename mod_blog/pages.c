@@ -1,5 +1,5 @@
 /*
- * pages.c - a page's pg_blog call (db.h) built (build.h) through libpq's
+ * pages.c - a route's pg_blog call (db.h) built (build.h) through libpq's
  * accessors.  The rows live as long as r->pool: the page points into them.
  */
 #include "pages.h"
@@ -15,11 +15,11 @@
 
 APLOG_USE_MODULE(blog);
 
-/* blog.index_page's one argument, as the contract's index shows it. */
+/* blog.index_page's one argument, the contract's (below 128: one byte). */
 #define INDEX_LIMIT 20
 
-static void *
-pages_alloc(void *ctx, size_t size)
+void *
+blog_pool_alloc(void *ctx, size_t size)
 {
     return apr_palloc(ctx, size);
 }
@@ -43,11 +43,8 @@ pq_cell(const void *src, int row, int c)
     return cl;
 }
 
-/*
- * Pages are built from one allocator of the child's, not the connection's
- * (each of which keeps MaxMemFree of freed blocks): a child keeps what its
- * concurrent pages need, at most PAGES_KEEP when idle (bench/LEVERS.md).
- */
+/* One allocator per child for pages, not the connection's (each keeps
+ * MaxMemFree): at most PAGES_KEEP idle (bench/LEVERS.md). */
 #define PAGES_KEEP (128 * 1024)
 
 static apr_allocator_t *pages_allocator;
@@ -70,8 +67,7 @@ blog_pages_child_init(apr_pool_t *pchild, server_rec *s)
         rv = apr_thread_mutex_create(&m, APR_THREAD_MUTEX_DEFAULT, owner);
     }
     if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
-                     BLOGLOGNO(00037)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00037)
                      "no shared allocator for pages; building them "
                      "in each request's pool");
         return;
@@ -96,108 +92,100 @@ pages_pool(request_rec *r)
     return p;
 }
 
+static void
+build_init(apr_pool_t *p, const blog_site *site, blog_build *b)
+{
+    *b = (blog_build) {.pages = site->pages, .alloc = blog_pool_alloc,
+        .alloc_ctx = p, .base = site->base, .base_len = site->base_len,
+        .not_found = &site->not_found, .unavailable = &site->unavailable};
+}
+
+int
+blog_pages_site(apr_pool_t *p, blog_site *site)
+{
+    blog_build  b;
+
+    build_init(p, site, &b);
+    return blog_build_static(&b, &site->not_found, &site->unavailable);
+}
+
 /* Each kind of page's size hint (build.h): the three of db.h, /compute. */
 #define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
 static apr_uint32_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
 
-static void
-build_init(request_rec *r, const blog_site *site, int kind, blog_build *b)
-{
-    b->pages = site->pages;
-    b->alloc = pages_alloc;
-    b->alloc_ctx = pages_pool(r);
-    b->base = site->base;
-    b->base_len = site->base_len;
-    b->not_found = &site->not_found;
-    b->unavailable = &site->unavailable;
-    b->size_hint = apr_atomic_read32(&pages_size_hint[kind]);
-    b->bad_column = NULL;
-    b->bad_row = 0;
-}
-
-/* Raised without a lock: a lost raise costs a page its second pass only. */
-static void
-build_done(int kind, const blog_build *b)
-{
-    if (b->size_hint > (size_t) apr_atomic_read32(&pages_size_hint[kind]))
-        apr_atomic_set32(&pages_size_hint[kind], (apr_uint32_t) b->size_hint);
-}
-
 typedef void (*build_fn) (blog_build *b, const blog_rows *rs,
                           blog_page *out);
 
-/* The page of one call, or 503 (malformed rows are logged here). */
+/*
+ * stmt's page (or /compute's), or 503, logging malformed rows.  The hint is
+ * raised without a lock: a lost raise costs one page a second pass.
+ */
 static void
-page_from_db(request_rec *r, const blog_site *site, blog_stmt stmt,
-             const char *param, apr_size_t param_len, const char *fn,
-             build_fn build, blog_page *out)
+page_build(request_rec *r, const blog_site *site, int stmt,
+           const char *param, apr_size_t param_len, blog_page *out)
 {
+    static const char *const fn[] = {
+        "blog.index_page", "blog.post_page", "blog.tag_page"
+    };
+    static const build_fn build[] = {
+        blog_build_index, blog_build_post, blog_build_tag
+    };
+    apr_uint32_t *hint = &pages_size_hint[stmt];
     PGresult   *res;
-    blog_rows   rs;
     blog_build  b;
 
-    if (blog_db_page(r, stmt, param, param_len, &res) != APR_SUCCESS) {
+    if (stmt != PAGES_HINT_COMPUTE
+        && blog_db_page(r, stmt, param, param_len, &res) != APR_SUCCESS) {
         *out = site->unavailable;
         return;
     }
-    rs.src = res;
-    rs.nrows = PQntuples(res);
-    rs.column = pq_column;
-    rs.cell = pq_cell;
-    build_init(r, site, (int) stmt, &b);
-    build(&b, &rs, out);
-    build_done((int) stmt, &b);
+    build_init(pages_pool(r), site, &b);
+    b.size_hint = apr_atomic_read32(hint);
+    if (stmt == PAGES_HINT_COMPUTE)
+        blog_build_compute(&b, site->compute_limit,
+                           blog_sum_primes_below(site->compute_limit), out);
+    else {
+        blog_rows   rs = {res, PQntuples(res), pq_column, pq_cell};
+
+        build[stmt](&b, &rs, out);
+    }
+    if (b.size_hint > (size_t) apr_atomic_read32(hint))
+        apr_atomic_set32(hint, (apr_uint32_t) b.size_hint);
     if (b.bad_column == NULL)
         return;
     if (b.bad_row < 0)
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
-                      BLOGLOGNO(00038)
-                      "%s returned no column %s", fn, b.bad_column);
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00038)
+                      "%s returned no column %s", fn[stmt], b.bad_column);
     else
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r,
-                      BLOGLOGNO(00039)
-                      "%s returned a malformed %s in row %d", fn,
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00039)
+                      "%s returned a malformed %s in row %d", fn[stmt],
                       b.bad_column, b.bad_row);
 }
 
 void
-blog_page_index(request_rec *r, const blog_site *site, blog_page *out)
+blog_page_for(request_rec *r, const blog_site *site, const blog_route *rt,
+              blog_page *out)
 {
-    /* int4 in binary format: four bytes, big-endian */
-    static const char limit_be[4] = {
-        (char) ((INDEX_LIMIT >> 24) & 0xff),
-        (char) ((INDEX_LIMIT >> 16) & 0xff),
-        (char) ((INDEX_LIMIT >> 8) & 0xff),
-        (char) (INDEX_LIMIT & 0xff)
-    };
+    /* the int4 in binary format, big-endian */
+    static const char limit_be[4] = {0, 0, 0, INDEX_LIMIT};
 
-    page_from_db(r, site, BLOG_STMT_INDEX, limit_be, sizeof(limit_be),
-                 "blog.index_page", blog_build_index, out);
-}
-
-void
-blog_page_post(request_rec *r, const blog_site *site, const char *slug,
-               apr_size_t slug_len, blog_page *out)
-{
-    page_from_db(r, site, BLOG_STMT_POST, slug, slug_len, "blog.post_page",
-                 blog_build_post, out);
-}
-
-void
-blog_page_tag(request_rec *r, const blog_site *site, const char *slug,
-              apr_size_t slug_len, blog_page *out)
-{
-    page_from_db(r, site, BLOG_STMT_TAG, slug, slug_len, "blog.tag_page",
-                 blog_build_tag, out);
-}
-
-void
-blog_page_compute(request_rec *r, const blog_site *site, blog_page *out)
-{
-    blog_build  b;
-
-    build_init(r, site, PAGES_HINT_COMPUTE, &b);
-    blog_build_compute(&b, site->compute_limit,
-                       blog_sum_primes_below(site->compute_limit), out);
-    build_done(PAGES_HINT_COMPUTE, &b);
+    switch (rt->kind) {
+    case BLOG_ROUTE_INDEX:
+    case BLOG_ROUTE_CACHED_INDEX:
+        page_build(r, site, BLOG_STMT_INDEX, limit_be, 4, out);
+        break;
+    case BLOG_ROUTE_POST:
+    case BLOG_ROUTE_CACHED_POST:
+        page_build(r, site, BLOG_STMT_POST, rt->slug, rt->slug_len, out);
+        break;
+    case BLOG_ROUTE_TAG:
+        page_build(r, site, BLOG_STMT_TAG, rt->slug, rt->slug_len, out);
+        break;
+    case BLOG_ROUTE_COMPUTE:
+        page_build(r, site, PAGES_HINT_COMPUTE, NULL, 0, out);
+        break;
+    default:
+        *out = site->not_found;
+        break;
+    }
 }

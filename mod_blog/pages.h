@@ -5,15 +5,17 @@
 #include "httpd.h"
 
 #include "build.h"
+#include "router.h"
 #include "site.h"
 
+/* The pure parts' allocator (alloc.h) over the APR pool ctx. */
+void *blog_pool_alloc(void *ctx, size_t size);
+
+/* A site's 404 and 503 pages, rendered once into p: 0, or -1. */
+int blog_pages_site(apr_pool_t *p, blog_site *site);
+
 void blog_pages_child_init(apr_pool_t *pchild, server_rec *s);
-void blog_page_index(request_rec *r, const blog_site *site, blog_page *out);
-void blog_page_post(request_rec *r, const blog_site *site, const char *slug,
-                    apr_size_t slug_len, blog_page *out);
-void blog_page_tag(request_rec *r, const blog_site *site, const char *slug,
-                   apr_size_t slug_len, blog_page *out);
-void blog_page_compute(request_rec *r, const blog_site *site,
-                       blog_page *out);
+void blog_page_for(request_rec *r, const blog_site *site,
+                   const blog_route *rt, blog_page *out);
 
 #endif

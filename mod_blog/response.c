@@ -16,9 +16,6 @@
 
 APLOG_USE_MODULE(blog);
 
-/* Every answer, 404, 405 and 503 included (docs/CONTRACT.md section 2). */
-#define BLOG_CONTENT_TYPE "text/html; charset=utf-8"
-
 int
 blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
              const char *xcache)
@@ -28,28 +25,25 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
     apr_status_t rv;
 
     r->status = status;
-    ap_set_content_type(r, BLOG_CONTENT_TYPE);
+    /* every answer, 404, 405 and 503 too (docs/CONTRACT.md section 2) */
+    ap_set_content_type(r, "text/html; charset=utf-8");
     ap_set_content_length(r, (apr_off_t) len);
     if (xcache != NULL)
         apr_table_setn(r->headers_out, "X-Cache", xcache);
     if (status == HTTP_SERVICE_UNAVAILABLE)
         apr_table_setn(r->headers_out, "Retry-After", "1");
-    else if (status == HTTP_METHOD_NOT_ALLOWED || r->method_number == M_OPTIONS)
+    else if (status == HTTP_METHOD_NOT_ALLOWED
+             || r->method_number == M_OPTIONS)
         apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
 
-    /* GET and HEAD; an OPTIONS answer describes no representation */
+    /* GET and HEAD: an OPTIONS answer describes no representation */
     if (status == HTTP_OK && r->method_number == M_GET) {
         int         cond;
 
         apr_table_setn(r->headers_out, "ETag",
                        apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT
-                                    "\"", (apr_uint64_t) XXH3_64bits(body,
-                                                                    len)));
-        /*
-         * 304 for a matching If-None-Match ("*" included: RFC 9110 13.1.2,
-         * the page exists), 412 for a failed If-Match; the caller returns
-         * it and Apache answers with the headers only.
-         */
+                                    "\"",
+                                    (apr_uint64_t) XXH3_64bits(body, len)));
         cond = ap_meets_conditions(r);
         if (cond != OK)
             return cond;
@@ -57,14 +51,12 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
 
     bb = apr_brigade_create(r->pool, c->bucket_alloc);
     /*
-     * Immortal: the body lives in r->pool (or a reply freed with it), and
-     * r->pool outlives every bucket before the request's EOR bucket, even
-     * when the event MPM finishes the write asynchronously.  HEAD sends no
-     * body; the Content-Length set above stays.
+     * Immortal: r->pool outlives every bucket before the request's EOR, even
+     * when the event MPM writes asynchronously.  HEAD sends no body.
      */
     if (!r->header_only && len > 0)
-        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_immortal_create(body, len,
-                                                               c->bucket_alloc));
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_immortal_create(
+                                        body, len, c->bucket_alloc));
     APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(c->bucket_alloc));
     rv = ap_pass_brigade(r->output_filters, bb);
     if (rv != APR_SUCCESS)

@@ -1,16 +1,12 @@
-/*
- * response.h - writing a blog response: status, headers and body in one
- * brigade.
- */
+/* response.h - a blog response: status, headers and body in one brigade. */
 #ifndef BLOG_RESPONSE_H
 #define BLOG_RESPONSE_H
 
 #include "httpd.h"
 
 /*
- * Send status, Content-Type, Content-Length, X-Cache (unless NULL), Allow
- * or Retry-After as the status needs, and a 200's ETag.  body lives as
- * long as r->pool.  OK, or 304/412 for the caller to return.
+ * Send status, the headers it needs (X-Cache unless NULL), and body, which
+ * lives as long as r->pool.  OK, or 304/412 for the caller to return.
  */
 int blog_respond(request_rec *r, int status, const char *body,
                  apr_size_t len, const char *xcache);

@@ -6,34 +6,22 @@
 
 #include "router.h"
 
-/* Bytes allowed in a slug: a-z, 0-9 and '-'. */
-static const unsigned char blog_slug_byte[256] = {
-    ['-'] = 1,
-    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
-    ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
-    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
-    ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
-    ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
-    ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
-    ['y'] = 1, ['z'] = 1,
-};
+/* A string literal and its length, which the compiler counts. */
+#define LIT(s) (s), (sizeof(s) - 1)
 
 int
 blog_slug_is_valid(const char *s, size_t len)
 {
-    const unsigned char *p = (const unsigned char *) s;
     size_t i;
 
     if (len == 0 || len > BLOG_SLUG_MAX)
         return 0;
     for (i = 0; i < len; i++)
-        if (!blog_slug_byte[p[i]])
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9')
+              || s[i] == '-'))
             return 0;
     return 1;
 }
-
-/* A string literal and its length, which the compiler counts. */
-#define LIT(s) (s), (sizeof(s) - 1)
 
 static int
 blog_path_is(const char *path, size_t len, const char *lit, size_t litlen)
@@ -48,75 +36,50 @@ blog_path_has_prefix(const char *path, size_t len, const char *lit,
     return len > litlen && memcmp(path, lit, litlen) == 0;
 }
 
-/* The slug's length at path (after "/post/" or "/tag/"), 0: malformed. */
-static size_t
-blog_take_slug(const char *s, size_t len)
-{
-    const char *slash = memchr(s, '/', len);
-    size_t n = slash ? (size_t) (slash - s) : len;
-
-    return blog_slug_is_valid(s, n) ? n : 0;
-}
-
-static void
-blog_route_set(blog_route *out, blog_route_kind kind, const char *slug,
-               size_t slug_len, const char *page_path, size_t page_path_len)
-{
-    out->kind = kind;
-    out->slug = slug;
-    out->slug_len = slug_len;
-    out->page_path = page_path;
-    out->page_path_len = page_path_len;
-}
-
+/* A slug after the prefix, then nothing or (if cached) "/cached". */
 static void
 blog_route_slug(const char *path, size_t len, size_t prefix_len,
-                int cached_allowed, blog_route_kind plain,
-                blog_route_kind cached, blog_route *out)
+                blog_route_kind plain, blog_route_kind cached,
+                blog_route *out)
 {
     const char *slug = path + prefix_len;
     size_t rest = len - prefix_len;
-    size_t n = blog_take_slug(slug, rest);
+    const char *slash = memchr(slug, '/', rest);
+    size_t n = slash ? (size_t) (slash - slug) : rest;
 
-    if (n == 0)
+    if (!blog_slug_is_valid(slug, n))
         return;
-    if (n == rest) {
-        blog_route_set(out, plain, slug, n, path, len);
-        return;
-    }
-    if (cached_allowed
-        && blog_path_is(slug + n, rest - n, LIT("/cached")))
-        blog_route_set(out, cached, slug, n, path, prefix_len + n);
+    if (n == rest)
+        *out = (blog_route) {plain, slug, n, path, len};
+    else if (cached != BLOG_ROUTE_NOT_FOUND
+             && blog_path_is(slug + n, rest - n, LIT("/cached")))
+        *out = (blog_route) {cached, slug, n, path, prefix_len + n};
 }
 
 void
 blog_route_match(const char *path, size_t len, blog_route *out)
 {
-    blog_route_set(out, BLOG_ROUTE_NOT_FOUND, NULL, 0, NULL, 0);
-    if (path == NULL)
-        return;
-
+    *out = (blog_route) {BLOG_ROUTE_NOT_FOUND, NULL, 0, NULL, 0};
     if (blog_path_is(path, len, LIT("/")))
-        blog_route_set(out, BLOG_ROUTE_INDEX, NULL, 0, path, 1);
+        *out = (blog_route) {BLOG_ROUTE_INDEX, NULL, 0, path, 1};
     else if (blog_path_is(path, len, LIT("/cached")))
-        blog_route_set(out, BLOG_ROUTE_CACHED_INDEX, NULL, 0, LIT("/"));
+        *out = (blog_route) {BLOG_ROUTE_CACHED_INDEX, NULL, 0, LIT("/")};
     else if (blog_path_is(path, len, LIT("/compute")))
-        blog_route_set(out, BLOG_ROUTE_COMPUTE, NULL, 0, path, len);
+        *out = (blog_route) {BLOG_ROUTE_COMPUTE, NULL, 0, path, len};
     else if (blog_path_has_prefix(path, len, LIT("/post/")))
-        blog_route_slug(path, len, sizeof("/post/") - 1, 1, BLOG_ROUTE_POST,
+        blog_route_slug(path, len, sizeof("/post/") - 1, BLOG_ROUTE_POST,
                         BLOG_ROUTE_CACHED_POST, out);
     else if (blog_path_has_prefix(path, len, LIT("/tag/")))
-        blog_route_slug(path, len, sizeof("/tag/") - 1, 0, BLOG_ROUTE_TAG,
+        blog_route_slug(path, len, sizeof("/tag/") - 1, BLOG_ROUTE_TAG,
                         BLOG_ROUTE_NOT_FOUND, out);
 }
 
 int
 blog_route_owned(const char *path, size_t len)
 {
-    return path != NULL
-        && (blog_path_is(path, len, LIT("/"))
-            || blog_path_is(path, len, LIT("/cached"))
-            || blog_path_is(path, len, LIT("/compute"))
-            || blog_path_has_prefix(path, len, LIT("/post/"))
-            || blog_path_has_prefix(path, len, LIT("/tag/")));
+    return blog_path_is(path, len, LIT("/"))
+        || blog_path_is(path, len, LIT("/cached"))
+        || blog_path_is(path, len, LIT("/compute"))
+        || blog_path_has_prefix(path, len, LIT("/post/"))
+        || blog_path_has_prefix(path, len, LIT("/tag/"));
 }

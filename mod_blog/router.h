@@ -25,12 +25,7 @@ typedef struct blog_route
     blog_route_kind kind;
     const char *slug;           /* points into the path; NULL without a slug */
     size_t      slug_len;
-    /*
-     * Length of the path of the uncached page this route shows: the cache
-     * key is "blog:page:" followed by path[0 .. page_path_len).  For "/cached"
-     * the uncached page is "/", which is not a prefix of the path, so
-     * page_path is given too.
-     */
+    /* the uncached page's path, the cache key's (for /cached: "/") */
     const char *page_path;
     size_t      page_path_len;
 } blog_route;

@@ -18,31 +18,6 @@
 
 #include <string.h>
 
-static void
-serve_page(request_rec *r, const blog_site *site, const blog_route *rt,
-           blog_page *page)
-{
-    switch (rt->kind) {
-    case BLOG_ROUTE_INDEX:
-    case BLOG_ROUTE_CACHED_INDEX:
-        blog_page_index(r, site, page);
-        break;
-    case BLOG_ROUTE_POST:
-    case BLOG_ROUTE_CACHED_POST:
-        blog_page_post(r, site, rt->slug, rt->slug_len, page);
-        break;
-    case BLOG_ROUTE_TAG:
-        blog_page_tag(r, site, rt->slug, rt->slug_len, page);
-        break;
-    case BLOG_ROUTE_COMPUTE:
-        blog_page_compute(r, site, page);
-        break;
-    default:
-        *page = site->not_found;
-        break;
-    }
-}
-
 /*
  * The key is the "blog:page:" of docs/CONTRACT.md section 3 + the uncached
  * page's path; under a mount other than "/" the mount goes in too, since its
@@ -68,7 +43,7 @@ serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)
         blog_stat_inc(BLOG_STAT_CACHE_HITS);
         return blog_respond(r, HTTP_OK, page.body, page.len, "HIT");
     }
-    serve_page(r, site, rt, &page);
+    blog_page_for(r, site, rt, &page);
     xcache = st == BLOG_CACHE_MISS ? "MISS" : "BYPASS";
     if (st == BLOG_CACHE_MISS && page.status == HTTP_OK
         && blog_cache_set(r, key, key_len, page.body, page.len) != 0)
@@ -96,6 +71,6 @@ blog_serve(request_rec *r, const blog_site *site, const char *path,
     blog_route_match(path, len, &rt);
     if (rt.kind == BLOG_ROUTE_CACHED_INDEX || rt.kind == BLOG_ROUTE_CACHED_POST)
         return serve_cached(r, site, &rt);
-    serve_page(r, site, &rt, &page);
+    blog_page_for(r, site, &rt, &page);
     return blog_respond(r, page.status, page.body, page.len, NULL);
 }

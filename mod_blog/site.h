@@ -5,7 +5,6 @@
 #include <stdint.h>
 
 #include "build.h"
-#include "pageset.h"
 
 typedef struct blog_site
 {

@@ -131,6 +131,8 @@ def main():
             "BlogInvalidateDatabase: invalid conninfo", 'invalid connection option "nokey"')
     refused("BlogMount with a second argument other than shared",
             set_directive(base, "BlogMount", "/ private"), "BlogMount", "'shared'")
+    refused("a second argument to a directive of one",
+            set_directive(base, "BlogPoolMin", "1 2"), "BlogPoolMin takes one argument")
     refused("BlogFastPath that is neither On nor Off",
             set_directive(base, "BlogFastPath", "maybe"), "BlogFastPath must be On or Off")
     refused("BlogConnectionHold above 1 s", set_directive(base, "BlogConnectionHold", "2s"),

@@ -13,7 +13,6 @@
 
 #include "build.h"
 #include "decode.h"
-#include "pageset.h"
 #include "rows.h"
 
 #define MAX_CELLS 64

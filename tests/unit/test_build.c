@@ -13,7 +13,6 @@
 #include "date.h"
 #include "decode.h"
 #include "harness.h"
-#include "pageset.h"
 #include "rows.h"
 #include "seed.h"
 
@@ -289,13 +288,7 @@ site_load(t_arena *a, t_site *site)
         return -1;
     }
     builder(a, site, &b);
-    if (blog_build_simple(&b, site->pages->not_found, "Not found",
-                          BLOG_STATUS_NOT_FOUND, &site->not_found) != 0
-        || blog_build_simple(&b, site->pages->unavailable,
-                             "Service unavailable", BLOG_STATUS_UNAVAILABLE,
-                             &site->unavailable) != 0)
-        return -1;
-    return 0;
+    return blog_build_static(&b, &site->not_found, &site->unavailable);
 }
 
 static void

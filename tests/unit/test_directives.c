@@ -22,7 +22,7 @@ typedef struct t_directive
 } t_directive;
 
 #define T_DIRECTIVE(id, name, field, type, where, def, lo, hi, syntax, help) \
-    {name, where, def, syntax, help},
+    {name, BLOG_DW_##where, def, syntax, help},
 static const t_directive directives[BLOG_NDIRECTIVES] = {
     BLOG_DIRECTIVES(T_DIRECTIVE)
 };

@@ -141,9 +141,9 @@ post_page(t_arena *a, int p)
         blog_val *cv = vals_new(a, 3);
 
         cv[0] = S(t_readers[(p + k) % 6]);
-        cv[1] = S(t_date_of(a, p, k));
-        cv[2] = S(t_arena_printf(a, "Comment %d on post %d: %s", k, p,
+        cv[1] = S(t_arena_printf(a, "Comment %d on post %d: %s", k, p,
                                  t_comment_texts[k % 4]));
+        cv[2] = S(t_date_of(a, p, k));
         comments[k - 1].vals = cv;
         comments[k - 1].first = F_COMMENT_AUTHOR;
         comments[k - 1].count = 3;
@@ -165,7 +165,7 @@ render(t_arena *a, const char *page, const blog_frame *root, size_t *len)
         fprintf(stderr, "  %s\n", err);
         return NULL;
     }
-    return blog_tpl_render(tpl, root, t_arena_alloc, a, len);
+    return blog_tpl_render(tpl, root, t_arena_alloc, a, 0, len);
 }
 
 static void
