@@ -62,15 +62,7 @@ CACHE = ["CacheHits", "CacheMisses", "CacheBypasses", "CacheErrors"]
 FIELDS = POOL + CACHE
 
 
-def free_port():
-    s = socket.socket()
-    s.bind((bt.HOST, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-PORT = free_port()
+PORT = bt.free_port()
 
 
 def snippet(extended, database=None):
