@@ -10,9 +10,7 @@
 
 #include "http_config.h"
 #include "http_protocol.h"
-#include "ap_mpm.h"
 #include "mod_status.h"
-#include "scoreboard.h"
 #include "apr_strings.h"
 #include "httpd.h"
 
@@ -57,7 +55,7 @@ typedef struct status_row
 {
     int         slot;
     pid_t       pid;
-    ap_generation_t gen;
+    int         gen;
     apr_int64_t f[STATUS_NFIELDS];
 } status_row;
 
@@ -80,33 +78,6 @@ status_fill(status_row *row, const apr_uint64_t *v)
     }
 }
 
-/*
- * Whether the scoreboard still has pid in slot sb, and its generation: in
- * the process_score, or (worker MPM, slot given away) its threads'.
- */
-static int
-status_generation(int sb, pid_t pid, ap_generation_t *gen)
-{
-    process_score *ps = ap_get_scoreboard_process(sb);
-    int         threads = 0;
-    int         t;
-
-    if (ps != NULL && ps->pid == pid) {
-        *gen = ps->generation;
-        return 1;
-    }
-    ap_mpm_query(AP_MPMQ_HARD_LIMIT_THREADS, &threads);
-    for (t = 0; t < threads; t++) {
-        worker_score *ws = ap_get_scoreboard_worker_from_indexes(sb, t);
-
-        if (ws != NULL && ws->pid == pid && ws->status != SERVER_DEAD) {
-            *gen = ws->generation;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* The children that still run; row n is the total. */
 static int
 status_rows(request_rec *r, status_row **out)
@@ -120,11 +91,9 @@ status_rows(request_rec *r, status_row **out)
 
     for (i = 0; i < n; i++) {
         pid_t       pid;
-        int         sb;
-        ap_generation_t gen;
+        int         gen;
 
-        if (blog_stats_read(i, &pid, &sb, v) != 0 || pid == 0
-            || !status_generation(sb, pid, &gen))
+        if (blog_stats_read(i, &pid, &gen, v) != 0 || pid == 0)
             continue;
         rows[used].slot = i;
         rows[used].pid = pid;
@@ -153,7 +122,7 @@ status_short(request_rec *r, const status_row *rows, int n)
         ap_rprintf(r, "BlogSlot%dPID: %" APR_PID_T_FMT "\n", rows[i].slot,
                    rows[i].pid);
         ap_rprintf(r, "BlogSlot%dGeneration: %d\n", rows[i].slot,
-                   (int) rows[i].gen);
+                   rows[i].gen);
         for (j = 0; j < STATUS_NFIELDS; j++)
             ap_rprintf(r, "BlogSlot%d%s: %" APR_INT64_T_FMT "\n",
                        rows[i].slot, status_fields[j].key, rows[i].f[j]);
@@ -187,7 +156,7 @@ status_table(request_rec *r, const status_row *rows, int n)
     ap_rputs("</tr>\n", r);
     for (i = 0; i < n; i++) {
         ap_rprintf(r, "<tr><td>%d</td><td>%" APR_PID_T_FMT "</td><td>%d</td>",
-                   rows[i].slot, rows[i].pid, (int) rows[i].gen);
+                   rows[i].slot, rows[i].pid, rows[i].gen);
         status_cells(r, &rows[i]);
     }
     ap_rputs("<tr><th colspan=\"3\">all</th>", r);
@@ -204,7 +173,7 @@ status_list(request_rec *r, const status_row *rows, int n)
     for (i = 0; i <= n; i++) {
         if (i < n)
             ap_rprintf(r, "<p>Slot %d (pid %" APR_PID_T_FMT ", generation "
-                       "%d):", rows[i].slot, rows[i].pid, (int) rows[i].gen);
+                       "%d):", rows[i].slot, rows[i].pid, rows[i].gen);
         else
             ap_rputs("<p>All children:", r);
         for (j = 0; j < STATUS_NFIELDS; j++)
