@@ -163,9 +163,10 @@ inv_redis(void)
 }
 
 /*
- * One command against one deadline: its reply (an error reply too), or NULL
- * after a failure, which drops the connection.  One found closed after it
- * had worked (Redis restarted) is replaced and the command sent again.
+ * One command against one deadline (lens NULL: strings): its reply (an
+ * error reply too), or NULL after a failure, which drops the connection.
+ * One found closed after it had worked (Redis restarted) is replaced and
+ * the command sent again.
  */
 static redisReply *
 inv_redis_run(const char *what, int argc, const char **argv,
@@ -223,11 +224,9 @@ inv_del(inv_batch *b)
     ok = reply->type == REDIS_REPLY_INTEGER;
     if (!ok)
         blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
-                         BLOGLOGNO(00029)
-                         "invalidation: Redis refused DEL: %.*s",
-                         reply->type == REDIS_REPLY_ERROR
-                         ? (int) reply->len : 0,
-                         reply->type == REDIS_REPLY_ERROR ? reply->str : "");
+                         BLOGLOGNO(00029) "invalidation: Redis refused DEL: "
+                         "%s", reply->type == REDIS_REPLY_ERROR
+                         ? reply->str : "unexpected reply");
     freeReplyObject(reply);
     if (ok) {
         blog_backoff_reset(&inv_rd.backoff); /* it answers: not down */
@@ -261,14 +260,10 @@ inv_flush(void)
             "SCAN", cursor, "MATCH", BLOG_CACHE_PREFIX "*",
             "COUNT", INV_SCAN_COUNT
         };
-        size_t      argl[6];
-        redisReply *reply;
+        redisReply *reply = inv_redis_run("SCAN", 6, argv, NULL);
         size_t      i;
         int         failed = 0;
 
-        for (i = 0; i < 6; i++)
-            argl[i] = strlen(argv[i]);
-        reply = inv_redis_run("SCAN", 6, argv, argl);
         if (reply == NULL)
             return -1;
         if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2
@@ -473,22 +468,16 @@ inv_pg_open(void)
         "target_session_attrs", "keepalives", "keepalives_idle",
         "keepalives_interval", "keepalives_count", NULL
     };
-    const char *vals[9];
+    const char *const vals[] = {
+        "UTF8", inv.conninfo, "mod_blog listener", "read-write", "1", "5",
+        "2", "3", NULL
+    };
     apr_time_t  deadline = apr_time_now() + inv.db->query_timeout;
     PGresult   *res;
     char        why[BLOG_PQ_MSG_MAX];
     char        msg[BLOG_PQ_MSG_MAX];
     int         timed_out;
 
-    vals[0] = "UTF8";
-    vals[1] = inv.conninfo;
-    vals[2] = "mod_blog listener";
-    vals[3] = "read-write";
-    vals[4] = "1";
-    vals[5] = "5";
-    vals[6] = "2";
-    vals[7] = "3";
-    vals[8] = NULL;
     inv_pq.conn = blog_pq_connect(keys, vals, 1, deadline, why, &timed_out);
     if (inv_pq.conn == NULL) {
         inv_pg_drop(why, 1);
@@ -556,52 +545,47 @@ inv_pg_read(void)
 
 /* ---- The thread ---- */
 
+/* The listener's work, in the child that holds the mutex: when next due. */
 static apr_time_t
-inv_min(apr_time_t a, apr_time_t b)
+inv_step(void)
 {
-    return a < b ? a : b;
+    apr_time_t  wake_at;
+
+    if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
+        inv_pg_open();
+    if (inv_flush_due && !inv_stopping() && inv_redis() == 0
+        && inv_flush() == 0) {
+        inv_flush_due = 0;
+        blog_backoff_reset(&inv_rd.backoff);
+        inv_pending_clear();
+    }
+    if (inv_flush_due)
+        inv_pending_clear();        /* the coming flush covers them */
+    else
+        inv_pending_run();
+    wake_at = inv_pending_next(apr_time_now());
+    if (inv_pq.conn == NULL && blog_backoff_next(&inv_pq.backoff) < wake_at)
+        wake_at = blog_backoff_next(&inv_pq.backoff);
+    if (inv_flush_due && blog_backoff_next(&inv_rd.backoff) < wake_at)
+        wake_at = blog_backoff_next(&inv_rd.backoff);
+    return wake_at;
 }
 
+/* Until stopped: listen while holding the mutex, else try for it. */
 static void *APR_THREAD_FUNC
 inv_main(apr_thread_t *thread, void *data)
 {
     (void) data;
     while (!inv_stopping()) {
         struct pollfd pfd[2];
-        apr_time_t  now, wake_at;
+        apr_time_t  now, wake_at = apr_time_now() + INV_ELECT_POLL;
         int         n = 1;
 
-        if (!inv_thr.holding) {
-            if (apr_proc_mutex_trylock(inv_thr.mutex) == APR_SUCCESS)
-                inv_thr.holding = 1;
-            else {
-                pfd[0].fd = inv_thr.wake[0];
-                pfd[0].events = POLLIN;
-                pfd[0].revents = 0;
-                poll(pfd, 1, (int) apr_time_as_msec(INV_ELECT_POLL));
-                continue;
-            }
-        }
-        if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
-            inv_pg_open();
-        if (inv_stopping())
-            break;
-        if (inv_flush_due && inv_redis() == 0 && inv_flush() == 0) {
-            inv_flush_due = 0;
-            blog_backoff_reset(&inv_rd.backoff);
-            inv_pending_clear();
-        }
-        if (inv_flush_due)
-            inv_pending_clear();        /* the coming flush covers them */
-        else
-            inv_pending_run();
-
-        now = apr_time_now();
-        wake_at = inv_pending_next(now);
-        if (inv_pq.conn == NULL)
-            wake_at = inv_min(wake_at, blog_backoff_next(&inv_pq.backoff));
-        if (inv_flush_due)
-            wake_at = inv_min(wake_at, blog_backoff_next(&inv_rd.backoff));
+        if (!inv_thr.holding
+            && apr_proc_mutex_trylock(inv_thr.mutex) == APR_SUCCESS)
+            inv_thr.holding = 1;
+        if (inv_thr.holding)
+            wake_at = inv_step();
         pfd[0].fd = inv_thr.wake[0];
         pfd[0].events = POLLIN;
         if (inv_pq.conn != NULL) {
@@ -610,6 +594,7 @@ inv_main(apr_thread_t *thread, void *data)
             n = 2;
         }
         pfd[0].revents = pfd[1].revents = 0;
+        now = apr_time_now();
         if (poll(pfd, (nfds_t) n, wake_at > now
                  ? (int) ((wake_at - now + 999) / 1000) : 0) < 0
             && errno != EINTR)

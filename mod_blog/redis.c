@@ -310,25 +310,19 @@ static int
 redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
            char *why, apr_size_t why_len)
 {
-    const char *argv[3] = {"AUTH", g->redis_user, g->redis_pass};
-    size_t      lens[3] = {4, g->redis_user ? strlen(g->redis_user) : 0,
-                           strlen(g->redis_pass)};
-    int         user = g->redis_user != NULL;
+    const char *argv[3] = {
+        "AUTH", g->redis_user ? g->redis_user : g->redis_pass, g->redis_pass
+    };
     redisReply *reply = NULL;
-    blog_redis_io io;
-    int         ok;
+    blog_redis_io io = blog_redis_command(r, g->redis_user ? 3 : 2, argv,
+                                          NULL, deadline, &reply);
+    int         ok = io == BLOG_REDIS_OK
+        && reply->type == REDIS_REPLY_STATUS;
 
-    if (!user) {
-        argv[1] = argv[2];
-        lens[1] = lens[2];
-    }
-    io = blog_redis_command(r, 2 + user, argv, lens, deadline, &reply);
-    ok = io == BLOG_REDIS_OK && reply->type == REDIS_REPLY_STATUS;
     if (io != BLOG_REDIS_OK)
         apr_snprintf(why, why_len, "AUTH: %s", blog_redis_why[io]);
     else if (!ok)
-        apr_snprintf(why, why_len, "AUTH refused: %.*s",
-                     reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 16,
+        apr_snprintf(why, why_len, "AUTH refused: %s",
                      reply->type == REDIS_REPLY_ERROR ? reply->str
                      : "unexpected reply");
     if (reply != NULL)
