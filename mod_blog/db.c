@@ -423,11 +423,15 @@ db_run(db_handle *h, int stmt, const char *param, apr_size_t param_len,
     int         sent, timed_out = 0;
     db_outcome  outcome = DB_FAILED;
 
+    /* BlogPrepare Off (a transaction pooler): the SQL, still one trip */
     if (stmt == DB_PING)
         sent = PQsendQuery(pg, "SELECT 1");
+    else if (db.g->prepare)
+        sent = PQsendQueryPrepared(pg, db_stmt_names[stmt], 1, values,
+                                   lengths, formats, 1);
     else
-        sent = blog_dbscale_send(pg, db_stmt_names[stmt], db_stmt_sql[stmt],
-                                 values, lengths, formats);
+        sent = PQsendQueryParams(pg, db_stmt_sql[stmt], 1, NULL, values,
+                                 lengths, formats, 1);
     if (sent)
         res = blog_pq_results(pg, deadline, &timed_out);
     if (PQresultStatus(res) == PGRES_TUPLES_OK) {
