@@ -55,6 +55,8 @@ APLOG_USE_MODULE(blog);
 /* How often a child that does not listen tries to take over. */
 #define INV_ELECT_POLL      apr_time_from_msec(100)
 #define INV_MUTEX_TYPE      "blog-invalidate"
+/* The channel pg_blog's triggers NOTIFY (pg_blog--1.1--1.2.sql). */
+#define INV_CHANNEL         "blog_cache"
 
 /* A delete to repeat: its keys, as sent (one string, space-separated). */
 typedef struct inv_pending
@@ -485,7 +487,7 @@ inv_pg_open(void)
     }
     PQsetNoticeProcessor(inv_pq.conn, inv_pg_notice, NULL);
     if (PQsetnonblocking(inv_pq.conn, 1) != 0
-        || !PQsendQuery(inv_pq.conn, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
+        || !PQsendQuery(inv_pq.conn, "LISTEN " INV_CHANNEL)) {
         inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv_pq.conn)), 1);
         return -1;
     }
@@ -511,7 +513,7 @@ inv_pg_open(void)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  BLOGLOGNO(00034)
-                 "invalidation: listening on " BLOG_INVALIDATE_CHANNEL
+                 "invalidation: listening on " INV_CHANNEL
                  " (pid %d)", PQbackendPID(inv_pq.conn));
     return 0;
 }

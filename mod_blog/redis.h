@@ -1,11 +1,7 @@
 /*
- * redis.h - the one Redis client of mod_blog, used by the page cache
- * (cache.c) and the invalidation listener (invalidate.c): a connect
- * bounded by a deadline, commands written and replies read against the
- * deadline of a command, each reply judged as its bytes arrive so that no
- * reply larger than a bound is ever buffered.  hiredis formats and parses;
- * the socket is driven here, through hiredis' public API only, and with
- * rediss:// through OpenSSL's.
+ * redis.h - the one Redis client of mod_blog, for the page cache and the
+ * invalidation listener: a connect, commands and replies each bounded by
+ * a deadline, no reply larger than a bound ever buffered (redis.c).
  */
 #ifndef BLOG_REDIS_H
 #define BLOG_REDIS_H
