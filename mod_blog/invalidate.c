@@ -51,7 +51,7 @@ APLOG_USE_MODULE(blog);
 /* At most this many deletes wait to be repeated; past it, drop every key. */
 #define INV_MAX_PENDING     4096
 /* The repeats: after INV_REDELETE, and after the slowest page call. */
-#define INV_QUEUES          2
+#define INV_REPEATS         2
 /* How often a child that does not listen tries to take over. */
 #define INV_ELECT_POLL      apr_time_from_msec(100)
 #define INV_MUTEX_TYPE      "blog-invalidate"
@@ -104,10 +104,10 @@ static struct
     blog_outage outage;
 } inv_rd;
 static int  inv_flush_due;      /* a gap: every page key must go */
-/* The repeats: one queue per delay, so each is in due order. */
+/* The repeats, in due order. */
 static struct
 {
-    inv_pending *head[INV_QUEUES], *tail[INV_QUEUES];
+    inv_pending *head;
     int         n;
 } inv_q;
 
@@ -349,16 +349,11 @@ inv_delete_payload(const char *payload)
 static void
 inv_pending_clear(void)
 {
-    int         q;
+    while (inv_q.head != NULL) {
+        inv_pending *next = inv_q.head->next;
 
-    for (q = 0; q < INV_QUEUES; q++) {
-        while (inv_q.head[q] != NULL) {
-            inv_pending *next = inv_q.head[q]->next;
-
-            free(inv_q.head[q]);
-            inv_q.head[q] = next;
-        }
-        inv_q.tail[q] = NULL;
+        free(inv_q.head);
+        inv_q.head = next;
     }
     inv_q.n = 0;
 }
@@ -370,23 +365,22 @@ inv_pending_add(const char *payload)
     apr_time_t  now = apr_time_now();
     int         q;
 
-    for (q = 0; q < INV_QUEUES; q++) {
-        inv_pending *e;
+    for (q = 0; q < INV_REPEATS; q++) {
+        inv_pending *e, **pp;
 
         if (inv_q.n >= INV_MAX_PENDING
             || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
             inv_flush_due = 1;
             return;
         }
-        e->next = NULL;
         e->due = now + (q == 0 ? INV_REDELETE
                         : inv.db->query_timeout + inv.cache->redis_timeout);
         memcpy(e->keys, payload, len + 1);
-        if (inv_q.tail[q])
-            inv_q.tail[q]->next = e;
-        else
-            inv_q.head[q] = e;
-        inv_q.tail[q] = e;
+        for (pp = &inv_q.head; *pp != NULL && (*pp)->due <= e->due;
+             pp = &(*pp)->next)
+            ;
+        e->next = *pp;
+        *pp = e;
         inv_q.n++;
     }
 }
@@ -396,21 +390,17 @@ static void
 inv_pending_run(void)
 {
     apr_time_t  now = apr_time_now();
-    int         q;
 
-    for (q = 0; q < INV_QUEUES; q++)
-        while (inv_q.head[q] != NULL && inv_q.head[q]->due <= now
-               && !inv_flush_due && !inv_stopping()) {
-            inv_pending *e = inv_q.head[q];
+    while (inv_q.head != NULL && inv_q.head->due <= now && !inv_flush_due
+           && !inv_stopping()) {
+        inv_pending *e = inv_q.head;
 
-            if (inv_delete_payload(e->keys) != 0)
-                return;         /* flush_due is set: the flush covers it */
-            inv_q.head[q] = e->next;
-            if (inv_q.head[q] == NULL)
-                inv_q.tail[q] = NULL;
-            inv_q.n--;
-            free(e);
-        }
+        if (inv_delete_payload(e->keys) != 0)
+            return;             /* flush_due is set: the flush covers it */
+        inv_q.head = e->next;
+        inv_q.n--;
+        free(e);
+    }
 }
 
 /* When the next repeat is due (now + 1 s when none is). */
@@ -418,12 +408,8 @@ static apr_time_t
 inv_pending_next(apr_time_t now)
 {
     apr_time_t  t = now + apr_time_from_sec(1);
-    int         q;
 
-    for (q = 0; q < INV_QUEUES; q++)
-        if (inv_q.head[q] != NULL && inv_q.head[q]->due < t)
-            t = inv_q.head[q]->due;
-    return t;
+    return inv_q.head != NULL && inv_q.head->due < t ? inv_q.head->due : t;
 }
 
 /* ---- PostgreSQL ---- */
