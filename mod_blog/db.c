@@ -116,7 +116,7 @@ db_connect(apr_time_t deadline)
     n = 2 + blog_dbscale_params(keys + 2, vals + 2, DB_MAX_PARAMS - 2,
                                 hosts, sizeof(hosts));
     keys[n] = vals[n] = NULL;
-    pg = blog_pq_connect(keys, vals, 1, deadline, msg, &timed_out);
+    pg = blog_pq_connect(keys, vals, deadline, msg, &timed_out);
     if (pg == NULL) {
         blog_log_limited(&db.log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
                          db.s, BLOGLOGNO(00014)

@@ -466,7 +466,7 @@ inv_pg_open(void)
     char        msg[BLOG_PQ_MSG_MAX];
     int         timed_out;
 
-    inv_pq.conn = blog_pq_connect(keys, vals, 1, deadline, why, &timed_out);
+    inv_pq.conn = blog_pq_connect(keys, vals, deadline, why, &timed_out);
     if (inv_pq.conn == NULL) {
         inv_pg_drop(why, 1);
         return -1;
