@@ -69,7 +69,7 @@ blog_redis_io blog_redis_fill(blog_redis *r, apr_time_t deadline);
 /* The next complete reply read (*reply NULL: none yet), or BAD. */
 blog_redis_io blog_redis_next(blog_redis *r, redisReply **reply);
 
-/* One command (argv) sent and its reply read by the deadline. */
+/* One command sent (lens NULL: strings), its reply read by the deadline. */
 blog_redis_io blog_redis_command(blog_redis *r, int argc, const char **argv,
                                  const size_t *lens, apr_time_t deadline,
                                  redisReply **reply);
