@@ -38,7 +38,7 @@ APLOG_USE_MODULE(blog);
 /* The services it asks. */
 #define HEALTH_PG           0
 #define HEALTH_REDIS        1
-/* under the page prefix, for an ACL that allows it alone; no path is "health" */
+/* under the page prefix, for an ACL that allows only it (no path is health) */
 #define HEALTH_KEY BLOG_CACHE_PREFIX "health"
 
 static int
