@@ -509,25 +509,22 @@ static void
 inv_pg_read(void)
 {
     PGnotify   *n;
+    int         ok = PQconsumeInput(inv_pq.conn);
 
-    if (!PQconsumeInput(inv_pq.conn)) {
-        inv_pg_drop(NULL, 0);
-        return;
-    }
-    while ((n = PQnotifies(inv_pq.conn)) != NULL) {
+    while (ok && (n = PQnotifies(inv_pq.conn)) != NULL) {
         if (!inv_flush_due && inv_delete_payload(n->extra) == 0
             && !inv_flush_due)
             inv_pending_add(n->extra);
         PQfreemem(n);
     }
     /* Nothing else is sent on this connection: a result is a server error. */
-    if (!PQisBusy(inv_pq.conn)) {
+    if (ok && !PQisBusy(inv_pq.conn)) {
         PGresult   *res;
 
         while ((res = PQgetResult(inv_pq.conn)) != NULL)
             PQclear(res);
     }
-    if (PQstatus(inv_pq.conn) == CONNECTION_BAD)
+    if (!ok || PQstatus(inv_pq.conn) == CONNECTION_BAD)
         inv_pg_drop(NULL, 0);
 }
 
