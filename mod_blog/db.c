@@ -103,28 +103,24 @@ db_note_error(const char *msg)
 static PGconn *
 db_connect(apr_time_t deadline)
 {
-    const char *keys[DB_MAX_PARAMS + 1];
-    const char *vals[DB_MAX_PARAMS + 1];
+    /* BlogDatabase's keywords last: they win over ours. */
+    const char *keys[DB_MAX_PARAMS + 1] = {
+        "client_encoding", "fallback_application_name"
+    };
+    const char *vals[DB_MAX_PARAMS + 1] = {"UTF8", "mod_blog"};
     char        hosts[1024];
     char        msg[BLOG_PQ_MSG_MAX];
     PGconn     *pg;
     int         timed_out, n;
 
-    /* BlogDatabase's keywords last: they win over ours. */
-    keys[0] = "client_encoding";
-    vals[0] = "UTF8";
-    keys[1] = "fallback_application_name";
-    vals[1] = "mod_blog";
     n = 2 + blog_dbscale_params(keys + 2, vals + 2, DB_MAX_PARAMS - 2,
                                 hosts, sizeof(hosts));
     keys[n] = vals[n] = NULL;
-    pg = blog_pq_connect(keys, vals, 1, deadline, msg, &timed_out);
+    pg = blog_pq_connect(keys, vals, deadline, msg, &timed_out);
     if (pg == NULL) {
         blog_log_limited(&db.log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
-                         db.s, timed_out
-                         ? BLOGLOGNO(00014) "cannot connect to PostgreSQL: %s"
-                         : BLOGLOGNO(00015) "cannot connect to PostgreSQL: %s",
-                         msg);
+                         db.s, BLOGLOGNO(00014)
+                         "cannot connect to PostgreSQL: %s", msg);
         db_note_error(msg);
     }
     return pg;
@@ -423,11 +419,15 @@ db_run(db_handle *h, int stmt, const char *param, apr_size_t param_len,
     int         sent, timed_out = 0;
     db_outcome  outcome = DB_FAILED;
 
+    /* BlogPrepare Off (a transaction pooler): the SQL, still one trip */
     if (stmt == DB_PING)
         sent = PQsendQuery(pg, "SELECT 1");
+    else if (db.g->prepare)
+        sent = PQsendQueryPrepared(pg, db_stmt_names[stmt], 1, values,
+                                   lengths, formats, 1);
     else
-        sent = blog_dbscale_send(pg, db_stmt_names[stmt], db_stmt_sql[stmt],
-                                 values, lengths, formats);
+        sent = PQsendQueryParams(pg, db_stmt_sql[stmt], 1, NULL, values,
+                                 lengths, formats, 1);
     if (sent)
         res = blog_pq_results(pg, deadline, &timed_out);
     if (PQresultStatus(res) == PGRES_TUPLES_OK) {

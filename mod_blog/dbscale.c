@@ -1,5 +1,5 @@
 /*
- * dbscale.c - several PostgreSQL hosts, and a transaction pooler between.
+ * dbscale.c - several PostgreSQL hosts.
  *
  * libpq 15 tries a host list in the order written (load_balance_hosts came
  * with 16), so each new connection gets the permutations of the hosts in
@@ -7,9 +7,7 @@
  * equally often, wherever the primary is listed.  A pooled connection stays
  * on its server, so with several hosts a child closes one every
  * DBS_REFRESH, and one that prefer-standby left on the primary every
- * DBS_FALLBACK_RETRY.  BlogPrepare Off (PgBouncer, transaction pooling):
- * the page goes as an unnamed statement with its SQL text, still one round
- * trip (docs/SCALING.md).
+ * DBS_FALLBACK_RETRY (docs/SCALING.md).
  */
 #include "dbscale.h"
 #include "logno.h"
@@ -43,7 +41,6 @@ static const char *const dbs_list_keys[DBS_NLISTS] = {
 static struct
 {
     const char *conninfo;
-    int         prepare;
     PQconninfoOption *opts;
     int         nhosts;         /* > 1: spreading */
     int         prefer_standby;
@@ -52,7 +49,7 @@ static struct
     apr_uint32_t next;
     apr_uint64_t fallback_due;  /* apr_time_t, apr_atomic */
     apr_uint64_t refresh_due;
-} dbs = {.prepare = 1};
+} dbs;
 
 static apr_status_t
 dbs_free_opts(void *data)
@@ -86,7 +83,7 @@ dbs_split(apr_pool_t *p, const char *val, char ***out)
 
 void
 blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
-                        const char *conninfo, int prepare)
+                        const char *conninfo)
 {
     PQconninfoOption *o;
     char      **entries[DBS_NLISTS] = {NULL};
@@ -94,7 +91,6 @@ blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
     int         i;
 
     dbs.conninfo = conninfo;
-    dbs.prepare = prepare;
     dbs.nhosts = 0;
     dbs.opts = PQconninfoParse(conninfo, NULL);
     if (dbs.opts == NULL)
@@ -249,15 +245,4 @@ blog_dbscale_retire(PGconn *pg)
     if (dbs.prefer_standby && hs != NULL && strcmp(hs, "off") == 0)
         return dbs_take_slot(&dbs.fallback_due, DBS_FALLBACK_RETRY);
     return dbs_take_slot(&dbs.refresh_due, DBS_REFRESH);
-}
-
-int
-blog_dbscale_send(PGconn *pg, const char *name, const char *sql,
-                  const char *const *values, const int *lengths,
-                  const int *formats)
-{
-    if (dbs.prepare)
-        return PQsendQueryPrepared(pg, name, 1, values, lengths, formats, 1);
-    return PQsendQueryParams(pg, sql, 1, NULL, values, lengths,
-                             formats, 1);
 }

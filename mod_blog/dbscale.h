@@ -1,6 +1,6 @@
 /*
  * dbscale.h - past one PostgreSQL server: a multi-host BlogDatabase spread
- * over, and BlogPrepare Off.  A layer below the pool (db.c).
+ * over.  A layer below the pool (db.c).
  */
 #ifndef BLOG_DBSCALE_H
 #define BLOG_DBSCALE_H
@@ -11,7 +11,7 @@
 
 /* Parse BlogDatabase once per child; a single host leaves it as it is. */
 void blog_dbscale_child_init(apr_pool_t *pchild, server_rec *s,
-                             const char *conninfo, int prepare);
+                             const char *conninfo);
 
 /*
  * The next connection's keywords and values (at most max; returns how
@@ -30,10 +30,5 @@ int         blog_dbscale_several(void);
 
 /* Whether a connection going back to the pool is closed instead. */
 int blog_dbscale_retire(PGconn *pg);
-
-/* Send a page's statement: prepared, or with BlogPrepare Off its SQL. */
-int blog_dbscale_send(PGconn *pg, const char *name, const char *sql,
-                      const char *const *values, const int *lengths,
-                      const int *formats);
 
 #endif

@@ -51,10 +51,12 @@ APLOG_USE_MODULE(blog);
 /* At most this many deletes wait to be repeated; past it, drop every key. */
 #define INV_MAX_PENDING     4096
 /* The repeats: after INV_REDELETE, and after the slowest page call. */
-#define INV_QUEUES          2
+#define INV_REPEATS         2
 /* How often a child that does not listen tries to take over. */
 #define INV_ELECT_POLL      apr_time_from_msec(100)
 #define INV_MUTEX_TYPE      "blog-invalidate"
+/* The channel pg_blog's triggers NOTIFY (pg_blog--1.1--1.2.sql). */
+#define INV_CHANNEL         "blog_cache"
 
 /* A delete to repeat: its keys, as sent (one string, space-separated). */
 typedef struct inv_pending
@@ -102,10 +104,10 @@ static struct
     blog_outage outage;
 } inv_rd;
 static int  inv_flush_due;      /* a gap: every page key must go */
-/* The repeats: one queue per delay, so each is in due order. */
+/* The repeats, in due order. */
 static struct
 {
-    inv_pending *head[INV_QUEUES], *tail[INV_QUEUES];
+    inv_pending *head;
     int         n;
 } inv_q;
 
@@ -163,9 +165,10 @@ inv_redis(void)
 }
 
 /*
- * One command against one deadline: its reply (an error reply too), or NULL
- * after a failure, which drops the connection.  One found closed after it
- * had worked (Redis restarted) is replaced and the command sent again.
+ * One command against one deadline (lens NULL: strings): its reply (an
+ * error reply too), or NULL after a failure, which drops the connection.
+ * One found closed after it had worked (Redis restarted) is replaced and
+ * the command sent again.
  */
 static redisReply *
 inv_redis_run(const char *what, int argc, const char **argv,
@@ -223,11 +226,9 @@ inv_del(inv_batch *b)
     ok = reply->type == REDIS_REPLY_INTEGER;
     if (!ok)
         blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
-                         BLOGLOGNO(00029)
-                         "invalidation: Redis refused DEL: %.*s",
-                         reply->type == REDIS_REPLY_ERROR
-                         ? (int) reply->len : 0,
-                         reply->type == REDIS_REPLY_ERROR ? reply->str : "");
+                         BLOGLOGNO(00029) "invalidation: Redis refused DEL: "
+                         "%s", reply->type == REDIS_REPLY_ERROR
+                         ? reply->str : "unexpected reply");
     freeReplyObject(reply);
     if (ok) {
         blog_backoff_reset(&inv_rd.backoff); /* it answers: not down */
@@ -261,14 +262,10 @@ inv_flush(void)
             "SCAN", cursor, "MATCH", BLOG_CACHE_PREFIX "*",
             "COUNT", INV_SCAN_COUNT
         };
-        size_t      argl[6];
-        redisReply *reply;
+        redisReply *reply = inv_redis_run("SCAN", 6, argv, NULL);
         size_t      i;
         int         failed = 0;
 
-        for (i = 0; i < 6; i++)
-            argl[i] = strlen(argv[i]);
-        reply = inv_redis_run("SCAN", 6, argv, argl);
         if (reply == NULL)
             return -1;
         if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2
@@ -352,16 +349,11 @@ inv_delete_payload(const char *payload)
 static void
 inv_pending_clear(void)
 {
-    int         q;
+    while (inv_q.head != NULL) {
+        inv_pending *next = inv_q.head->next;
 
-    for (q = 0; q < INV_QUEUES; q++) {
-        while (inv_q.head[q] != NULL) {
-            inv_pending *next = inv_q.head[q]->next;
-
-            free(inv_q.head[q]);
-            inv_q.head[q] = next;
-        }
-        inv_q.tail[q] = NULL;
+        free(inv_q.head);
+        inv_q.head = next;
     }
     inv_q.n = 0;
 }
@@ -373,23 +365,22 @@ inv_pending_add(const char *payload)
     apr_time_t  now = apr_time_now();
     int         q;
 
-    for (q = 0; q < INV_QUEUES; q++) {
-        inv_pending *e;
+    for (q = 0; q < INV_REPEATS; q++) {
+        inv_pending *e, **pp;
 
         if (inv_q.n >= INV_MAX_PENDING
             || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
             inv_flush_due = 1;
             return;
         }
-        e->next = NULL;
         e->due = now + (q == 0 ? INV_REDELETE
                         : inv.db->query_timeout + inv.cache->redis_timeout);
         memcpy(e->keys, payload, len + 1);
-        if (inv_q.tail[q])
-            inv_q.tail[q]->next = e;
-        else
-            inv_q.head[q] = e;
-        inv_q.tail[q] = e;
+        for (pp = &inv_q.head; *pp != NULL && (*pp)->due <= e->due;
+             pp = &(*pp)->next)
+            ;
+        e->next = *pp;
+        *pp = e;
         inv_q.n++;
     }
 }
@@ -399,21 +390,17 @@ static void
 inv_pending_run(void)
 {
     apr_time_t  now = apr_time_now();
-    int         q;
 
-    for (q = 0; q < INV_QUEUES; q++)
-        while (inv_q.head[q] != NULL && inv_q.head[q]->due <= now
-               && !inv_flush_due && !inv_stopping()) {
-            inv_pending *e = inv_q.head[q];
+    while (inv_q.head != NULL && inv_q.head->due <= now && !inv_flush_due
+           && !inv_stopping()) {
+        inv_pending *e = inv_q.head;
 
-            if (inv_delete_payload(e->keys) != 0)
-                return;         /* flush_due is set: the flush covers it */
-            inv_q.head[q] = e->next;
-            if (inv_q.head[q] == NULL)
-                inv_q.tail[q] = NULL;
-            inv_q.n--;
-            free(e);
-        }
+        if (inv_delete_payload(e->keys) != 0)
+            return;             /* flush_due is set: the flush covers it */
+        inv_q.head = e->next;
+        inv_q.n--;
+        free(e);
+    }
 }
 
 /* When the next repeat is due (now + 1 s when none is). */
@@ -421,12 +408,8 @@ static apr_time_t
 inv_pending_next(apr_time_t now)
 {
     apr_time_t  t = now + apr_time_from_sec(1);
-    int         q;
 
-    for (q = 0; q < INV_QUEUES; q++)
-        if (inv_q.head[q] != NULL && inv_q.head[q]->due < t)
-            t = inv_q.head[q]->due;
-    return t;
+    return inv_q.head != NULL && inv_q.head->due < t ? inv_q.head->due : t;
 }
 
 /* ---- PostgreSQL ---- */
@@ -473,30 +456,24 @@ inv_pg_open(void)
         "target_session_attrs", "keepalives", "keepalives_idle",
         "keepalives_interval", "keepalives_count", NULL
     };
-    const char *vals[9];
+    const char *const vals[] = {
+        "UTF8", inv.conninfo, "mod_blog listener", "read-write", "1", "5",
+        "2", "3", NULL
+    };
     apr_time_t  deadline = apr_time_now() + inv.db->query_timeout;
     PGresult   *res;
     char        why[BLOG_PQ_MSG_MAX];
     char        msg[BLOG_PQ_MSG_MAX];
     int         timed_out;
 
-    vals[0] = "UTF8";
-    vals[1] = inv.conninfo;
-    vals[2] = "mod_blog listener";
-    vals[3] = "read-write";
-    vals[4] = "1";
-    vals[5] = "5";
-    vals[6] = "2";
-    vals[7] = "3";
-    vals[8] = NULL;
-    inv_pq.conn = blog_pq_connect(keys, vals, 1, deadline, why, &timed_out);
+    inv_pq.conn = blog_pq_connect(keys, vals, deadline, why, &timed_out);
     if (inv_pq.conn == NULL) {
         inv_pg_drop(why, 1);
         return -1;
     }
     PQsetNoticeProcessor(inv_pq.conn, inv_pg_notice, NULL);
     if (PQsetnonblocking(inv_pq.conn, 1) != 0
-        || !PQsendQuery(inv_pq.conn, "LISTEN " BLOG_INVALIDATE_CHANNEL)) {
+        || !PQsendQuery(inv_pq.conn, "LISTEN " INV_CHANNEL)) {
         inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv_pq.conn)), 1);
         return -1;
     }
@@ -522,7 +499,7 @@ inv_pg_open(void)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
                  BLOGLOGNO(00034)
-                 "invalidation: listening on " BLOG_INVALIDATE_CHANNEL
+                 "invalidation: listening on " INV_CHANNEL
                  " (pid %d)", PQbackendPID(inv_pq.conn));
     return 0;
 }
@@ -532,76 +509,68 @@ static void
 inv_pg_read(void)
 {
     PGnotify   *n;
+    int         ok = PQconsumeInput(inv_pq.conn);
 
-    if (!PQconsumeInput(inv_pq.conn)) {
-        inv_pg_drop(NULL, 0);
-        return;
-    }
-    while ((n = PQnotifies(inv_pq.conn)) != NULL) {
+    while (ok && (n = PQnotifies(inv_pq.conn)) != NULL) {
         if (!inv_flush_due && inv_delete_payload(n->extra) == 0
             && !inv_flush_due)
             inv_pending_add(n->extra);
         PQfreemem(n);
     }
     /* Nothing else is sent on this connection: a result is a server error. */
-    if (!PQisBusy(inv_pq.conn)) {
+    if (ok && !PQisBusy(inv_pq.conn)) {
         PGresult   *res;
 
         while ((res = PQgetResult(inv_pq.conn)) != NULL)
             PQclear(res);
     }
-    if (PQstatus(inv_pq.conn) == CONNECTION_BAD)
+    if (!ok || PQstatus(inv_pq.conn) == CONNECTION_BAD)
         inv_pg_drop(NULL, 0);
 }
 
 /* ---- The thread ---- */
 
+/* The listener's work, in the child that holds the mutex: when next due. */
 static apr_time_t
-inv_min(apr_time_t a, apr_time_t b)
+inv_step(void)
 {
-    return a < b ? a : b;
+    apr_time_t  wake_at;
+
+    if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
+        inv_pg_open();
+    if (inv_flush_due && !inv_stopping() && inv_redis() == 0
+        && inv_flush() == 0) {
+        inv_flush_due = 0;
+        blog_backoff_reset(&inv_rd.backoff);
+        inv_pending_clear();
+    }
+    if (inv_flush_due)
+        inv_pending_clear();        /* the coming flush covers them */
+    else
+        inv_pending_run();
+    wake_at = inv_pending_next(apr_time_now());
+    if (inv_pq.conn == NULL && blog_backoff_next(&inv_pq.backoff) < wake_at)
+        wake_at = blog_backoff_next(&inv_pq.backoff);
+    if (inv_flush_due && blog_backoff_next(&inv_rd.backoff) < wake_at)
+        wake_at = blog_backoff_next(&inv_rd.backoff);
+    return wake_at;
 }
 
+/* Until stopped: listen while holding the mutex, else try for it. */
 static void *APR_THREAD_FUNC
 inv_main(apr_thread_t *thread, void *data)
 {
     (void) data;
     while (!inv_stopping()) {
         struct pollfd pfd[2];
-        apr_time_t  now, wake_at;
+        apr_time_t  now, wake_at = apr_time_now() + INV_ELECT_POLL;
         int         n = 1;
 
-        if (!inv_thr.holding) {
-            if (apr_proc_mutex_trylock(inv_thr.mutex) == APR_SUCCESS)
-                inv_thr.holding = 1;
-            else {
-                pfd[0].fd = inv_thr.wake[0];
-                pfd[0].events = POLLIN;
-                pfd[0].revents = 0;
-                poll(pfd, 1, (int) apr_time_as_msec(INV_ELECT_POLL));
-                continue;
-            }
-        }
-        if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
-            inv_pg_open();
-        if (inv_stopping())
-            break;
-        if (inv_flush_due && inv_redis() == 0 && inv_flush() == 0) {
-            inv_flush_due = 0;
-            blog_backoff_reset(&inv_rd.backoff);
-            inv_pending_clear();
-        }
-        if (inv_flush_due)
-            inv_pending_clear();        /* the coming flush covers them */
-        else
-            inv_pending_run();
-
-        now = apr_time_now();
-        wake_at = inv_pending_next(now);
-        if (inv_pq.conn == NULL)
-            wake_at = inv_min(wake_at, blog_backoff_next(&inv_pq.backoff));
-        if (inv_flush_due)
-            wake_at = inv_min(wake_at, blog_backoff_next(&inv_rd.backoff));
+        if (!inv_thr.holding
+            && apr_proc_mutex_trylock(inv_thr.mutex) == APR_SUCCESS)
+            inv_thr.holding = 1;
+        if (inv_thr.holding)
+            wake_at = inv_step();
         pfd[0].fd = inv_thr.wake[0];
         pfd[0].events = POLLIN;
         if (inv_pq.conn != NULL) {
@@ -610,6 +579,7 @@ inv_main(apr_thread_t *thread, void *data)
             n = 2;
         }
         pfd[0].revents = pfd[1].revents = 0;
+        now = apr_time_now();
         if (poll(pfd, (nfds_t) n, wake_at > now
                  ? (int) ((wake_at - now + 999) / 1000) : 0) < 0
             && errno != EINTR)

@@ -7,9 +7,6 @@
 #include "cache.h"
 #include "db.h"
 
-/* The channel pg_blog's triggers NOTIFY (pg_blog--1.1--1.2.sql). */
-#define BLOG_INVALIDATE_CHANNEL "blog_cache"
-
 /*
  * From check_config, every generation: conninfo NULL is the pool's; bases
  * are the mounts that serve the blog.  No cache or no mount: no listener.

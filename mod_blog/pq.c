@@ -36,11 +36,10 @@ pq_wait(PGconn *pg, int for_write, apr_time_t deadline)
 
 PGconn *
 blog_pq_connect(const char *const *keys, const char *const *vals,
-                int expand_dbname, apr_time_t deadline, char *why,
-                int *timed_out)
+                apr_time_t deadline, char *why, int *timed_out)
 {
     PostgresPollingStatusType st = PGRES_POLLING_WRITING;
-    PGconn     *pg = PQconnectStartParams(keys, vals, expand_dbname);
+    PGconn     *pg = PQconnectStartParams(keys, vals, 1);
 
     *timed_out = 0;
     if (pg == NULL) {

@@ -12,10 +12,12 @@
 /* Room for a flattened message. */
 #define BLOG_PQ_MSG_MAX 512
 
-/* PQconnectStartParams by the deadline; NULL with why on a failure. */
+/*
+ * PQconnectStartParams by the deadline, "dbname" expanded (a conninfo):
+ * NULL with why on a failure.
+ */
 PGconn *blog_pq_connect(const char *const *keys, const char *const *vals,
-                        int expand_dbname, apr_time_t deadline, char *why,
-                        int *timed_out);
+                        apr_time_t deadline, char *why, int *timed_out);
 
 /*
  * Every result by the deadline: the first (a later error wins over a

@@ -54,12 +54,6 @@ blog_redis_close(blog_redis *r)
     r->ctx = NULL;
 }
 
-static void
-redis_why(char *why, apr_size_t len, const char *errstr)
-{
-    apr_snprintf(why, len, "%s", errstr);
-}
-
 /* "password" or "user password", one line. */
 static int
 redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
@@ -133,61 +127,65 @@ redis_tls_context(apr_pool_t *p, blog_cache_settings *g, char *err,
     if (blog_secret_read(g->tls_cert, key, sizeof(key), &len, err,
                          err_len) != 0)
         return -1;
-    if (SSL_CTX_use_certificate_chain_file(ctx, g->tls_cert) != 1
-        || SSL_CTX_use_PrivateKey_file(ctx, g->tls_cert, SSL_FILETYPE_PEM) != 1
-        || SSL_CTX_check_private_key(ctx) != 1) {
-        apr_snprintf(err, err_len, "BlogRedisTLSCert %s: %s", g->tls_cert,
-                     redis_tls_error("no certificate and key"));
+    if (SSL_CTX_use_certificate_chain_file(ctx, g->tls_cert) == 1
+        && SSL_CTX_use_PrivateKey_file(ctx, g->tls_cert, SSL_FILETYPE_PEM) == 1
+        && SSL_CTX_check_private_key(ctx) == 1)
+        return 0;
+    apr_snprintf(err, err_len, "BlogRedisTLSCert %s: %s", g->tls_cert,
+                 redis_tls_error("no certificate and key"));
+    return -1;
+}
+
+/* BlogCacheKey's file made the key that seals the pages. */
+static int
+redis_seal_key(blog_cache_settings *g, char *err, apr_size_t err_len)
+{
+    char        buf[1024];
+    apr_size_t  len;
+    int         rc;
+
+    if (blog_secret_read(g->key_file, buf, sizeof(buf), &len, err,
+                         err_len) != 0)
         return -1;
-    }
-    return 0;
+    rc = blog_seal_init(&g->seal, buf, len);
+    memset(buf, 0, sizeof(buf));
+    if (rc != 0)
+        apr_snprintf(err, err_len, "%s: a key needs 32 bytes or more "
+                     "(head -c 32 /dev/urandom), or libcrypto failed",
+                     g->key_file);
+    return rc;
 }
 
 int
 blog_redis_load(apr_pool_t *p, blog_cache_settings *g, char *err,
                 apr_size_t err_len)
 {
-    char        buf[1024];
-    apr_size_t  len;
-    int         rc = 0;
-
     g->redis_user = g->redis_pass = NULL;
     g->seal.on = 0;
     g->tls_ctx = NULL;
-    if (g->redis_on && g->redis_tls
-        && redis_tls_context(p, g, err, err_len) != 0)
+    if ((g->redis_on && g->redis_tls
+         && redis_tls_context(p, g, err, err_len) != 0)
+        || (g->auth_file != NULL
+            && redis_auth_secret(p, g, err, err_len) != 0)
+        || (g->key_file != NULL && redis_seal_key(g, err, err_len) != 0))
         return -1;
-    if (g->auth_file != NULL
-        && redis_auth_secret(p, g, err, err_len) != 0)
-        return -1;
-    if (g->key_file == NULL)
-        return 0;
-    if (blog_secret_read(g->key_file, buf, sizeof(buf), &len, err,
-                         err_len) != 0)
-        return -1;
-    if (blog_seal_init(&g->seal, buf, len) != 0) {
-        apr_snprintf(err, err_len, "%s: a key needs 32 bytes or more "
-                     "(head -c 32 /dev/urandom), or libcrypto failed",
-                     g->key_file);
-        rc = -1;
-    }
-    memset(buf, 0, sizeof(buf));
-    return rc;
+    return 0;
 }
 
 /*
  * Wait for what SSL_get_error says the last call needs, by the deadline:
- * 0, or -1 (timed out, or an error that ends the connection).
+ * OK, TIMEOUT, or CLOSED for an error that ends the connection.
  */
-static int
+static blog_redis_io
 redis_tls_wait(blog_redis *r, int ret, apr_time_t deadline)
 {
     int         e = SSL_get_error(r->tls, ret);
 
     if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
-        return -1;
+        return BLOG_REDIS_CLOSED;
     return blog_wait_fd(r->ctx->fd, e == SSL_ERROR_WANT_READ ? POLLIN
-                        : POLLOUT, deadline);
+                        : POLLOUT, deadline) ? BLOG_REDIS_TIMEOUT
+        : BLOG_REDIS_OK;
 }
 
 /* The handshake, by the connect's deadline: 0, or -1 and why. */
@@ -207,7 +205,7 @@ redis_tls_start(blog_redis *r, const blog_cache_settings *g,
                                                   g->redis_host) != 1
             : SSL_set1_host(ssl, g->redis_host) != 1
             || SSL_set_tlsext_host_name(ssl, g->redis_host) != 1)) {
-        redis_why(why, why_len, "TLS: out of memory");
+        apr_cpystrn(why, "TLS: out of memory", why_len);
         return -1;
     }
     SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE
@@ -215,19 +213,19 @@ redis_tls_start(blog_redis *r, const blog_cache_settings *g,
     ERR_clear_error();
     while ((rc = SSL_connect(ssl)) != 1) {
         long        v = SSL_get_verify_result(ssl);
-        int         e = SSL_get_error(ssl, rc);
+        blog_redis_io io = redis_tls_wait(r, rc, deadline);
 
-        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-            if (redis_tls_wait(r, rc, deadline) == 0)
-                continue;
-            redis_why(why, why_len, "TLS handshake: timed out");
-        }
+        if (io == BLOG_REDIS_OK)
+            continue;
+        if (io == BLOG_REDIS_TIMEOUT)
+            apr_cpystrn(why, "TLS handshake: timed out", why_len);
         else if (v != X509_V_OK)
             apr_snprintf(why, why_len, "TLS: Redis's certificate: %s",
                          X509_verify_cert_error_string(v));
         else
             apr_snprintf(why, why_len, "TLS handshake: %s",
-                         redis_tls_error(e == SSL_ERROR_SYSCALL
+                         redis_tls_error(SSL_get_error(ssl, rc)
+                                         == SSL_ERROR_SYSCALL
                                          ? "connection closed"
                                          : "failed"));
         return -1;
@@ -239,7 +237,9 @@ redis_tls_start(blog_redis *r, const blog_cache_settings *g,
 static blog_redis_io
 redis_tls_write(blog_redis *r, const char *p, size_t len, apr_time_t deadline)
 {
-    while (len > 0) {
+    blog_redis_io io = BLOG_REDIS_OK;
+
+    while (len > 0 && io == BLOG_REDIS_OK) {
         int         w;
 
         ERR_clear_error();
@@ -247,14 +247,11 @@ redis_tls_write(blog_redis *r, const char *p, size_t len, apr_time_t deadline)
         if (w > 0) {
             p += w;
             len -= (size_t) w;
-            continue;
         }
-        if (redis_tls_wait(r, w, deadline) != 0)
-            return SSL_get_error(r->tls, w) == SSL_ERROR_WANT_READ
-                || SSL_get_error(r->tls, w) == SSL_ERROR_WANT_WRITE
-                ? BLOG_REDIS_TIMEOUT : BLOG_REDIS_CLOSED;
+        else
+            io = redis_tls_wait(r, w, deadline);
     }
-    return BLOG_REDIS_OK;
+    return io;
 }
 
 /* The buffers in records of up to 16 KiB: one per small command is waste. */
@@ -313,25 +310,19 @@ static int
 redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
            char *why, apr_size_t why_len)
 {
-    const char *argv[3] = {"AUTH", g->redis_user, g->redis_pass};
-    size_t      lens[3] = {4, g->redis_user ? strlen(g->redis_user) : 0,
-                           strlen(g->redis_pass)};
-    int         user = g->redis_user != NULL;
+    const char *argv[3] = {
+        "AUTH", g->redis_user ? g->redis_user : g->redis_pass, g->redis_pass
+    };
     redisReply *reply = NULL;
-    blog_redis_io io;
-    int         ok;
+    blog_redis_io io = blog_redis_command(r, g->redis_user ? 3 : 2, argv,
+                                          NULL, deadline, &reply);
+    int         ok = io == BLOG_REDIS_OK
+        && reply->type == REDIS_REPLY_STATUS;
 
-    if (!user) {
-        argv[1] = argv[2];
-        lens[1] = lens[2];
-    }
-    io = blog_redis_command(r, 2 + user, argv, lens, deadline, &reply);
-    ok = io == BLOG_REDIS_OK && reply->type == REDIS_REPLY_STATUS;
     if (io != BLOG_REDIS_OK)
         apr_snprintf(why, why_len, "AUTH: %s", blog_redis_why[io]);
     else if (!ok)
-        apr_snprintf(why, why_len, "AUTH refused: %.*s",
-                     reply->type == REDIS_REPLY_ERROR ? (int) reply->len : 16,
+        apr_snprintf(why, why_len, "AUTH refused: %s",
                      reply->type == REDIS_REPLY_ERROR ? reply->str
                      : "unexpected reply");
     if (reply != NULL)
@@ -354,11 +345,11 @@ blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
     c = g->redis_port == 0 ? redisConnectUnixNonBlock(g->redis_host)
         : redisConnectNonBlock(g->redis_host, g->redis_port);
     if (c == NULL) {
-        redis_why(why, why_len, "out of memory");
+        apr_cpystrn(why, "out of memory", why_len);
         return -1;
     }
     if (c->err) {
-        redis_why(why, why_len, c->errstr);
+        apr_cpystrn(why, c->errstr, why_len);
         redisFree(c);
         return -1;
     }
@@ -369,7 +360,7 @@ blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
     if (err == 0 && g->redis_port != 0 && redisEnableKeepAlive(c) != REDIS_OK)
         err = errno ? errno : EIO;
     if (err != 0) {
-        redis_why(why, why_len, strerror(err));
+        apr_cpystrn(why, strerror(err), why_len);
         redisFree(c);
         return -1;
     }

@@ -1,11 +1,7 @@
 /*
- * redis.h - the one Redis client of mod_blog, used by the page cache
- * (cache.c) and the invalidation listener (invalidate.c): a connect
- * bounded by a deadline, commands written and replies read against the
- * deadline of a command, each reply judged as its bytes arrive so that no
- * reply larger than a bound is ever buffered.  hiredis formats and parses;
- * the socket is driven here, through hiredis' public API only, and with
- * rediss:// through OpenSSL's.
+ * redis.h - the one Redis client of mod_blog, for the page cache and the
+ * invalidation listener: a connect, commands and replies each bounded by
+ * a deadline, no reply larger than a bound ever buffered (redis.c).
  */
 #ifndef BLOG_REDIS_H
 #define BLOG_REDIS_H
@@ -73,7 +69,7 @@ blog_redis_io blog_redis_fill(blog_redis *r, apr_time_t deadline);
 /* The next complete reply read (*reply NULL: none yet), or BAD. */
 blog_redis_io blog_redis_next(blog_redis *r, redisReply **reply);
 
-/* One command (argv) sent and its reply read by the deadline. */
+/* One command sent (lens NULL: strings), its reply read by the deadline. */
 blog_redis_io blog_redis_command(blog_redis *r, int argc, const char **argv,
                                  const size_t *lens, apr_time_t deadline,
                                  redisReply **reply);

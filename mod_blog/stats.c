@@ -2,21 +2,19 @@
  * stats.c - the shared segment behind stats.h's counters.
  *
  * Made once by the parent, in the process pool (old children still count
- * across a graceful restart; ServerLimit cannot change), two slots per
- * scoreboard slot: the worker MPM gives an exiting child's scoreboard slot
- * to a new child while the old one finishes.  The MPM writes a child's pid
- * into the scoreboard after fork, so a child may count privately until its
- * first connection finds the slot.  A slot's holder is its pid and its
- * start time (/proc), which a reused pid cannot match.
+ * across a graceful restart; ServerLimit cannot change), with two slots
+ * per scoreboard slot: a child finishing after a graceful restart keeps
+ * its slot while its successor takes another.  A child takes a free slot
+ * at child_init, before it counts anything.  A slot's owner is its pid and
+ * its start time (/proc), which a reused pid cannot match: the slot of a
+ * child that died without its exit cleanup is free.
  */
 #include "stats.h"
 #include "logno.h"
 
 #include "http_config.h"
-#include "http_connection.h"
 #include "http_log.h"
 #include "ap_mpm.h"
-#include "scoreboard.h"
 #include "apr_shm.h"
 
 #include "apr_atomic.h"
@@ -34,16 +32,15 @@ APLOG_USE_MODULE(blog);
 /* A cache line or more each, so children do not write each other's lines. */
 typedef struct stats_slot
 {
-    apr_uint32_t pid;           /* the child counting here, 0 when none */
-    apr_uint64_t start;         /* its start time, in clock ticks since boot */
+    apr_uint64_t owner;         /* pid << 32 | start time's low bits; 0 */
+    apr_uint32_t generation;
     apr_uint64_t v[BLOG_STAT_N];
 } __attribute__((aligned(64))) stats_slot;
 
 typedef struct stats_segment
 {
     apr_uint32_t magic;
-    int         limit;          /* scoreboard slots; slots[i + limit] is
-                                 * slot i's second */
+    int         nslots;
     stats_slot  slots[];
 } stats_segment;
 
@@ -51,7 +48,7 @@ static apr_uint64_t stats_private[BLOG_STAT_N];
 apr_uint64_t *blog_stats_mine = stats_private;
 
 static stats_segment *stats_seg;
-static apr_uint32_t stats_me;   /* 1 + this child's slot; 0: private */
+static stats_slot *stats_me;    /* NULL: counting privately */
 
 static int
 stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
@@ -72,7 +69,7 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     apr_pool_userdata_get((void **) &shm, STATS_KEY, pproc);
     if (shm != NULL) {
         stats_seg = apr_shm_baseaddr_get(shm);
-        if (stats_seg->magic == STATS_MAGIC && stats_seg->limit == limit)
+        if (stats_seg->magic == STATS_MAGIC && stats_seg->nslots == 2 * limit)
             return OK;
     }
     size = sizeof(stats_segment) + 2 * (apr_size_t) limit * sizeof(stats_slot);
@@ -89,51 +86,9 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     stats_seg = apr_shm_baseaddr_get(shm);
     memset(stats_seg, 0, size);
     stats_seg->magic = STATS_MAGIC;
-    stats_seg->limit = limit;
+    stats_seg->nslots = 2 * limit;
     apr_pool_userdata_set(shm, STATS_KEY, apr_pool_cleanup_null, pproc);
     return OK;
-}
-
-/* The slot this process holds in the scoreboard, or -1. */
-static int
-stats_find_slot(void)
-{
-    pid_t       me = getpid();
-    int         i;
-
-    if (stats_seg == NULL || !ap_exists_scoreboard_image())
-        return -1;
-    for (i = 0; i < stats_seg->limit; i++) {
-        process_score *ps = ap_get_scoreboard_process(i);
-
-        if (ps != NULL && ps->pid == me)
-            return i;
-    }
-    return -1;
-}
-
-/* Counts made before the slot was known go to the slot. */
-static void
-stats_carry_over(stats_slot *slot)
-{
-    int         k;
-
-    for (k = 0; k < BLOG_STAT_N; k++) {
-        apr_atomic_add64(&slot->v[k], apr_atomic_xchg64(&stats_private[k], 0));
-    }
-}
-
-/* The slot is free again, unless a newer child took it meanwhile. */
-static apr_status_t
-stats_child_exit(void *data)
-{
-    apr_uint32_t me = apr_atomic_read32(&stats_me);
-
-    (void) data;
-    if (me != 0)
-        apr_atomic_cas32(&stats_seg->slots[me - 1].pid, 0,
-                         (apr_uint32_t) getpid());
-    return APR_SUCCESS;
 }
 
 /* pid's start time (field 22 of /proc/<pid>/stat), or 0: no such process. */
@@ -155,99 +110,81 @@ stats_start_time(apr_uint32_t pid)
     /* the name, field 2, may hold spaces and parentheses */
     if ((p = strrchr(buf, ')')) == NULL)
         return 0;
-    for (field = 2; field < 21 && (p = strchr(p + 1, ' ')) != NULL; field++)
+    for (field = 2; field < 22 && (p = strchr(p + 1, ' ')) != NULL; field++)
         ;
     return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
 }
 
-/* Whether the child that took slot is still running. */
-static int
-stats_alive(stats_slot *slot)
+static apr_uint64_t
+stats_owner(apr_uint32_t pid)
 {
-    apr_uint32_t pid = apr_atomic_read32(&slot->pid);
-
-    return pid != 0
-        && stats_start_time(pid) == apr_atomic_read64(&slot->start);
+    return (apr_uint64_t) pid << 32 | (stats_start_time(pid) & 0xffffffffu);
 }
 
-static void
-stats_take_slot(void)
+/* The pid of a slot's owner while it runs, else 0. */
+static pid_t
+stats_pid(apr_uint64_t owner)
 {
-    int         i = stats_find_slot();
-    stats_slot *slot;
+    apr_uint32_t pid = (apr_uint32_t) (owner >> 32);
 
-    if (i < 0)
-        return;
-    /*
-     * Only this child may take these two now (one process per scoreboard
-     * slot); a slot whose child died without its exit cleanup is free.
-     */
-    slot = &stats_seg->slots[i];
-    if (stats_alive(slot))
-        i += stats_seg->limit;
-    slot = &stats_seg->slots[i];
-    if (stats_alive(slot))
-        return;                 /* two old ones still finishing: stay private */
-    memset(slot->v, 0, sizeof(slot->v));
-    stats_carry_over(slot);
-    apr_atomic_xchgptr((volatile void **) &blog_stats_mine, slot->v);
-    /* what threads added while the pointer moved */
-    stats_carry_over(slot);
-    apr_atomic_set64(&slot->start, stats_start_time((apr_uint32_t) getpid()));
-    apr_atomic_set32(&slot->pid, (apr_uint32_t) getpid());
-    apr_atomic_set32(&stats_me, (apr_uint32_t) i + 1);
+    return pid != 0 && stats_owner(pid) == owner ? (pid_t) pid : 0;
+}
+
+/* The slot is free again. */
+static apr_status_t
+stats_child_exit(void *slot)
+{
+    apr_atomic_set64(&((stats_slot *) slot)->owner, 0);
+    return APR_SUCCESS;
 }
 
 static void
 stats_child_init(apr_pool_t *pchild, server_rec *s)
 {
+    apr_uint64_t me = stats_owner((apr_uint32_t) getpid());
+    int         gen = 0;
+    int         i;
+
     (void) s;
-    apr_pool_cleanup_register(pchild, NULL, stats_child_exit,
-                              apr_pool_cleanup_null);
-    stats_take_slot();
-}
+    stats_me = NULL;
+    blog_stats_mine = stats_private;
+    for (i = 0; stats_seg != NULL && i < stats_seg->nslots; i++) {
+        stats_slot *slot = &stats_seg->slots[i];
+        apr_uint64_t owner = apr_atomic_read64(&slot->owner);
 
-/* Child_init came before the parent wrote the pid: the first connections
- * look again (a few: a process never listed, as with -X, stays private). */
-#define STATS_LATE_TRIES 64
-
-static int
-stats_pre_connection(conn_rec *c, void *csd)
-{
-    static apr_uint32_t busy, tries;
-
-    (void) c;
-    (void) csd;
-    if (apr_atomic_read32(&stats_me) != 0 || stats_seg == NULL
-        || apr_atomic_read32(&tries) >= STATS_LATE_TRIES)
-        return DECLINED;
-    /* one thread looks; the others look at their next connection */
-    if (apr_atomic_cas32(&busy, 1, 0) == 0) {
-        if (apr_atomic_read32(&stats_me) == 0
-            && apr_atomic_inc32(&tries) < STATS_LATE_TRIES)
-            stats_take_slot();
-        apr_atomic_set32(&busy, 0);
+        if (stats_pid(owner) == 0
+            && apr_atomic_cas64(&slot->owner, me, owner) == owner) {
+            stats_me = slot;
+            break;
+        }
     }
-    return DECLINED;
+    if (stats_me == NULL)
+        return;                 /* every slot held: count privately */
+    ap_mpm_query(AP_MPMQ_GENERATION, &gen);
+    apr_atomic_set32(&stats_me->generation, (apr_uint32_t) gen);
+    memset(stats_me->v, 0, sizeof(stats_me->v));
+    blog_stats_mine = stats_me->v;
+    apr_pool_cleanup_register(pchild, stats_me, stats_child_exit,
+                              apr_pool_cleanup_null);
 }
 
 int
 blog_stats_nslots(void)
 {
-    return stats_seg ? 2 * stats_seg->limit : 0;
+    return stats_seg ? stats_seg->nslots : 0;
 }
 
 int
-blog_stats_read(int i, pid_t *pid, int *sb_slot, apr_uint64_t *v)
+blog_stats_read(int i, pid_t *pid, int *generation, apr_uint64_t *v)
 {
     stats_slot *slot;
     int         k;
 
-    if (stats_seg == NULL || i < 0 || i >= 2 * stats_seg->limit)
+    if (stats_seg == NULL || i < 0 || i >= stats_seg->nslots)
         return -1;
     slot = &stats_seg->slots[i];
-    *pid = stats_alive(slot) ? (pid_t) apr_atomic_read32(&slot->pid) : 0;
-    *sb_slot = i % stats_seg->limit;
+    *pid = stats_pid(apr_atomic_read64(&slot->owner));
+    *generation = (int) apr_atomic_read32(&slot->generation);
     for (k = 0; k < BLOG_STAT_N; k++)
         v[k] = apr_atomic_read64(&slot->v[k]);
     return 0;
@@ -259,6 +196,4 @@ blog_stats_register_hooks(void)
     ap_hook_post_config(stats_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     /* Before the pool opens its first connections (blog_child_init). */
     ap_hook_child_init(stats_child_init, NULL, NULL, APR_HOOK_FIRST);
-    ap_hook_pre_connection(stats_pre_connection, NULL, NULL,
-                           APR_HOOK_REALLY_FIRST);
 }

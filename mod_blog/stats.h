@@ -47,9 +47,9 @@ void blog_stats_register_hooks(void);
 
 /*
  * For the status page: how many slots, and a copy of slot i: its child's
- * pid (0: none, or it died), the scoreboard slot it counts for, figures.
+ * pid (0: none, or it died), generation and figures.
  */
 int blog_stats_nslots(void);
-int blog_stats_read(int i, pid_t *pid, int *sb_slot, apr_uint64_t *v);
+int blog_stats_read(int i, pid_t *pid, int *generation, apr_uint64_t *v);
 
 #endif

@@ -1,22 +1,131 @@
 /*
- * status.c - mod_blog's part of /server-status (ExtendedStatus On): every
- * running child's figures (stats.h) as a table, and with ?auto as "Key:
- * value" lines, totals first (BlogPoolOpen: 8), then per stats slot
+ * status.c - what an operator asks the server.
+ *
+ * mod_blog's part of /server-status (ExtendedStatus On): every running
+ * child's figures (stats.h) as a table, and with ?auto as "Key: value"
+ * lines, totals first (BlogPoolOpen: 8), then per stats slot
  * (BlogSlot0PoolOpen: 2; docs/OPERATIONS.md).
+ *
+ * "SetHandler blog-health": 200 "ok" when a pooled connection answers
+ * "SELECT 1" and Redis answers a GET, else 503 naming the first service
+ * that failed.  The reason (hosts, roles, paths) is for the admin only:
+ * the error log and the status page.  It asks through the pages' pool and
+ * Redis client, under their deadlines and backoffs.
  */
 #include "status.h"
 
+#include "cache.h"
+#include "db.h"
+#include "ratelog.h"
 #include "stats.h"
 
 #include "http_config.h"
+#include "http_log.h"
 #include "http_protocol.h"
-#include "ap_mpm.h"
+#include "http_request.h"
 #include "mod_status.h"
-#include "scoreboard.h"
 #include "apr_strings.h"
+#include "apr_thread_mutex.h"
 #include "httpd.h"
 
 #include <string.h>
+
+APLOG_USE_MODULE(blog);
+
+/* ---- The health check ---- */
+
+#define HEALTH_WHY_MAX 600
+/* The services it asks. */
+#define HEALTH_PG           0
+#define HEALTH_REDIS        1
+/* under the page prefix, for an ACL that allows only it (no path is health) */
+#define HEALTH_KEY BLOG_CACHE_PREFIX "health"
+
+static int
+health_redis(request_rec *r, char *why, apr_size_t why_len)
+{
+    const char *body;
+    apr_size_t  len;
+    const char *last;
+
+    if (!blog_cache_enabled())
+        return 0;
+    blog_cache_why_reset();
+    if (blog_cache_get(r, HEALTH_KEY, sizeof(HEALTH_KEY) - 1, &body, &len)
+        != BLOG_CACHE_DOWN)
+        return 0;
+    last = blog_cache_why();
+    /* nothing tried: another thread's failure started the backoff */
+    apr_snprintf(why, why_len, "Redis: %s", last[0] ? last
+                 : "unreachable (backing off after a failure; see the "
+                 "error log)");
+    return -1;
+}
+
+/* This child's last failed check of each service, for mod_status. */
+static struct
+{
+    apr_thread_mutex_t *lock;
+    char        why[2][HEALTH_WHY_MAX];
+    apr_time_t  at[2];
+    blog_ratelog log;
+} health;
+
+static void
+health_failed(request_rec *r, int which, const char *why)
+{
+    if (health.lock != NULL) {
+        apr_thread_mutex_lock(health.lock);
+        apr_cpystrn(health.why[which], why, HEALTH_WHY_MAX);
+        health.at[which] = apr_time_now();
+        apr_thread_mutex_unlock(health.lock);
+    }
+    blog_log_limited(&health.log, APLOG_WARNING, 0, r->server,
+                     BLOGLOGNO(00025) "health check failed: %s", why);
+}
+
+static int
+health_handler(request_rec *r)
+{
+    char        pg_why[HEALTH_WHY_MAX];
+    char        redis_why[HEALTH_WHY_MAX];
+    int         pg_ok, redis_ok, rv;
+    const char *body;
+
+    if (r->handler == NULL || strcmp(r->handler, "blog-health") != 0)
+        return DECLINED;
+    r->allowed = AP_METHOD_BIT << M_GET;
+    if (r->method_number != M_GET)
+        return HTTP_METHOD_NOT_ALLOWED;
+    rv = ap_discard_request_body(r);
+    if (rv != OK)
+        return rv;
+    pg_ok = blog_db_ping(r, pg_why, sizeof(pg_why)) == 0;
+    redis_ok = health_redis(r, redis_why, sizeof(redis_why)) == 0;
+    if (!pg_ok)
+        health_failed(r, HEALTH_PG, pg_why);
+    if (!redis_ok)
+        health_failed(r, HEALTH_REDIS, redis_why);
+    body = !pg_ok ? "PostgreSQL unavailable\n"
+        : !redis_ok ? "Redis unavailable\n" : "ok\n";
+    r->status = pg_ok && redis_ok ? HTTP_OK : HTTP_SERVICE_UNAVAILABLE;
+    ap_set_content_type(r, "text/plain; charset=utf-8");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    if (r->status != HTTP_OK)
+        apr_table_setn(r->headers_out, "Retry-After", "1");
+    ap_set_content_length(r, (apr_off_t) strlen(body));
+    ap_rwrite(body, (int) strlen(body), r);
+    return OK;
+}
+
+static void
+health_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    (void) s;
+    apr_thread_mutex_create(&health.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+}
+
+/* ---- The status page ---- */
 
 /* IDLE is not stored: open - busy. */
 #define STATUS_IDLE BLOG_STAT_N
@@ -57,7 +166,7 @@ typedef struct status_row
 {
     int         slot;
     pid_t       pid;
-    ap_generation_t gen;
+    int         gen;
     apr_int64_t f[STATUS_NFIELDS];
 } status_row;
 
@@ -80,33 +189,6 @@ status_fill(status_row *row, const apr_uint64_t *v)
     }
 }
 
-/*
- * Whether the scoreboard still has pid in slot sb, and its generation: in
- * the process_score, or (worker MPM, slot given away) its threads'.
- */
-static int
-status_generation(int sb, pid_t pid, ap_generation_t *gen)
-{
-    process_score *ps = ap_get_scoreboard_process(sb);
-    int         threads = 0;
-    int         t;
-
-    if (ps != NULL && ps->pid == pid) {
-        *gen = ps->generation;
-        return 1;
-    }
-    ap_mpm_query(AP_MPMQ_HARD_LIMIT_THREADS, &threads);
-    for (t = 0; t < threads; t++) {
-        worker_score *ws = ap_get_scoreboard_worker_from_indexes(sb, t);
-
-        if (ws != NULL && ws->pid == pid && ws->status != SERVER_DEAD) {
-            *gen = ws->generation;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* The children that still run; row n is the total. */
 static int
 status_rows(request_rec *r, status_row **out)
@@ -120,11 +202,9 @@ status_rows(request_rec *r, status_row **out)
 
     for (i = 0; i < n; i++) {
         pid_t       pid;
-        int         sb;
-        ap_generation_t gen;
+        int         gen;
 
-        if (blog_stats_read(i, &pid, &sb, v) != 0 || pid == 0
-            || !status_generation(sb, pid, &gen))
+        if (blog_stats_read(i, &pid, &gen, v) != 0 || pid == 0)
             continue;
         rows[used].slot = i;
         rows[used].pid = pid;
@@ -153,66 +233,51 @@ status_short(request_rec *r, const status_row *rows, int n)
         ap_rprintf(r, "BlogSlot%dPID: %" APR_PID_T_FMT "\n", rows[i].slot,
                    rows[i].pid);
         ap_rprintf(r, "BlogSlot%dGeneration: %d\n", rows[i].slot,
-                   (int) rows[i].gen);
+                   rows[i].gen);
         for (j = 0; j < STATUS_NFIELDS; j++)
             ap_rprintf(r, "BlogSlot%d%s: %" APR_INT64_T_FMT "\n",
                        rows[i].slot, status_fields[j].key, rows[i].f[j]);
     }
 }
 
+/* The HTML: a table, or with ?notable a paragraph per child; total last. */
 static void
-status_cells(request_rec *r, const status_row *row)
-{
-    apr_size_t  j;
-
-    for (j = 0; j < STATUS_NFIELDS; j++)
-        ap_rprintf(r, "<td>%" APR_INT64_T_FMT "</td>", row->f[j]);
-    ap_rputs("</tr>\n", r);
-}
-
-static void
-status_table(request_rec *r, const status_row *rows, int n)
+status_html(request_rec *r, const status_row *rows, int n, int notable)
 {
     apr_size_t  j;
     int         i;
 
-    ap_rprintf(r, "<table border=\"0\" class=\"blog\">\n"
-               "<tr><th colspan=\"3\"></th>"
-               "<th colspan=\"%d\">PostgreSQL pool</th>"
-               "<th colspan=\"%d\">Redis cache</th></tr>\n"
-               "<tr><th>Slot</th><th>PID</th><th>Gen</th>",
-               STATUS_NPOOL, (int) STATUS_NFIELDS - STATUS_NPOOL);
-    for (j = 0; j < STATUS_NFIELDS; j++)
-        ap_rprintf(r, "<th>%s</th>", status_fields[j].title);
-    ap_rputs("</tr>\n", r);
-    for (i = 0; i < n; i++) {
-        ap_rprintf(r, "<tr><td>%d</td><td>%" APR_PID_T_FMT "</td><td>%d</td>",
-                   rows[i].slot, rows[i].pid, (int) rows[i].gen);
-        status_cells(r, &rows[i]);
-    }
-    ap_rputs("<tr><th colspan=\"3\">all</th>", r);
-    status_cells(r, &rows[n]);
-    ap_rputs("</table>\n", r);
-}
-
-static void
-status_list(request_rec *r, const status_row *rows, int n)
-{
-    apr_size_t  j;
-    int         i;
-
-    for (i = 0; i <= n; i++) {
-        if (i < n)
-            ap_rprintf(r, "<p>Slot %d (pid %" APR_PID_T_FMT ", generation "
-                       "%d):", rows[i].slot, rows[i].pid, (int) rows[i].gen);
-        else
-            ap_rputs("<p>All children:", r);
+    if (!notable) {
+        ap_rprintf(r, "<table border=\"0\" class=\"blog\">\n"
+                   "<tr><th colspan=\"3\"></th>"
+                   "<th colspan=\"%d\">PostgreSQL pool</th>"
+                   "<th colspan=\"%d\">Redis cache</th></tr>\n"
+                   "<tr><th>Slot</th><th>PID</th><th>Gen</th>",
+                   STATUS_NPOOL, (int) STATUS_NFIELDS - STATUS_NPOOL);
         for (j = 0; j < STATUS_NFIELDS; j++)
-            ap_rprintf(r, "%s %s%s %" APR_INT64_T_FMT, j ? "," : "",
-                       j == 0 ? "pool " : j == STATUS_NPOOL ? "cache " : "",
-                       status_fields[j].title, rows[i].f[j]);
-        ap_rputs("</p>\n", r);
+            ap_rprintf(r, "<th>%s</th>", status_fields[j].title);
+        ap_rputs("</tr>\n", r);
     }
+    for (i = 0; i <= n; i++) {
+        if (i == n)
+            ap_rputs(notable ? "<p>All children:"
+                     : "<tr><th colspan=\"3\">all</th>", r);
+        else
+            ap_rprintf(r, notable ? "<p>Slot %d (pid %" APR_PID_T_FMT
+                       ", generation %d):" : "<tr><td>%d</td><td>%"
+                       APR_PID_T_FMT "</td><td>%d</td>", rows[i].slot,
+                       rows[i].pid, rows[i].gen);
+        for (j = 0; j < STATUS_NFIELDS; j++)
+            if (notable)
+                ap_rprintf(r, "%s %s%s %" APR_INT64_T_FMT, j ? "," : "",
+                           j == 0 ? "pool " : j == STATUS_NPOOL ? "cache "
+                           : "", status_fields[j].title, rows[i].f[j]);
+            else
+                ap_rprintf(r, "<td>%" APR_INT64_T_FMT "</td>", rows[i].f[j]);
+        ap_rputs(notable ? "</p>\n" : "</tr>\n", r);
+    }
+    if (!notable)
+        ap_rputs("</table>\n", r);
 }
 
 /* What /health withholds from the public: this child's last reasons. */
@@ -220,13 +285,17 @@ static void
 status_health(request_rec *r, int flags)
 {
     static const char *const names[2] = {"PostgreSQL", "Redis"};
-    char        why[600];
+    char        why[HEALTH_WHY_MAX];
     char        when[APR_RFC822_DATE_LEN];
     apr_time_t  at;
     int         k;
 
-    for (k = 0; k < 2; k++) {
-        if (!blog_health_last(k, why, sizeof(why), &at))
+    for (k = 0; k < 2 && health.lock != NULL; k++) {
+        apr_thread_mutex_lock(health.lock);
+        apr_cpystrn(why, health.why[k], sizeof(why));
+        at = health.at[k];
+        apr_thread_mutex_unlock(health.lock);
+        if (at == 0)
             continue;
         apr_rfc822_date(when, at);
         if (flags & AP_STATUS_SHORT)
@@ -256,10 +325,7 @@ status_hook(request_rec *r, int flags)
     ap_rputs("<hr /><h2>mod_blog</h2>\n", r);
     ap_rprintf(r, "<p>%d children; figures since each child started "
                "(open, idle and busy: now).</p>\n", n);
-    if (flags & AP_STATUS_NOTABLE)
-        status_list(r, rows, n);
-    else
-        status_table(r, rows, n);
+    status_html(r, rows, n, flags & AP_STATUS_NOTABLE);
     status_health(r, flags);
     return OK;
 }
@@ -269,4 +335,11 @@ blog_status_register_hooks(void)
 {
     APR_OPTIONAL_HOOK(ap, status_hook, status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
+}
+
+void
+blog_health_register_hooks(void)
+{
+    ap_hook_child_init(health_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(health_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }

@@ -26,6 +26,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
 ext=$(cd "$here/.." && pwd)
 repo=$(cd "$ext/.." && pwd)
 
@@ -38,9 +39,6 @@ PORT_BASE=${PORT_BASE:-54340}
 CALLS=${CALLS:-10}
 PGBENCH=${PGBENCH:-1}
 DURATION=${DURATION:-8}
-ROUNDS=${ROUNDS:-1}
-CLIENTS=${CLIENTS:-50}
-JOBS=${JOBS:-2}
 LOCK=${LOCK:-/tmp/blog-load.lock}
 OSUSER=${OSUSER:-pgblog}
 case " $BUILDS " in *" old "*) ;; *) PGBENCH=0 ;; esac
@@ -189,7 +187,7 @@ bench_one() {   # bench_one BUILD PAGE: pages/s
 		-D n=20 -D post_slug=post-31 -D tag_slug=tag-7 \
 		-f "$here/$2_function.sql" blog >"$out" 2>&1 ||
 		{ cat "$out" >&2; die "pgbench failed ($1, $2)"; }
-	sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' "$out"
+	tps_of "$out"
 }
 
 bench_all() {
@@ -210,8 +208,7 @@ if [ "$PGBENCH" = 1 ]; then
 		for p in "${pages[@]}"; do
 			# the median of the rounds
 			tps[$b.$p]=$(printf '%s\n' "$results" |
-				awk -v b="$b" -v p="$p" '$1 == b && $2 == p { print $3 }' |
-				sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+				awk -v b="$b" -v p="$p" '$1 == b && $2 == p { print $3 }' | median)
 		done
 	done
 fi

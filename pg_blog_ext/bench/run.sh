@@ -14,18 +14,16 @@
 # on the posts (1.3) instead of counting comments and joining post_tags.
 set -eu
 
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/common.sh"
 DURATION=${DURATION:-10}
-CLIENTS=${CLIENTS:-50}
-JOBS=${JOBS:-2}
 SQLFUNC=${SQLFUNC:-1}
 COPIES=${COPIES:-0}
-ROUNDS=${ROUNDS:-1}
 PGBENCH=${PGBENCH:-pgbench}
 PSQL=${PSQL:-psql}
 FORMAT=table
 [ "${1:-}" = "--tsv" ] && FORMAT=tsv
 
-here=$(cd "$(dirname "$0")" && pwd)
 log=$(mktemp -d "${TMPDIR:-/tmp}/pg_blog_bench.XXXXXX")
 
 q() { "$PSQL" -X -A -t -q -v ON_ERROR_STOP=1 -c "$1"; }
@@ -70,11 +68,7 @@ tps() {
 		cat "$out" >&2
 		exit 1
 	fi
-	sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' "$out"
-}
-
-median() {
-	sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+	tps_of "$out"
 }
 
 [ "$FORMAT" = table ] &&
@@ -88,10 +82,10 @@ for page in index post tag; do
 		[ "$SQLFUNC" = 1 ] && tps "${page}_sqlfunc" >>"$log/s"
 		r=$((r + 1))
 	done
-	f=$(median "$log/f")
-	p=$(median "$log/p")
+	f=$(median <"$log/f")
+	p=$(median <"$log/p")
 	s=-
-	[ "$SQLFUNC" = 1 ] && s=$(median "$log/s")
+	[ "$SQLFUNC" = 1 ] && s=$(median <"$log/s")
 	r=$(awk -v f="$f" -v p="$p" 'BEGIN { printf "%.2f", f / p }')
 	case $page in
 	index) name=index ;;

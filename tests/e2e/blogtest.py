@@ -346,6 +346,15 @@ class Redis:
         return self._reply()
 
 
+def free_port():
+    """A TCP port of HOST that nothing listens on now."""
+    s = socket.socket()
+    s.bind((HOST, 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 def redis_cmd(*args):
     r = Redis()
     try:

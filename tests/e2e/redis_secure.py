@@ -43,20 +43,12 @@ MAGIC = b"BLS1"
 HEAD = 32
 
 
-def free_port():
-    s = socket.socket()
-    s.bind((bt.HOST, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 DIR = tempfile.mkdtemp(prefix="blog-secure-", dir=bt.VAR)
 os.chmod(DIR, 0o755)
 atexit.register(shutil.rmtree, DIR, True)
-REDIS_PORT = free_port()
-TLS_PORT = free_port()
-HTTP_PORT = free_port()
+REDIS_PORT = bt.free_port()
+TLS_PORT = bt.free_port()
+HTTP_PORT = bt.free_port()
 
 
 def openssl(*args):
@@ -279,6 +271,20 @@ def health(status, what):
             "%d %r" % (r.status, r.body[:60]))
 
 
+def cached_then_invalidated(what):
+    """Two pages stored and served from Redis, then a write: the listener
+    deletes the page it names, with the blog's Redis user's rights."""
+    for path in ("/cached", "/post/post-31/cached"):
+        served(path, ("MISS",), what)
+        served(path, ("HIT",), what)
+    health(200, what)
+    bt.psql("SET ROLE pgblog_writer;\nSELECT blog.add_comment('post-31', "
+            "'Tester', 'redis_secure');")
+    gone = bt.wait_for(lambda: redis("EXISTS", "blog:page:/post/post-31") == 0,
+                       1.0 + bt.MARGIN)
+    T.check(gone, "%s: the listener deleted the page a write named" % what)
+
+
 def no_crash(what):
     crashes = bt.crash_lines(log())
     T.check(not crashes, "%s: no crash in the error log" % what, "; ".join(crashes[:3]))
@@ -303,16 +309,7 @@ def acl_user():
     redis("ACL", "LOG", "RESET")
     if not start("BlogRedisAuth %s" % secret("auth", "blog blog-pw"), what):
         return
-    for path in ("/cached", "/post/post-31/cached"):
-        served(path, ("MISS",), what)
-        served(path, ("HIT",), what)
-    health(200, what)
-    # the listener: a write deletes its pages, with this user's rights
-    bt.psql("SET ROLE pgblog_writer;\nSELECT blog.add_comment('post-31', "
-            "'Tester', 'redis_secure');")
-    gone = bt.wait_for(lambda: redis("EXISTS", "blog:page:/post/post-31") == 0,
-                       1.0 + bt.MARGIN)
-    T.check(gone, "%s: the listener deleted the page a write named" % what)
+    cached_then_invalidated(what)
     served("/post/post-31/cached", ("MISS",), what)
     denied = redis("ACL", "LOG")
     T.check(not denied, "%s: Redis denied the blog nothing (ACL LOG)" % what,
@@ -419,15 +416,7 @@ def tls():
     what = "TLS (%s)" % url
     if start(auth + ca, what, url):
         redis("DEL", "blog:page:/", "blog:page:/post/post-31")
-        for path in ("/cached", "/post/post-31/cached"):
-            served(path, ("MISS",), what)
-            served(path, ("HIT",), what)
-        health(200, what)
-        bt.psql("SET ROLE pgblog_writer;\nSELECT blog.add_comment('post-31', "
-                "'Tester', 'redis_secure');")
-        T.check(bt.wait_for(lambda: redis("EXISTS", "blog:page:/post/post-31") == 0,
-                            1.0 + bt.MARGIN),
-                "%s: the listener deleted the page a write named" % what)
+        cached_then_invalidated(what)
         bt.psql("DELETE FROM blog.comments WHERE body = 'redis_secure';")
         no_crash(what)
     # an address in the certificate's subjectAltName

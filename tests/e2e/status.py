@@ -62,15 +62,7 @@ CACHE = ["CacheHits", "CacheMisses", "CacheBypasses", "CacheErrors"]
 FIELDS = POOL + CACHE
 
 
-def free_port():
-    s = socket.socket()
-    s.bind((bt.HOST, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-PORT = free_port()
+PORT = bt.free_port()
 
 
 def snippet(extended, database=None):
@@ -232,11 +224,8 @@ def delta(after, before, key):
 
 
 def every_child_has_its_slot():
-    """A child counts privately until it finds its scoreboard slot (the
-    parent may write the child's pid after child_init) and adds those
-    counts to its slot when it does: a /health query made before then
-    would land inside the window.  Each ?auto request is a connection,
-    on which a child without a slot looks again."""
+    """Every child running holds a slot: one just started may not have
+    taken its own yet, and its requests would not be counted."""
     a = auto()
     return sorted(s["PID"] for s in slots(a).values()) == bt.children()
 

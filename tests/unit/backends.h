@@ -9,7 +9,6 @@
 #include "http_config.h"
 #include "mpm_common.h"
 #include "http_connection.h"
-#include "scoreboard.h"
 #include "apr_time.h"
 
 /* Log lines written so far; whether one since from contains needle. */
@@ -25,20 +24,15 @@ typedef struct t_hooks
     ap_HOOK_post_config_t *post_config;
     ap_HOOK_child_init_t *child_init;
     ap_HOOK_child_stopping_t *child_stopping;
-    ap_HOOK_pre_connection_t *pre_connection;
+    ap_HOOK_handler_t *handler;
 } t_hooks;
 extern t_hooks t_hook;
 /* ap_proc_mutex_create fails while set; ap_state_query's main state. */
 extern int  t_mutex_fail;
 extern int  t_main_state;
-/* ap_mpm_query's HARD_LIMIT_DAEMONS; whether there is a scoreboard; its
- * processes */
-#define T_MAX_PROCS 16
+/* ap_mpm_query's HARD_LIMIT_DAEMONS and GENERATION */
 extern int  t_mpm_limit;
-extern int  t_scoreboard;
-extern process_score t_procs[T_MAX_PROCS];
-#define T_THREADS 2
-extern worker_score t_workers[T_MAX_PROCS][T_THREADS];
+extern int  t_generation;
 /* What the code under test wrote with ap_rwrite, ap_rputs, ap_rprintf. */
 #define T_OUT_MAX 65536
 extern char t_out[T_OUT_MAX];

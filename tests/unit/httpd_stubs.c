@@ -17,7 +17,6 @@
 #include "http_connection.h"
 #include "http_core.h"
 #include "ap_mpm.h"
-#include "scoreboard.h"
 #include "http_log.h"
 #include "mpm_common.h"
 #include "util_mutex.h"
@@ -106,31 +105,21 @@ T_HOOK(pre_config)
 T_HOOK(post_config)
 T_HOOK(child_init)
 T_HOOK(child_stopping)
-T_HOOK(pre_connection)
-/* The MPM's process limit and the scoreboard's processes, for stats.c. */
+T_HOOK(handler)
+/* The MPM's process limit and the child's generation, for stats.c. */
 int         t_mpm_limit = 4;
-int         t_scoreboard = 1;
-process_score t_procs[T_MAX_PROCS];
-
-worker_score t_workers[T_MAX_PROCS][T_THREADS];
+int         t_generation = 7;
 
 AP_DECLARE(apr_status_t)
 ap_mpm_query(int query, int *result)
 {
-    if (query == AP_MPMQ_HARD_LIMIT_THREADS)
-        *result = T_THREADS;
-    else if (query == AP_MPMQ_HARD_LIMIT_DAEMONS)
+    if (query == AP_MPMQ_HARD_LIMIT_DAEMONS)
         *result = t_mpm_limit;
+    else if (query == AP_MPMQ_GENERATION)
+        *result = t_generation;
     else
         return APR_ENOTIMPL;
     return APR_SUCCESS;
-}
-
-AP_DECLARE(worker_score *)
-ap_get_scoreboard_worker_from_indexes(int x, int y)
-{
-    return x >= 0 && x < T_MAX_PROCS && y >= 0 && y < T_THREADS
-        ? &t_workers[x][y] : NULL;
 }
 
 /* What a handler wrote: ap_rwrite, ap_rputs and ap_rprintf append here. */
@@ -177,18 +166,6 @@ apr_optional_hook_add(const char *name, void (*pfn) (void),
         t_status_hook = (t_status_fn *) pfn;
 }
 
-AP_DECLARE(int)
-ap_exists_scoreboard_image(void)
-{
-    return t_scoreboard;
-}
-
-AP_DECLARE(process_score *)
-ap_get_scoreboard_process(int x)
-{
-    return x >= 0 && x < T_MAX_PROCS ? &t_procs[x] : NULL;
-}
-
 AP_DECLARE(apr_status_t)
 ap_mutex_register(apr_pool_t *pconf, const char *type,
                   const char *default_dir, apr_lockmech_e default_mech,
@@ -228,15 +205,24 @@ ap_state_query(int query)
     return query == AP_SQ_MAIN_STATE ? t_main_state : 0;
 }
 
-/* health.c is not linked: no health check has failed in the tests. */
-int
-blog_health_last(int which, char *why, apr_size_t len, apr_time_t *at)
+/* The health check's calls: its handler is captured, not run. */
+AP_DECLARE(int)
+ap_discard_request_body(request_rec *r)
 {
-    (void) which;
-    if (len > 0)
-        why[0] = '\0';
-    *at = 0;
-    return 0;
+    (void) r;
+    return OK;
+}
+
+AP_DECLARE(void)
+ap_set_content_type(request_rec *r, const char *ct)
+{
+    r->content_type = ct;
+}
+
+AP_DECLARE(void)
+ap_set_content_length(request_rec *r, apr_off_t length)
+{
+    r->clength = length;
 }
 
 /* status.c escapes a health check's reason: none comes here. */

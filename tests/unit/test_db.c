@@ -47,7 +47,7 @@ tdb_scale_init(void)
     if (tdb_scale != NULL)
         apr_pool_destroy(tdb_scale);
     apr_pool_create(&tdb_scale, tdb_root);
-    blog_dbscale_child_init(tdb_scale, NULL, tdb_g.conninfo, tdb_g.prepare);
+    blog_dbscale_child_init(tdb_scale, NULL, tdb_g.conninfo);
 }
 
 /* The fake behaving: every reply whole. */
@@ -536,7 +536,7 @@ tds_next(void)
 static const char *
 tds_init(apr_pool_t *p, const char *conninfo, int *several)
 {
-    blog_dbscale_child_init(p, NULL, conninfo, 1);
+    blog_dbscale_child_init(p, NULL, conninfo);
     *several = blog_dbscale_several();
     return tds_next();
 }

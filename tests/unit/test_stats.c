@@ -1,12 +1,14 @@
 /*
  * test_stats.c - the per-child counters in shared memory (stats.c),
  * through the hooks it registers: the segment sized from the MPM's limit,
- * the slot of this process found in the scoreboard (then, or at a later
- * connection), counts made before carried over, the second slot when an
- * old child still holds the first, the slot freed at exit.  Runs after the
- * other back ends' cases: from here on their counters live in the slot.
+ * a free slot taken at child_init with the child's generation, the next
+ * one while an older child still holds it, none when all are held, the
+ * slot of a child that died without its exit cleanup taken again, and the
+ * slot freed at exit.  Runs after the other back ends' cases: from here
+ * on their counters live in a slot.
  */
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "apr_general.h"
@@ -37,7 +39,7 @@ static void
 test_stats_segment(void)
 {
     pid_t       pid;
-    int         slot;
+    int         gen;
     apr_uint64_t v[BLOG_STAT_N];
 
     apr_initialize();
@@ -47,12 +49,12 @@ test_stats_segment(void)
     ts_s->process->pool = ts_proc;
     ts_s->log.level = APLOG_DEBUG;
     CHECK(blog_stats_nslots() == 0);
-    CHECK(blog_stats_read(0, &pid, &slot, v) == -1);
+    CHECK(blog_stats_read(0, &pid, &gen, v) == -1);
     t_mpm_limit = 4;
     ts_post_config();
     CHECK(blog_stats_nslots() == 8);
-    CHECK(blog_stats_read(8, &pid, &slot, v) == -1);
-    CHECK(blog_stats_read(5, &pid, &slot, v) == 0 && pid == 0 && slot == 1);
+    CHECK(blog_stats_read(8, &pid, &gen, v) == -1);
+    CHECK(blog_stats_read(5, &pid, &gen, v) == 0 && pid == 0 && gen == 0);
     /* a second pass over the configuration keeps the segment */
     ts_post_config();
     CHECK(blog_stats_nslots() == 8);
@@ -65,92 +67,72 @@ test_stats_segment(void)
     CHECK(blog_stats_nslots() == 8);
 }
 
-/* A child starting in scoreboard slot sb (-1: not in it yet). */
+/* A child starting: its pool. */
 static apr_pool_t *
-ts_child(int sb)
+ts_child(void)
 {
     apr_pool_t *pchild;
 
-    memset(t_procs, 0, sizeof(t_procs));
-    if (sb >= 0)
-        t_procs[sb].pid = getpid();
     apr_pool_create(&pchild, ts_proc);
     t_hook.child_init(pchild, ts_s);
     return pchild;
 }
 
-/* The child's slot: scoreboard slot 2, its counts carried over. */
+/* The first free slot, from zero, with the generation; freed at exit. */
 static void
 test_stats_child_slot(void)
 {
-    apr_pool_t *pchild = ts_child(2);
+    apr_pool_t *pchild = ts_child();
     apr_uint64_t v[BLOG_STAT_N];
     pid_t       pid;
-    int         slot;
+    int         gen;
 
-    CHECK(blog_stats_read(2, &pid, &slot, v) == 0);
-    CHECK(pid == getpid() && slot == 2);
-    /* a fresh slot (this process's counts stayed in the one before) */
+    CHECK(blog_stats_read(0, &pid, &gen, v) == 0);
+    CHECK(pid == getpid() && gen == t_generation);
+    /* a fresh slot (this process's counts stayed in its array) */
     CHECK(v[BLOG_STAT_CACHE_HITS] == 0);
     blog_stat_add(BLOG_STAT_CACHE_HITS, 4);
-    CHECK(blog_stats_read(2, &pid, &slot, v) == 0);
+    CHECK(blog_stats_read(0, &pid, &gen, v) == 0);
     CHECK(v[BLOG_STAT_CACHE_HITS] == 4);
-    /* a connection changes nothing once the slot is known */
-    CHECK(t_hook.pre_connection(NULL, NULL) == DECLINED);
-    /* exit: the slot is free */
     apr_pool_destroy(pchild);
-    CHECK(blog_stats_read(2, &pid, &slot, v) == 0 && pid == 0);
+    CHECK(blog_stats_read(0, &pid, &gen, v) == 0 && pid == 0);
 }
 
 /*
- * Scoreboard slot 3 still held by an old child (alive: pid 1): the second
- * slot of it.  Both held: the counts stay private.
+ * Slot 0 still held by an old child (this process): the next one; every
+ * slot held: the counts stay private.  A child that died without its exit
+ * cleanup leaves its slot free.
  */
 static void
-test_stats_second_slot(void)
+test_stats_held_slots(void)
 {
-    apr_pool_t *pchild = ts_child(3);
+    apr_pool_t *pchild[8];
     apr_uint64_t v[BLOG_STAT_N];
-    pid_t       pid;
-    int         slot;
+    pid_t       pid, dead;
+    int         gen, i, status;
 
-    CHECK(blog_stats_read(3, &pid, &slot, v) == 0 && pid == getpid());
-    /* as if it were an old child: a new one (this process again) starts */
-    t_hook.child_init(pchild, ts_s);
-    CHECK(blog_stats_read(7, &pid, &slot, v) == 0 && pid == getpid());
-    CHECK(slot == 3);
-    /* both held: private */
-    t_hook.child_init(pchild, ts_s);
+    for (i = 0; i < 8; i++)
+        pchild[i] = ts_child();
+    CHECK(blog_stats_read(7, &pid, &gen, v) == 0 && pid == getpid());
+    apr_pool_destroy(ts_child());
     blog_stat_inc(BLOG_STAT_CACHE_MISSES);
-    apr_pool_destroy(pchild);
-}
-
-/* Not in the scoreboard at child_init: a later connection finds it. */
-static void
-test_stats_late_slot(void)
-{
-    apr_pool_t *pchild = ts_child(-1);
-    apr_uint64_t v[BLOG_STAT_N];
-    apr_uint64_t before;
-    pid_t       pid;
-    int         slot;
-
-    CHECK(blog_stats_read(1, &pid, &slot, v) == 0 && pid == 0);
-    /* counted before the slot is known: private, then carried over */
-    blog_stat_add(BLOG_STAT_CACHE_HITS, 3);
-    before = t_stat(BLOG_STAT_CACHE_HITS);
-    CHECK(before >= 3);
-    t_procs[1].pid = getpid();
-    CHECK(t_hook.pre_connection(NULL, NULL) == DECLINED);
-    CHECK(blog_stats_read(1, &pid, &slot, v) == 0 && pid == getpid());
-    CHECK(v[BLOG_STAT_CACHE_HITS] == before);
-    apr_pool_destroy(pchild);
-    /* no scoreboard at all: nothing found */
-    t_scoreboard = 0;
-    apr_pool_create(&pchild, ts_proc);
-    t_hook.child_init(pchild, ts_s);
-    apr_pool_destroy(pchild);
-    t_scoreboard = 1;
+    CHECK(blog_stats_read(7, &pid, &gen, v) == 0
+          && v[BLOG_STAT_CACHE_MISSES] == 0);
+    apr_pool_destroy(pchild[2]);
+    if ((dead = fork()) == 0) {
+        t_generation = 9;
+        t_hook.child_init(ts_proc, ts_s);
+        _exit(0);
+    }
+    CHECK(dead > 0 && waitpid(dead, &status, 0) == dead);
+    /* its slot, not listed */
+    CHECK(blog_stats_read(2, &pid, &gen, v) == 0 && pid == 0 && gen == 9);
+    pchild[2] = ts_child();
+    CHECK(blog_stats_read(2, &pid, &gen, v) == 0 && pid == getpid());
+    /* all but slot 3 given back, for the status page's case */
+    for (i = 0; i < 8; i++)
+        if (i != 3)
+            apr_pool_destroy(pchild[i]);
 }
 
 /* mod_status's page: mod_blog's figures for each child still running. */
@@ -178,12 +160,7 @@ test_status_page(void)
         return;
     /* not ExtendedStatus: nothing */
     CHECK(ts_status(0) == OK && t_out_len == 0);
-    /* stats slot 3 holds this process since the case before; the
-     * scoreboard says so too, generation 7 */
-    memset(t_procs, 0, sizeof(t_procs));
-    memset(t_workers, 0, sizeof(t_workers));
-    t_procs[3].pid = getpid();
-    t_procs[3].generation = 7;
+    /* stats slot 3 holds this process since the case before */
     CHECK(ts_status(AP_STATUS_EXTENDED | AP_STATUS_SHORT) == OK);
     CHECK(strstr(t_out, "BlogChildren: 1\n") != NULL);
     snprintf(want, sizeof(want), "BlogSlot3PID: %d\n", (int) getpid());
@@ -191,6 +168,8 @@ test_status_page(void)
     CHECK(strstr(t_out, "BlogSlot3Generation: 7\n") != NULL);
     CHECK(strstr(t_out, "BlogPoolIdle: ") != NULL);
     CHECK(strstr(t_out, "BlogSlot3CacheErrors: ") != NULL);
+    /* the slots given back: not listed */
+    CHECK(strstr(t_out, "BlogSlot2") == NULL);
     CHECK(ts_status(AP_STATUS_EXTENDED) == OK);
     CHECK(strstr(t_out, "<h2>mod_blog</h2>") != NULL);
     CHECK(strstr(t_out, "<p>1 children;") != NULL);
@@ -199,27 +178,14 @@ test_status_page(void)
     CHECK(strstr(t_out, "<table") == NULL);
     CHECK(strstr(t_out, "<p>Slot 3 (pid ") != NULL);
     CHECK(strstr(t_out, "<p>All children:") != NULL);
-    /* worker MPM: the slot went to a new child, one thread of this one
-     * still runs there, with the old generation */
-    t_procs[3].pid = 0;
-    t_workers[3][1].pid = getpid();
-    t_workers[3][1].status = SERVER_BUSY_WRITE;
-    t_workers[3][1].generation = 6;
-    CHECK(ts_status(AP_STATUS_EXTENDED | AP_STATUS_SHORT) == OK);
-    CHECK(strstr(t_out, "BlogSlot3Generation: 6\n") != NULL);
-    /* its last thread gone: not listed */
-    t_workers[3][1].status = SERVER_DEAD;
-    CHECK(ts_status(AP_STATUS_EXTENDED | AP_STATUS_SHORT) == OK);
-    CHECK(strstr(t_out, "BlogChildren: 0\n") != NULL);
 }
 
 const t_case t_stats_cases[] = {
-    /* in this order: a child finds its slot once, at child_init or at a
-     * later connection */
+    /* in this order: the last leaves slot 3 held for the status page */
     {"stats: the segment from the MPM's limit", test_stats_segment},
-    {"stats: found at a later connection", test_stats_late_slot},
-    {"stats: the child's slot, counts carried over", test_stats_child_slot},
-    {"stats: an old child's slot taken: the second", test_stats_second_slot},
+    {"stats: a free slot, from zero, with the generation",
+     test_stats_child_slot},
+    {"stats: the slots held, and a dead child's", test_stats_held_slots},
     {"status: mod_blog's figures on mod_status's page", test_status_page},
     {NULL, NULL}
 };

@@ -46,15 +46,22 @@ DROP SCHEMA evil CASCADE;
 DROP TABLE pg_temp.posts;
 RESET client_min_messages;
 
+-- The extension dropped and created again in the caller's transaction, at
+-- version v (NULL: the default), without a notice per object dropped.
+CREATE FUNCTION pg_temp.recreate(v text) RETURNS void
+LANGUAGE plpgsql SET client_min_messages = warning AS $$
+BEGIN
+	DROP EXTENSION pg_blog;
+	EXECUTE 'CREATE EXTENSION pg_blog' || coalesce(' VERSION ' || quote_literal(v), '');
+END
+$$;
+
 -- The OIDs kept per backend follow DDL: the extension dropped and created
 -- again in this session gets new tables, which the next call reads.
 BEGIN;
 SELECT count(*) FROM blog.tag_page('tag-7');
 SELECT 'blog.posts'::regclass::oid AS old_posts \gset
-SET client_min_messages = warning;
-DROP EXTENSION pg_blog;
-CREATE EXTENSION pg_blog;
-RESET client_min_messages;
+SELECT FROM pg_temp.recreate(NULL);
 SELECT 'blog.posts'::regclass::oid <> :old_posts AS new_table;
 UPDATE blog.posts SET title = 'Retitled after CREATE EXTENSION' WHERE id = 992;
 SELECT count(*), min(title) FILTER (WHERE slug = 'post-992') FROM blog.tag_page('tag-7');
@@ -66,10 +73,7 @@ SELECT title FROM blog.tag_page('tag-7') LIMIT 1;
 -- hint's ALTER EXTENSION UPDATE makes the pages work again without losing
 -- a row added before it, which the update counts.
 BEGIN;
-SET client_min_messages = warning;
-DROP EXTENSION pg_blog;
-CREATE EXTENSION pg_blog VERSION '1.0';
-RESET client_min_messages;
+SELECT FROM pg_temp.recreate('1.0');
 INSERT INTO blog.comments VALUES (10001, 31, 'Late', 'Added under 1.0', now());
 SAVEPOINT before_update;
 SELECT title FROM blog.post_page('post-31');
@@ -83,10 +87,7 @@ ROLLBACK;
 -- 1.2's layout (the pages counted comments and read post_tags) is refused
 -- the same way, and its update sets the copies from the rows as they are.
 BEGIN;
-SET client_min_messages = warning;
-DROP EXTENSION pg_blog;
-CREATE EXTENSION pg_blog VERSION '1.2';
-RESET client_min_messages;
+SELECT FROM pg_temp.recreate('1.2');
 INSERT INTO blog.comments VALUES (10001, 1000, 'Late', 'Added under 1.2', now());
 DELETE FROM blog.post_tags WHERE post_id = 1000 AND tag_id = 3;
 SAVEPOINT before_update;
