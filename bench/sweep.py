@@ -7,7 +7,9 @@ machine's drift moves them alike.  Prints a Markdown table of the median
 req/s per path (and the ratio to the first configuration), with every
 socket error and non-2xx response summed over the rounds, and Redis's
 own CPU per GET (its process's user + system time over the GETs it ran,
-from /proc and INFO commandstats; all runs of the path together).
+from /proc and INFO commandstats; all runs of the path together), and
+Apache's context switches per request (its processes' voluntary and
+involuntary switches over the timed runs).
 
     flock -o /tmp/blog-load.lock python3 bench/sweep.py SPEC...
 
@@ -51,6 +53,16 @@ def redis_reading(port):
     return (proc[1] + proc[2], gets) if proc else None
 
 
+def apache_counters():
+    """procstat.counters() of the stack's Apache, or None."""
+    var = os.environ.get("BLOG_VAR", os.path.join(ROOT, "var"))
+    try:
+        with open(os.path.join(var, "run", "httpd.pid")) as f:
+            return procstat.counters(int(f.read()))
+    except (OSError, ValueError):
+        return None
+
+
 def parse(spec):
     name, _, rest = spec.partition(":")
     kv, *lines = rest.split("|")
@@ -89,6 +101,7 @@ def main():
     rps = {(n, p): [] for n, _ in specs for p in paths}
     errs = {(n, p): 0 for n, _ in specs for p in paths}
     rcpu = {(n, p): [0, 0] for n, _ in specs for p in paths}
+    ctxsw = {(n, p): [0, 0] for n, _ in specs for p in paths}
     rport = int(os.environ.get("BLOG_REDIS_PORT", "63790"))
     for rnd in range(rounds):
         for name, (env, lines) in specs:
@@ -101,9 +114,12 @@ def main():
                 flush_pages()
             for p in paths:
                 loads.wrk(cfg, port, p, warmup)
-                r0 = redis_reading(rport)
+                r0, a0 = redis_reading(rport), apache_counters()
                 r = loads.wrk(cfg, port, p, seconds)
-                r1 = redis_reading(rport)
+                r1, a1 = redis_reading(rport), apache_counters()
+                if a0 and a1:
+                    ctxsw[name, p][0] += procstat.delta(a0, a1)[1]
+                    ctxsw[name, p][1] += r["requests"]
                 if r0 and r1:
                     rcpu[name, p][0] += r1[0] - r0[0]
                     rcpu[name, p][1] += r1[1] - r0[1]
@@ -122,8 +138,10 @@ def main():
             med = statistics.median(rps[name, p])
             ratio = med / statistics.median(rps[first, p])
             us, gets = rcpu[name, p]
-            cells.append("%.0f (%.2f) %d err%s"
+            sw, reqs = ctxsw[name, p]
+            cells.append("%.0f (%.2f) %d err%s%s"
                          % (med, ratio, errs[name, p],
+                            ", %.2f ctxsw/req" % (sw / reqs) if reqs else "",
                             ", Redis %.1f us/GET" % (us / gets)
                             if gets > 1000 else ""))
         print("| %s | %s |" % (name, " | ".join(cells)))
