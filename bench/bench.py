@@ -13,7 +13,9 @@ each warm-up), STRACE (auto: a separate strace run per route only when perf
 cannot count; 1 always, 0 never), STRACE_SECONDS (2), IDLE (1000 idle
 keep-alive connections beside the /cached load under event; 0: skip),
 IDLE_SECONDS (3), CHECK (1: compare every page first), BENCH_ONLY=ceilings
-(skip everything that needs the blog).
+(skip everything that needs the blog), BENCH_BASE (a commit: its module,
+which bench/run.sh builds, in BENCH_BASE_SPEC's configuration, alternated
+with the tree's under the event MPM, RUNS rounds on every endpoint).
 """
 
 import datetime
@@ -35,6 +37,7 @@ import procs  # noqa: E402
 import loads  # noqa: E402
 import report  # noqa: E402
 import reference  # noqa: E402
+import sweep  # noqa: E402
 from ceiling_httpd import CeilingApache, server_settings  # noqa: E402
 
 ENDPOINTS = ["/", "/post/post-31", "/tag/tag-7", "/cached",
@@ -52,6 +55,11 @@ SEQUENCE = [("static", "/index.html"), ("blog", "/compute"),
 # A PostgreSQL 15 backend flushes its counters at most once a second while
 # busy, and within 10 s (PGSTAT_IDLE_INTERVAL) once idle.
 FLUSH_LAG = 11.0
+# 4950b8b's stack, as bench/sweep.py ran it (bench/LEVERS.md): its
+# quick_handler, its connection loop holding each connection 2 ms and
+# parking idle ones, 16 threads per child, Timeout 5.
+BASE_SPEC = ("BLOG_FASTPATH=on,BLOG_THREADS=16,BLOG_TIMEOUT=5"
+             "|BlogConnectionHold 2ms|BlogConnectionPark On")
 
 
 class Config:
@@ -88,6 +96,13 @@ class Config:
         self.port = int(env.get("BENCH_CEILING_PORT",
                                 env.get("BENCH_PORT", 8081)))
         self.only_ceilings = env.get("BENCH_ONLY") == "ceilings"
+        # bench/run.sh builds BENCH_BASE's module and names it here
+        self.base = env.get("BENCH_BASE") or None
+        self.base_module = env.get("BENCH_BASE_MODULE")
+        self.base_spec = env.get("BENCH_BASE_SPEC", BASE_SPEC)
+        if self.base and not self.base_module:
+            raise SystemExit("bench: BENCH_BASE needs bench/run.sh, which "
+                             "builds its module")
         self.blog_port = num("BLOG_HTTP_PORT", 8080)
         self.redis_port = num("BLOG_REDIS_PORT", 63790)
         self.var = env["BLOG_VAR"]
@@ -105,7 +120,7 @@ class Config:
             "pg_clients", "strace", "strace_seconds", "mpms", "port",
             "blog_port", "pg_user", "fastpath", "only_ceilings",
             "endpoints", "perf", "idle", "idle_seconds", "check",
-            "syscall_events")}
+            "syscall_events", "base", "base_spec")}
 
 
 T0 = time.time()
@@ -250,6 +265,8 @@ def run_mpm(cfg, mpm, ceiling):
             ep["window_s"] = time.time() - t0
     if state["pending"]:
         close_window(*settle())
+    if mpm == "event" and cfg.base and not cfg.only_ceilings:
+        out["base"] = against_base(cfg)
     # last: a thousand connections leave Apache's memory larger (MaxMemFree
     # 0 keeps it), which would show in the next endpoint's Pss
     if mpm == "event" and cfg.idle and "/cached" in cfg.endpoints \
@@ -268,6 +285,22 @@ def run_mpm(cfg, mpm, ceiling):
             out["syscalls"][path] = {"per_req": per_req, "top": top}
     ceiling.stop()
     return out
+
+
+def against_base(cfg):
+    """The tree's module and stack against BENCH_BASE's module in
+    BENCH_BASE_SPEC's configuration, alternated within each of RUNS
+    rounds (bench/sweep.py), every endpoint; each round's req/s."""
+    say("event: against %s, %d rounds alternated" % (cfg.base, cfg.runs))
+    env, lines = sweep.parse("base:" + cfg.base_spec)[1]
+    specs = [("base", (dict(env, BLOG_MODULE=cfg.base_module,
+                            BLOG_MPM="event"), lines)),
+             ("new", ({"BLOG_MPM": "event"}, []))]
+    r = sweep.alternate(specs, cfg.endpoints, cfg.runs, cfg.duration,
+                        cfg.warmup, raw_dir=cfg.raw_dir, log=say)
+    return {"commit": cfg.base, "spec": cfg.base_spec,
+            "routes": {p: {n: r[n, p] for n in ("base", "new")}
+                       for p in cfg.endpoints}}
 
 
 def floor_beside(cfg, mpm, port, path):
@@ -329,6 +362,12 @@ def round_trips(res):
 def check_failures(res, cfg):
     fails = []
     for mpm, m in res["mpm"].items():
+        for path, pair in m.get("base", {}).get("routes", {}).items():
+            for name, o in pair.items():
+                if o["errors"]:
+                    fails.append("%s %s against %s (%s): %d socket errors "
+                                 "+ non-2xx" % (mpm, path, m["base"]["commit"],
+                                                name, o["errors"]))
         idle = m.get("idle")
         if idle:
             for k in ("base", "loaded"):

@@ -3,6 +3,7 @@ the chart (bench/chart.gp drawn by gnuplot), all from results.json's dict."""
 
 import math
 import os
+import statistics
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -416,6 +417,55 @@ def tail_flags(res, mpm):
             if ep["p50_ms"] and ep["p99_ms"] / ep["p50_ms"] > TAIL_LIMIT]
 
 
+BASE_BAR = 0.90
+
+
+def base_section(res):
+    """(markdown lines, terminal lines) of the alternated run against
+    BENCH_BASE, or ([], [])."""
+    b = res["mpm"].get("event", {}).get("base")
+    if not b:
+        return [], []
+    rows, below = [], []
+    for path, pair in b["routes"].items():
+        o, n = pair["base"], pair["new"]
+        med = [statistics.median(x["rps"]) for x in (o, n)]
+        ratio = med[1] / med[0] if med[0] else 0.0
+        per = " ".join("%.2f" % (y / x) for x, y in zip(o["rps"], n["rps"])
+                       if x)
+        if ratio < BASE_BAR:
+            below.append("`%s` %.2f (%.0f %% short; per round %s)"
+                         % (path, ratio, 100 * (BASE_BAR - ratio), per))
+
+        def per_req(x, k, d):
+            return fmt(x[k] / x[d], "%.2f") if x[d] > (1000 if d == "gets"
+                                                         else 0) else "-"
+        rows.append([path, fmt(med[0]), fmt(med[1]), "%.2f" % ratio, per,
+                     "%d / %d" % (o["errors"], n["errors"]),
+                     "%s / %s" % (per_req(o, "ctxsw", "requests"),
+                                  per_req(n, "ctxsw", "requests")),
+                     "%s / %s" % (per_req(o, "redis_us", "gets"),
+                                  per_req(n, "redis_us", "gets"))])
+    head = ["endpoint", "base req/s", "new req/s", "ratio", "per round",
+            "errors base / new", "Apache ctxsw/req", "Redis us/GET"]
+    verdict = ("Every endpoint at %.2f or more of the base." % BASE_BAR
+               if not below else "Below %.2f: %s." % (BASE_BAR,
+                                                      "; ".join(below)))
+    md = ["## Against %s, alternated (event MPM)" % b["commit"], "",
+          "The tree's module and the stack's defaults (`new`) against "
+          "%s's module in its configuration (`base`: `%s`, as "
+          "bench/sweep.py writes it), the two alternated within each "
+          "round, Apache restarted and the cached pages deleted before "
+          "each; per round a warm-up and one timed run per endpoint, as "
+          "above; median req/s over the rounds, the ratio new / base of "
+          "the medians and of each round, socket errors + non-2xx over "
+          "the rounds." % (b["commit"], b["spec"]), "",
+          md_table(head, rows), "", verdict, ""]
+    term = ["\nagainst %s, alternated (event)" % b["commit"],
+            text_table(head, rows), verdict.replace("`", "")]
+    return md, term
+
+
 def terminal(res):
     out = []
     for mpm in res["mpm"]:
@@ -456,6 +506,7 @@ def terminal(res):
     out.append("\nSummary (ctxsw and sysc: Apache's; us: CPU microseconds "
                "per request, user + system, of each side)")
     out.append(text_table(SUMMARY_HEAD, summary_rows(res)))
+    out += base_section(res)[1]
     out.append("\nresult: %s" % ("FAILED" if res["failures"] else "ok"))
     return "\n".join(out)
 
@@ -518,6 +569,7 @@ def write(res, out_dir):
            "microseconds per request (user + system) of each side; the "
            "sections below break each figure down.", "",
            md_table(SUMMARY_HEAD, summary_rows(res)), ""]
+    md += base_section(res)[0]
     for mpm in res["mpm"]:
         if not res["mpm"][mpm]["blog"]:
             continue

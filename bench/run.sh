@@ -3,7 +3,7 @@
 # MPMs, beside the ceilings and Apache's floor; results in
 # results/<date-time>/ (report.md, chart.svg, results.json, raw/) and
 # results/latest.  See bench/README.md for the knobs (ENDPOINTS, DURATION,
-# WARMUP, RUNS, MPMS, PERF, IDLE, ...).
+# WARMUP, RUNS, MPMS, PERF, IDLE, BENCH_BASE, ...).
 #
 # The stack is started if it is not running, and the parts this script
 # started are stopped at the end; the blog's Apache is left on the event MPM.
@@ -16,6 +16,19 @@ export BLOG_INVALIDATE=off
 . "$root/scripts/env.sh"
 
 make -s -C "$here"
+
+# BENCH_BASE=<commit>: that commit's module, built from `git archive` into
+# build/, to run beside the tree's (bench.py, BENCH_BASE_SPEC).
+if [ -n "${BENCH_BASE:-}" ]; then
+    BENCH_BASE=$(git -C "$root" rev-parse --short "$BENCH_BASE^{commit}")
+    base_dir=$root/build/base-$BENCH_BASE
+    export BENCH_BASE BENCH_BASE_MODULE=$base_dir/mod_blog/.libs/mod_blog.so
+    if [ ! -f "$BENCH_BASE_MODULE" ]; then
+        rm -rf "$base_dir" && mkdir -p "$base_dir"
+        git -C "$root" archive "$BENCH_BASE" mod_blog | tar -x -C "$base_dir"
+        make -s -C "$base_dir/mod_blog"
+    fi
+fi
 
 # The ceilings alone need only PostgreSQL (pgbench).
 parts=(pg redis httpd)

@@ -7,7 +7,9 @@ machine's drift moves them alike.  Prints a Markdown table of the median
 req/s per path (and the ratio to the first configuration), with every
 socket error and non-2xx response summed over the rounds, and Redis's
 own CPU per GET (its process's user + system time over the GETs it ran,
-from /proc and INFO commandstats; all runs of the path together).
+from /proc and INFO commandstats; all runs of the path together), and
+Apache's context switches per request (its processes' voluntary and
+involuntary switches over the timed runs).
 
     flock -o /tmp/blog-load.lock python3 bench/sweep.py SPEC...
 
@@ -51,6 +53,16 @@ def redis_reading(port):
     return (proc[1] + proc[2], gets) if proc else None
 
 
+def apache_counters():
+    """procstat.counters() of the stack's Apache, or None."""
+    var = os.environ.get("BLOG_VAR", os.path.join(ROOT, "var"))
+    try:
+        with open(os.path.join(var, "run", "httpd.pid")) as f:
+            return procstat.counters(int(f.read()))
+    except (OSError, ValueError):
+        return None
+
+
 def parse(spec):
     name, _, rest = spec.partition(":")
     kv, *lines = rest.split("|")
@@ -75,62 +87,81 @@ def flush_pages():
     blogtest.flush_page_keys()
 
 
+def alternate(specs, paths, rounds, seconds, warmup, flush=True,
+              raw_dir=None, log=None):
+    """Run each configuration of specs ((name, (env, lines)) pairs) on
+    every path, alternated within each round; Apache is left as
+    scripts/env.sh configures it.  {(name, path): {"rps": [per round],
+    "errors", "redis_us", "gets", "ctxsw", "requests"}}."""
+    port = int(os.environ.get("BLOG_HTTP_PORT", "8080"))
+    rport = int(os.environ.get("BLOG_REDIS_PORT", "63790"))
+    cfg = types.SimpleNamespace(threads=2, connections=50, raw_dir=raw_dir)
+    out = {(n, p): dict(rps=[], errors=0, redis_us=0, gets=0, ctxsw=0,
+                        requests=0) for n, _ in specs for p in paths}
+    try:
+        for rnd in range(rounds):
+            for name, (env, lines) in specs:
+                e = dict(os.environ, **env)
+                write_extra(lines)
+                subprocess.run([os.path.join(ROOT, "scripts/stack.sh"),
+                                "restart", "httpd"], env=e, check=True,
+                               stdout=subprocess.DEVNULL)
+                if flush:
+                    flush_pages()
+                for p in paths:
+                    raw = raw_dir and "wrk-alt-%s-%s.txt" % (
+                        name, p.strip("/").replace("/", "_") or "index")
+                    loads.wrk(cfg, port, p, warmup)
+                    r0, a0 = redis_reading(rport), apache_counters()
+                    r = loads.wrk(cfg, port, p, seconds, raw)
+                    r1, a1 = redis_reading(rport), apache_counters()
+                    o = out[name, p]
+                    if r0 and r1:
+                        o["redis_us"] += r1[0] - r0[0]
+                        o["gets"] += r1[1] - r0[1]
+                    if a0 and a1:
+                        o["ctxsw"] += procstat.delta(a0, a1)[1]
+                        o["requests"] += r["requests"]
+                    o["rps"].append(r["rps"])
+                    o["errors"] += r["socket_errors"] + r["status"]
+                    if log:
+                        log("round %d %-24s %-22s %8.0f req/s %d errors"
+                            % (rnd + 1, name, p, r["rps"],
+                               r["socket_errors"] + r["status"]))
+    finally:
+        # leave the stack as scripts/env.sh configures it
+        write_extra([])
+        subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
+                        "httpd"], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
 def main():
     specs = [parse(s) for s in sys.argv[1:]]
     if not specs:
         sys.exit(__doc__)
     paths = os.environ.get("PATHS", "/cached,/post/post-31/cached").split(",")
-    rounds = int(os.environ.get("ROUNDS", "3"))
-    seconds = int(os.environ.get("SECONDS_PER_RUN", "3"))
-    warmup = int(os.environ.get("WARMUP", "1"))
-    flush = os.environ.get("FLUSH", "1") == "1"
-    port = int(os.environ.get("BLOG_HTTP_PORT", "8080"))
-    cfg = types.SimpleNamespace(threads=2, connections=50, raw_dir=None)
-    rps = {(n, p): [] for n, _ in specs for p in paths}
-    errs = {(n, p): 0 for n, _ in specs for p in paths}
-    rcpu = {(n, p): [0, 0] for n, _ in specs for p in paths}
-    rport = int(os.environ.get("BLOG_REDIS_PORT", "63790"))
-    for rnd in range(rounds):
-        for name, (env, lines) in specs:
-            e = dict(os.environ, **env)
-            write_extra(lines)
-            subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
-                            "httpd"], env=e, check=True,
-                           stdout=subprocess.DEVNULL)
-            if flush:
-                flush_pages()
-            for p in paths:
-                loads.wrk(cfg, port, p, warmup)
-                r0 = redis_reading(rport)
-                r = loads.wrk(cfg, port, p, seconds)
-                r1 = redis_reading(rport)
-                if r0 and r1:
-                    rcpu[name, p][0] += r1[0] - r0[0]
-                    rcpu[name, p][1] += r1[1] - r0[1]
-                rps[name, p].append(r["rps"])
-                errs[name, p] += r["socket_errors"] + r["status"]
-                print("round %d %-24s %-22s %8.0f req/s %d errors"
-                      % (rnd + 1, name, p, r["rps"],
-                         r["socket_errors"] + r["status"]),
-                      file=sys.stderr, flush=True)
+    res = alternate(specs, paths, int(os.environ.get("ROUNDS", "3")),
+                    int(os.environ.get("SECONDS_PER_RUN", "3")),
+                    int(os.environ.get("WARMUP", "1")),
+                    flush=os.environ.get("FLUSH", "1") == "1",
+                    log=lambda m: print(m, file=sys.stderr, flush=True))
     first = specs[0][0]
     print("| configuration | " + " | ".join(paths) + " |")
     print("|---|" + "---:|" * len(paths))
     for name, _ in specs:
         cells = []
         for p in paths:
-            med = statistics.median(rps[name, p])
-            ratio = med / statistics.median(rps[first, p])
-            us, gets = rcpu[name, p]
-            cells.append("%.0f (%.2f) %d err%s"
-                         % (med, ratio, errs[name, p],
-                            ", Redis %.1f us/GET" % (us / gets)
-                            if gets > 1000 else ""))
+            o = res[name, p]
+            med = statistics.median(o["rps"])
+            ratio = med / statistics.median(res[first, p]["rps"])
+            cells.append("%.0f (%.2f) %d err%s%s"
+                         % (med, ratio, o["errors"],
+                            ", %.2f ctxsw/req" % (o["ctxsw"] / o["requests"])
+                            if o["requests"] else "",
+                            ", Redis %.1f us/GET" % (o["redis_us"] / o["gets"])
+                            if o["gets"] > 1000 else ""))
         print("| %s | %s |" % (name, " | ".join(cells)))
-    # leave the stack as scripts/env.sh configures it
-    write_extra([])
-    subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
-                    "httpd"], check=True, stdout=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":
