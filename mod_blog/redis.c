@@ -165,7 +165,7 @@ blog_redis_load(apr_pool_t *p, blog_cache_settings *g, char *err,
     if (blog_secret_read(g->key_file, buf, sizeof(buf), &len, err,
                          err_len) != 0)
         return -1;
-    if (blog_seal_init(&g->seal, buf, len) != 0) {
+    if (blog_seal_init(&g->seal, p, buf, len) != 0) {
         apr_snprintf(err, err_len, "%s: a key needs 32 bytes or more "
                      "(head -c 32 /dev/urandom), or libcrypto failed",
                      g->key_file);
