@@ -17,7 +17,7 @@ beside it.  Both as the geometric mean of the per-round ratios, with a
 timed runs it checks that the key is what it claims: every stored page
 starts with the seal's magic with the key on, and none with it off.
 
-Then, with PERF=1 (the default), a third estimator that no other load
+Then, with PERF=1 (the default; linux-perf installed), a third estimator that no other load
 can move: one run per path with the key on under `perf record` (CPU
 clock samples of Apache's processes only), and the share of those
 samples in libcrypto and seal.c, which on a cache hit run for the seal
@@ -32,6 +32,7 @@ SECONDS_PER_RUN (3), WARMUP (1), PERF (1), PERF_SECONDS (8).  A speed report, ne
 
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -167,7 +168,7 @@ def main():
                       (rnd + 1, name, p, rps, err, cpu["apache"],
                        cpu["redis"], cpu["wrk"]), file=sys.stderr, flush=True)
     shares = {}
-    if os.environ.get("PERF", "1") == "1":
+    if os.environ.get("PERF", "1") == "1" and shutil.which("perf"):
         pseconds = int(os.environ.get("PERF_SECONDS", "8"))
         sweep.write_extra(confs["on"])
         subprocess.run([os.path.join(ROOT, "scripts/stack.sh"),
