@@ -138,7 +138,8 @@ redis_tls_context(apr_pool_t *p, blog_cache_settings *g, char *err,
 
 /* BlogCacheKey's file made the key that seals the pages. */
 static int
-redis_seal_key(blog_cache_settings *g, char *err, apr_size_t err_len)
+redis_seal_key(apr_pool_t *p, blog_cache_settings *g, char *err,
+               apr_size_t err_len)
 {
     char        buf[1024];
     apr_size_t  len;
@@ -147,7 +148,7 @@ redis_seal_key(blog_cache_settings *g, char *err, apr_size_t err_len)
     if (blog_secret_read(g->key_file, buf, sizeof(buf), &len, err,
                          err_len) != 0)
         return -1;
-    rc = blog_seal_init(&g->seal, buf, len);
+    rc = blog_seal_init(&g->seal, p, buf, len);
     memset(buf, 0, sizeof(buf));
     if (rc != 0)
         apr_snprintf(err, err_len, "%s: a key needs 32 bytes or more "
@@ -167,7 +168,7 @@ blog_redis_load(apr_pool_t *p, blog_cache_settings *g, char *err,
          && redis_tls_context(p, g, err, err_len) != 0)
         || (g->auth_file != NULL
             && redis_auth_secret(p, g, err, err_len) != 0)
-        || (g->key_file != NULL && redis_seal_key(g, err, err_len) != 0))
+        || (g->key_file != NULL && redis_seal_key(p, g, err, err_len) != 0))
         return -1;
     return 0;
 }

@@ -7,8 +7,17 @@
  * of HMAC-SHA256 per page (docs/OPERATIONS.md, BlogCacheKey).  GMAC must never see one
  * nonce twice under a key, so each stored page takes 96 random bits,
  * stored with it.  The tag is checked in constant time.
+ *
+ * Each thread keeps one cipher context, keyed once (AES's key schedule),
+ * so that a page costs only a nonce and the GHASH over its bytes: a
+ * context made, keyed and freed per page cost a third of the work on the
+ * index page, and more on small ones (docs/OPERATIONS.md).  The contexts
+ * hang from an APR thread key of the seal's own, so each is keyed for the
+ * one seal it serves, and freed when its thread exits.
  */
 #include "seal.h"
+
+#include "apr_pools.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -64,14 +73,43 @@ blog_secret_read(const char *path, char *buf, size_t cap, size_t *len,
     return 0;
 }
 
+/* A thread's context, at its thread's exit. */
+static void
+seal_ctx_free(void *c)
+{
+    EVP_CIPHER_CTX_free(c);
+}
+
+/*
+ * The key goes with its pool (APR does not delete it: a key per restart
+ * would run out), and the calling thread's context with it (the parent's
+ * or a test's; a worker's went when its thread exited), which deleting
+ * the key does not free.
+ */
+static apr_status_t
+seal_key_cleanup(void *data)
+{
+    apr_threadkey_t *key = data;
+    void       *c = NULL;
+
+    if (apr_threadkey_private_get(&c, key) == APR_SUCCESS && c) {
+        apr_threadkey_private_set(NULL, key);
+        EVP_CIPHER_CTX_free(c);
+    }
+    apr_threadkey_private_delete(key);
+    return APR_SUCCESS;
+}
+
 int
-blog_seal_init(blog_seal *k, const char *secret, size_t len)
+blog_seal_init(blog_seal *k, apr_pool_t *p, const char *secret, size_t len)
 {
     static const char label[] = "mod_blog cache key";
     unsigned int dlen = 0;
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     int         ok;
 
+    k->on = 0;
+    k->ctx_key = NULL;
     if (seal_cipher == NULL)
         seal_cipher = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
     /* any length of secret, an AES-256 key of it */
@@ -79,10 +117,37 @@ blog_seal_init(blog_seal *k, const char *secret, size_t len)
         && EVP_DigestInit_ex(md, EVP_sha256(), NULL)
         && EVP_DigestUpdate(md, label, sizeof(label) - 1)
         && EVP_DigestUpdate(md, secret, len)
-        && EVP_DigestFinal_ex(md, k->key, &dlen) && dlen == sizeof(k->key);
+        && EVP_DigestFinal_ex(md, k->key, &dlen) && dlen == sizeof(k->key)
+        && apr_threadkey_private_create(&k->ctx_key, seal_ctx_free,
+                                        p) == APR_SUCCESS;
     EVP_MD_CTX_free(md);
-    k->on = ok;
-    return ok ? 0 : -1;
+    if (!ok)
+        return -1;
+    apr_pool_cleanup_register(p, k->ctx_key, seal_key_cleanup,
+                              apr_pool_cleanup_null);
+    k->on = 1;
+    return 0;
+}
+
+/* This thread's context for k, keyed on first use; NULL if none. */
+static EVP_CIPHER_CTX *
+seal_ctx(const blog_seal *k)
+{
+    void       *v = NULL;
+    EVP_CIPHER_CTX *c;
+
+    if (apr_threadkey_private_get(&v, k->ctx_key) != APR_SUCCESS)
+        return NULL;
+    if (v != NULL)
+        return v;
+    c = EVP_CIPHER_CTX_new();
+    if (c == NULL
+        || !EVP_EncryptInit_ex(c, seal_cipher, NULL, k->key, NULL)
+        || apr_threadkey_private_set(c, k->ctx_key) != APR_SUCCESS) {
+        EVP_CIPHER_CTX_free(c);
+        return NULL;
+    }
+    return c;
 }
 
 /* The tag of (magic, name length, name, body) under nonce. */
@@ -98,10 +163,10 @@ seal_tag(const blog_seal *k, const unsigned char *nonce, const char *name,
     EVP_CIPHER_CTX *c;
     int         out, ok;
 
-    if (name_len > INT_MAX || len > INT_MAX
-        || (c = EVP_CIPHER_CTX_new()) == NULL)
+    if (name_len > INT_MAX || len > INT_MAX || (c = seal_ctx(k)) == NULL)
         return -1;
-    ok = EVP_EncryptInit_ex(c, seal_cipher, NULL, k->key, nonce)
+    /* the key stays; a new nonce starts a new GHASH */
+    ok = EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce)
         && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) SEAL_MAGIC, 4)
         && EVP_EncryptUpdate(c, NULL, &out, nl, 4)
         && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) name,
@@ -111,7 +176,6 @@ seal_tag(const blog_seal *k, const unsigned char *nonce, const char *name,
                                  (int) len))
         && EVP_EncryptFinal_ex(c, NULL, &out)
         && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, SEAL_TAG, tag);
-    EVP_CIPHER_CTX_free(c);
     return ok ? 0 : -1;
 }
 

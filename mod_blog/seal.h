@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "apr_thread_proc.h"
+
 /* A sealed value: "BLS1", a 12-byte random nonce, a 16-byte tag, the page. */
 #define BLOG_SEAL_HEAD  32
 
@@ -16,6 +18,7 @@ typedef struct blog_seal
 {
     int         on;
     unsigned char key[32];      /* AES-256, derived from the key file */
+    apr_threadkey_t *ctx_key;   /* each thread's cipher context, keyed */
 } blog_seal;
 
 /*
@@ -26,8 +29,12 @@ typedef struct blog_seal
 int         blog_secret_read(const char *path, char *buf, size_t cap,
                              size_t *len, char *err, size_t err_len);
 
-/* The key from a key file's contents (32 bytes at least): 0, or -1. */
-int         blog_seal_init(blog_seal *k, const char *secret, size_t len);
+/*
+ * The key from a key file's contents (32 bytes at least): 0, or -1.  The
+ * threads' contexts live as long as p.
+ */
+int         blog_seal_init(blog_seal *k, apr_pool_t *p, const char *secret,
+                           size_t len);
 
 /* The head that seals body under name: 0, or -1 (libcrypto failed). */
 int         blog_seal_make(const blog_seal *k, const char *name,

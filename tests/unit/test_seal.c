@@ -1,11 +1,13 @@
 /*
  * test_seal.c - BlogCacheKey's seal (seal.c): a sealed page opens under its
  * own key name and key, and nothing else does (a wrong or truncated tag,
- * no envelope, another page's entry, another key); the secret files'
+ * no envelope, another page's entry, another key), from many threads
+ * at once and across restarts; the secret files'
  * checks; and BlogRedisAuth's AUTH exchange (redis.c) against
  * fake_redis.c: accepted, -WRONGPASS, garbage, a disconnect, a stall, and
  * a Redis that wants AUTH from a client that sends none.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -54,12 +56,14 @@ ts_opens(const blog_seal *k, const char *name, const char *v, size_t len)
 static void
 test_seal_round_trip(void)
 {
+    apr_pool_t *p;
     blog_seal   k;
     const char *body = NULL;
     size_t      len, blen = 0;
     char       *v, *w;
 
-    CHECK(blog_seal_init(&k, TS_SECRET, strlen(TS_SECRET)) == 0 && k.on);
+    apr_pool_create(&p, NULL);
+    CHECK(blog_seal_init(&k, p, TS_SECRET, strlen(TS_SECRET)) == 0 && k.on);
     v = ts_seal(&k, TS_NAME, TS_BODY, &len);
     CHECK(v != NULL);
     CHECK(blog_seal_open(&k, TS_NAME, strlen(TS_NAME), v, len, &body,
@@ -74,18 +78,22 @@ test_seal_round_trip(void)
     CHECK(w != NULL && len == BLOG_SEAL_HEAD && ts_opens(&k, TS_NAME, w, len));
     free(w);
     free(v);
+    apr_pool_destroy(p);
 }
 
 static void
 test_seal_forgeries(void)
 {
+    apr_pool_t *p;
     blog_seal   k, other;
     size_t      len, olen, i;
     char       *v, *o;
     int         opened = 0;
 
-    CHECK(blog_seal_init(&k, TS_SECRET, strlen(TS_SECRET)) == 0);
-    CHECK(blog_seal_init(&other, TS_SECRET "!", strlen(TS_SECRET) + 1) == 0);
+    apr_pool_create(&p, NULL);
+    CHECK(blog_seal_init(&k, p, TS_SECRET, strlen(TS_SECRET)) == 0);
+    CHECK(blog_seal_init(&other, p, TS_SECRET "!",
+                         strlen(TS_SECRET) + 1) == 0);
     v = ts_seal(&k, TS_NAME, TS_BODY, &len);
     /* any bit flipped anywhere: magic, nonce, tag, body */
     for (i = 0; i < len * 8; i++) {
@@ -114,12 +122,105 @@ test_seal_forgeries(void)
     o = ts_seal(&k, "blog:page:/a", "b", &olen);
     CHECK(!ts_opens(&k, "blog:page:/", o, olen));
     free(o);
-    /* sealed under another key file */
+    /* sealed under another key file (each seal's thread context is its
+     * own: the two keys used in turn in one thread do not mix) */
     o = ts_seal(&other, TS_NAME, TS_BODY, &olen);
     CHECK(ts_opens(&other, TS_NAME, o, olen));
     CHECK(!ts_opens(&k, TS_NAME, o, olen));
+    CHECK(ts_opens(&k, TS_NAME, v, len) && !ts_opens(&other, TS_NAME, v, len));
     free(o);
     free(v);
+    apr_pool_destroy(p);
+}
+
+#define TT_THREADS 4
+#define TT_PAGES 200
+
+typedef struct tt_arg
+{
+    const blog_seal *k;
+    char       *mine[TT_PAGES];     /* sealed by this thread */
+    size_t      len[TT_PAGES];
+    int         bad;                /* failures seen by this thread */
+} tt_arg;
+
+static void *
+tt_main(void *data)
+{
+    tt_arg     *a = data;
+    char        body[64];
+    int         i;
+
+    for (i = 0; i < TT_PAGES; i++) {
+        snprintf(body, sizeof(body), "<p>page %d of %p</p>", i, data);
+        a->mine[i] = ts_seal(a->k, TS_NAME, body, &a->len[i]);
+        a->bad += a->mine[i] == NULL
+            || !ts_opens(a->k, TS_NAME, a->mine[i], a->len[i])
+            || ts_opens(a->k, "blog:page:/", a->mine[i], a->len[i]);
+    }
+    return NULL;
+}
+
+/*
+ * Threads sealing and opening at once, each with its own context; what
+ * they sealed opens under the main thread's; each context is freed at
+ * its thread's exit (the leak checks of ASan and valgrind see it
+ * otherwise).
+ */
+static void
+test_seal_threads(void)
+{
+    apr_pool_t *p;
+    blog_seal   k;
+    pthread_t   th[TT_THREADS];
+    tt_arg      a[TT_THREADS];
+    int         t, i, bad = 0;
+
+    apr_pool_create(&p, NULL);
+    CHECK(blog_seal_init(&k, p, TS_SECRET, strlen(TS_SECRET)) == 0);
+    memset(a, 0, sizeof(a));
+    for (t = 0; t < TT_THREADS; t++) {
+        a[t].k = &k;
+        CHECK(pthread_create(&th[t], NULL, tt_main, &a[t]) == 0);
+    }
+    for (t = 0; t < TT_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        bad += a[t].bad;
+        for (i = 0; i < TT_PAGES; i++) {
+            bad += a[t].mine[i] == NULL
+                || !ts_opens(&k, TS_NAME, a[t].mine[i], a[t].len[i]);
+            free(a[t].mine[i]);
+        }
+    }
+    CHECK(bad == 0);
+    apr_pool_destroy(p);
+}
+
+/*
+ * A seal goes with its pool (a restart clears Apache's configuration
+ * pool): more restarts than a process has thread keys (1024 on glibc)
+ * still seal, so no key is left behind.
+ */
+static void
+test_seal_restarts(void)
+{
+    int         i, ok = 0;
+
+    for (i = 0; i < 1500; i++) {
+        apr_pool_t *p;
+        blog_seal   k;
+        size_t      len;
+        char       *v;
+
+        apr_pool_create(&p, NULL);
+        if (blog_seal_init(&k, p, TS_SECRET, strlen(TS_SECRET)) == 0
+            && (v = ts_seal(&k, TS_NAME, TS_BODY, &len)) != NULL) {
+            ok += ts_opens(&k, TS_NAME, v, len);
+            free(v);
+        }
+        apr_pool_destroy(p);
+    }
+    CHECK(ok == 1500);
 }
 
 static char ts_dir[] = "/tmp/blog-seal-XXXXXX";
@@ -313,6 +414,9 @@ const t_case t_seal_cases[] = {
     {"seal: a sealed page opens", test_seal_round_trip},
     {"seal: forged, truncated, moved or foreign entries do not",
      test_seal_forgeries},
+    {"seal: threads at once, each with its own context", test_seal_threads},
+    {"seal: a seal per restart leaves no thread key behind",
+     test_seal_restarts},
     {"seal: the secret files of BlogRedisAuth and BlogCacheKey",
      test_seal_secret_files},
     {"redis: AUTH ok, WRONGPASS, garbage, disconnect, stall, NOAUTH; TLS "
