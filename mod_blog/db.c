@@ -76,7 +76,6 @@ static const char *const db_stmt_sql[] = {
     "SELECT * FROM blog.tag_page($1::text)"
 };
 
-/* The child's pool. */
 static struct
 {
     const blog_db_settings *g;
@@ -122,7 +121,6 @@ static const char *const dbs_list_keys[DBS_NLISTS] = {
 /* The child's parse of BlogDatabase. */
 static struct
 {
-    const char *conninfo;
     PQconninfoOption *opts;
     int         nhosts;         /* > 1: spreading */
     int         prefer_standby;
@@ -172,7 +170,6 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
     int         i;
 
     memset(&dbs, 0, sizeof(dbs));
-    dbs.conninfo = conninfo;
     dbs.opts = PQconninfoParse(conninfo, NULL);
     if (dbs.opts == NULL)
         return;                 /* checked at start-up: out of memory */
@@ -262,7 +259,7 @@ dbs_params(const char **keys, const char **vals, int max, char *buf,
 
     if (dbs.nhosts == 0) {
         keys[0] = "dbname";
-        vals[0] = dbs.conninfo;
+        vals[0] = db.g->conninfo;
         return 1;
     }
     dbs_permutation(apr_atomic_inc32(&dbs.next) % dbs.nperms, dbs.nhosts,
@@ -454,7 +451,6 @@ db_open_slot(apr_time_t deadline)
     return c;
 }
 
-/* Close a list of connections. */
 static void
 db_close(db_conn *c)
 {
