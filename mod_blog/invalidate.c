@@ -403,15 +403,6 @@ inv_pending_run(void)
     }
 }
 
-/* When the next repeat is due (now + 1 s when none is). */
-static apr_time_t
-inv_pending_next(apr_time_t now)
-{
-    apr_time_t  t = now + apr_time_from_sec(1);
-
-    return inv_q.head != NULL && inv_q.head->due < t ? inv_q.head->due : t;
-}
-
 /* ---- PostgreSQL ---- */
 
 /*
@@ -548,7 +539,9 @@ inv_step(void)
         inv_pending_clear();        /* the coming flush covers them */
     else
         inv_pending_run();
-    wake_at = inv_pending_next(apr_time_now());
+    wake_at = apr_time_now() + apr_time_from_sec(1);
+    if (inv_q.head != NULL && inv_q.head->due < wake_at)
+        wake_at = inv_q.head->due;
     if (inv_pq.conn == NULL && blog_backoff_next(&inv_pq.backoff) < wake_at)
         wake_at = blog_backoff_next(&inv_pq.backoff);
     if (inv_flush_due && blog_backoff_next(&inv_rd.backoff) < wake_at)

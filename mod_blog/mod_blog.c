@@ -6,7 +6,6 @@
 #include "cache.h"
 #include "logno.h"
 #include "db.h"
-#include "dbscale.h"
 #include "directives.h"
 #include "invalidate.h"
 #include "pages.h"
@@ -441,7 +440,6 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
 {
     if (blog_g == NULL)
         return;
-    blog_dbscale_child_init(pchild, s, blog_g->db.conninfo);
     blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
     blog_cache_child_init(pchild, s, &blog_g->cache);
     if (blog_in_use)

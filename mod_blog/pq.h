@@ -1,7 +1,4 @@
-/*
- * pq.h - libpq for the pool and the listener: a connect and a round trip
- * bounded by a deadline, and libpq's messages on one line.
- */
+/* pq.h - libpq bounded by a deadline, for the pool and the listener. */
 #ifndef BLOG_PQ_H
 #define BLOG_PQ_H
 

@@ -52,8 +52,7 @@ int blog_redis_load(apr_pool_t *p, blog_cache_settings *g, char *err,
 
 /*
  * Connect to BlogRedis within its connect timeout, and AUTH when
- * BlogRedisAuth is set: 0, or -1 with why
- * (why_len bytes) saying what failed.
+ * BlogRedisAuth is set: 0, or -1 with why saying what failed.
  */
 int blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
                        char *why, apr_size_t why_len);

@@ -161,7 +161,7 @@ static const status_field status_fields[] = {
 /* The first cache column, for the table's group headings. */
 #define STATUS_NPOOL 11
 
-/* One child's figures, with idle worked out; gauges may not go below 0. */
+/* One child's figures, with idle worked out. */
 typedef struct status_row
 {
     int         slot;
@@ -169,25 +169,6 @@ typedef struct status_row
     int         gen;
     apr_int64_t f[STATUS_NFIELDS];
 } status_row;
-
-static void
-status_fill(status_row *row, const apr_uint64_t *v)
-{
-    apr_size_t  i;
-
-    for (i = 0; i < STATUS_NFIELDS; i++) {
-        int         k = status_fields[i].stat;
-        apr_int64_t x;
-
-        if (k == STATUS_IDLE)
-            x = (apr_int64_t) v[BLOG_STAT_POOL_OPEN]
-                - (apr_int64_t) v[BLOG_STAT_POOL_BUSY];
-        else
-            x = (apr_int64_t) v[k];
-        /* open and busy are read one after the other, not together */
-        row->f[i] = x < 0 ? 0 : x;
-    }
-}
 
 /* The children that still run; row n is the total. */
 static int
@@ -209,9 +190,16 @@ status_rows(request_rec *r, status_row **out)
         rows[used].slot = i;
         rows[used].pid = pid;
         rows[used].gen = gen;
-        status_fill(&rows[used], v);
-        for (j = 0; j < STATUS_NFIELDS; j++)
+        for (j = 0; j < STATUS_NFIELDS; j++) {
+            int         k = status_fields[j].stat;
+            apr_int64_t x = k != STATUS_IDLE ? (apr_int64_t) v[k]
+                : (apr_int64_t) (v[BLOG_STAT_POOL_OPEN]
+                                 - v[BLOG_STAT_POOL_BUSY]);
+
+            /* open and busy are read one after the other: not below 0 */
+            rows[used].f[j] = x < 0 ? 0 : x;
             rows[n].f[j] += rows[used].f[j];
+        }
         used++;
     }
     rows[used] = rows[n];

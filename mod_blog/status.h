@@ -1,8 +1,4 @@
-/*
- * status.h - what an operator asks the server: mod_blog's figures on
- * mod_status's /server-status page and the health check of "SetHandler
- * blog-health".
- */
+/* status.h - mod_blog's figures on /server-status, and blog-health. */
 #ifndef BLOG_STATUS_H
 #define BLOG_STATUS_H
 

@@ -1,6 +1,6 @@
 /*
  * fake.h - in-process stand-ins for PostgreSQL and Redis, for the tests of
- * the module's back ends (db.c, dbscale.c, cache.c, invalidate.c).
+ * the module's back ends (db.c, cache.c, invalidate.c).
  *
  * Each listens on a unix socket in a directory of its own and serves every
  * connection in a thread of the test, speaking just enough of the real

@@ -1,6 +1,6 @@
 /*
  * httpd_stubs.c - the few functions of httpd that the back ends call,
- * at link time, so that db.c, dbscale.c, cache.c, invalidate.c and
+ * at link time, so that db.c, cache.c, invalidate.c and
  * ratelog.c run in the test binary without an Apache: the log keeps its
  * last lines for the tests to read, the hook registrations keep the
  * functions (the tests call invalidate.c's hooks as httpd would), the

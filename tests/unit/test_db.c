@@ -1,5 +1,5 @@
 /*
- * test_db.c - the pool (db.c) and the host spreading (dbscale.c) against
+ * test_db.c - the pool (db.c), with the host spreading, against
  * fake_pg.c: pages, the health check, deadlines on a server that stalls
  * in the startup or in a reply, half replies, garbage, a disconnect in the
  * middle of a reply (retried once on a new connection), SQL errors (not
@@ -19,7 +19,6 @@
 #include "apr_strings.h"
 
 #include "db.h"
-#include "dbscale.h"
 #include "stats.h"
 
 #include "backends.h"
@@ -28,7 +27,6 @@
 
 static apr_pool_t *tdb_root;    /* the process */
 static apr_pool_t *tdb_child;   /* the child: the pool's cleanup */
-static apr_pool_t *tdb_scale;   /* dbscale's parse of the conninfo */
 static const char *tdb_dir;
 static fake_server *tdb_pg;
 static blog_db_settings tdb_g;
@@ -39,16 +37,6 @@ static blog_db_settings tdb_g;
  */
 #define TDB_LONG  apr_time_from_sec(10)
 #define TDB_SHORT apr_time_from_msec(300)
-
-/* dbscale.c set up again for tdb_g, as a new child does. */
-static void
-tdb_scale_init(void)
-{
-    if (tdb_scale != NULL)
-        apr_pool_destroy(tdb_scale);
-    apr_pool_create(&tdb_scale, tdb_root);
-    blog_dbscale_child_init(tdb_scale, NULL, tdb_g.conninfo);
-}
 
 /* The fake behaving: every reply whole. */
 static void
@@ -147,7 +135,6 @@ test_db_child_init_eager(void)
     tdb_g.acquire_timeout = TDB_LONG;
     tdb_g.query_timeout = TDB_LONG;
     tdb_g.prepare = 1;
-    tdb_scale_init();
     blog_db_child_init(tdb_child, s, &tdb_g, 1);
     CHECK(fake_accepts(tdb_pg) == 2);
     CHECK(t_stat(BLOG_STAT_POOL_OPEN) == 2);
@@ -457,14 +444,12 @@ test_db_prepare_off(void)
 
     tdb_lose_all();
     tdb_g.prepare = 0;
-    tdb_scale_init();
     s = fake_pg_simple();
     CHECK(tdb_settle() == 0);
     CHECK(tdb_page(NULL) == APR_SUCCESS);
     CHECK(fake_pg_parses() >= p + 2);
     CHECK(fake_pg_simple() == s);       /* no SET, no PREPARE */
     tdb_g.prepare = 1;
-    tdb_scale_init();
 }
 
 static void
@@ -472,8 +457,6 @@ test_db_child_exit(void)
 {
     apr_pool_destroy(tdb_child);
     tdb_child = NULL;
-    apr_pool_destroy(tdb_scale);
-    tdb_scale = NULL;
     fake_stop(tdb_pg);
     t_sockdir_remove(tdb_dir);
 }
@@ -509,164 +492,146 @@ const t_case t_db_cases[] = {
     {NULL, NULL}
 };
 
-/* ---- dbscale.c alone: the conninfo each new connection gets ---- */
+/* ---- several hosts: the order each new connection tries them in ---- */
 
-/*
- * The next connection's keywords as a conninfo (key='value' ...), or
- * BlogDatabase itself when it is passed on as it is.
- */
-static const char *
-tds_next(void)
-{
-    static char out[1024];
-    const char *keys[64], *vals[64];
-    char        buf[512];
-    int         n = blog_dbscale_params(keys, vals, 64, buf, sizeof(buf));
-    int         i, w = 0;
+static fake_server *tds_pg[2];
+static const char *tds_dir[3];  /* the first two served, the third not */
 
-    if (n == 1 && strcmp(keys[0], "dbname") == 0)
-        return vals[0];
-    out[0] = '\0';
-    for (i = 0; i < n && w < (int) sizeof(out); i++)
-        w += snprintf(out + w, sizeof(out) - (size_t) w, "%s='%s' ",
-                      keys[i], vals[i]);
-    return out;
-}
-
-static const char *
-tds_init(apr_pool_t *p, const char *conninfo, int *several)
-{
-    blog_dbscale_child_init(p, NULL, conninfo);
-    *several = blog_dbscale_several();
-    return tds_next();
-}
-
+/* A child of a BlogDatabase of several hosts, n connections opened. */
 static void
-test_dbscale_one_host(void)
+tds_child(const char *conninfo, int n)
 {
-    apr_pool_t *p;
-    int         several;
-    const char *ci = "host=/tmp port=5432 dbname=blog";
+    server_rec *s;
 
-    tdb_root = t_root();
-    apr_pool_create(&p, tdb_root);
-    CHECK(tds_init(p, ci, &several) == ci);     /* as written */
-    CHECK(!several);
-    apr_pool_destroy(p);
+    apr_pool_create(&tdb_child, tdb_root);
+    s = apr_pcalloc(tdb_child, sizeof(*s));
+    tdb_g.conninfo = conninfo;
+    tdb_g.pool_min = tdb_g.pool_keep = tdb_g.pool_max = n > 0 ? n : 1;
+    tdb_g.pool_exptime = apr_time_from_sec(60);
+    tdb_g.acquire_timeout = tdb_g.query_timeout = TDB_LONG;
+    tdb_g.prepare = 1;
+    blog_db_child_init(tdb_child, s, &tdb_g, n > 0);
 }
 
-/* Three hosts: six orders in turn, each host first twice, ports along. */
+/* The accepts of each fake since the last call. */
 static void
-test_dbscale_permutations(void)
+tds_accepts(unsigned *a)
 {
-    apr_pool_t *p;
-    int         several, i, first[3] = {0, 0, 0};
-    char        seen[6][200];
+    static unsigned seen[2];
+    int         i;
 
-    tdb_root = t_root();
-    apr_pool_create(&p, tdb_root);
-    tds_init(p, "host=a,b,c port=1,2,3 dbname='x y'", &several);
-    CHECK(several);
-    for (i = 0; i < 6; i++) {
-        const char *ci = tds_next();
-        const char *h = strstr(ci, "host='");
-        const char *port = strstr(ci, "port='");
-        int         j;
+    for (i = 0; i < 2; i++) {
+        unsigned    now = fake_accepts(tds_pg[i]);
 
-        CHECK(h != NULL && port != NULL);
-        if (h == NULL || port == NULL)
-            break;
-        CHECK(strstr(ci, "dbname='x y'") != NULL);
-        /* the ports follow their hosts */
-        CHECK(port[6] - '1' == h[6] - 'a');
-        CHECK(port[8] - '1' == h[8] - 'a');
-        if (h[6] >= 'a' && h[6] <= 'c')
-            first[h[6] - 'a']++;
-        apr_cpystrn(seen[i], h, sizeof(seen[i]));
-        for (j = 0; j < i; j++)
-            CHECK(strncmp(seen[j], seen[i], 11) != 0);
+        a[i] = now - seen[i];
+        seen[i] = now;
     }
-    CHECK(first[0] == 2 && first[1] == 2 && first[2] == 2);
-    apr_pool_destroy(p);
 }
 
 static void
-test_dbscale_lists(void)
+test_hosts_start(void)
 {
-    apr_pool_t *p;
-    int         several;
-    const char *ci;
+    int         i;
 
     tdb_root = t_root();
-    apr_pool_create(&p, tdb_root);
-    /* one port for every host; a quoted value comes unquoted */
-    tds_init(p, "host=a,b port=5 options='-c x=\\'y\\''", &several);
-    CHECK(several);
-    ci = tds_next();
-    CHECK(strstr(ci, "port='5'") != NULL);
-    CHECK(strstr(ci, "options='-c x='y''") != NULL);
-    apr_pool_destroy(p);
-    apr_pool_create(&p, tdb_root);
-    /* lists of different lengths: libpq refuses them; left as written */
-    ci = "host=a,b port=1,2,3";
-    CHECK(tds_init(p, ci, &several) == ci);
-    CHECK(!several);
-    apr_pool_destroy(p);
-    apr_pool_create(&p, tdb_root);
-    ci = "host=a,b,c,d,e,f,g,h,i";
-    CHECK(tds_init(p, ci, &several) == ci);
-    CHECK(!several);
-    apr_pool_destroy(p);
+    for (i = 0; i < 3; i++)
+        tds_dir[i] = t_sockdir(tdb_root);
+    for (i = 0; i < 2; i++)
+        tds_pg[i] = fake_pg_start(tds_dir[i]);
+    tdb_fake(FAKE_OK, 0, NULL);
 }
 
-/* prefer-standby on a primary: retired every 500 ms at most. */
+/* Three hosts: each comes first in two of the six orders, ports along. */
 static void
-test_dbscale_retire(void)
+test_hosts_spread(void)
 {
-    apr_pool_t *p;
-    int         several;
-    const char *dir;
-    fake_server *pg;
-    PGconn     *conn;
-    char        ci[300];
+    unsigned    a[2];
 
-    tdb_root = t_root();
-    apr_pool_create(&p, tdb_root);
-    dir = t_sockdir(tdb_root);  /* outlives the pools of the set-ups */
-    pg = fake_pg_start(dir);
-    snprintf(ci, sizeof(ci), "host=%s port=5432 sslmode=disable "
-             "gssencmode=disable", dir);
-    conn = PQconnectdb(ci);
-    CHECK(PQstatus(conn) == CONNECTION_OK);
-    tds_init(p, ci, &several);
-    CHECK(blog_dbscale_retire(conn) == 0);      /* one host: never */
-    apr_pool_destroy(p);
-    apr_pool_create(&p, tdb_root);
-    snprintf(ci, sizeof(ci), "host=%s,%s port=5432 "
-             "target_session_attrs=prefer-standby", dir, dir);
-    tds_init(p, ci, &several);
-    CHECK(blog_dbscale_retire(conn) == 1);
-    CHECK(blog_dbscale_retire(conn) == 0);
-    apr_pool_destroy(p);
-    apr_pool_create(&p, tdb_root);
-    snprintf(ci, sizeof(ci), "host=%s,%s port=5432", dir, dir);
-    tds_init(p, ci, &several);
-    CHECK(blog_dbscale_retire(conn) == 0);      /* within 5 s of the start */
-    PQfinish(conn);
-    fake_stop(pg);
-    t_sockdir_remove(dir);
-    apr_pool_destroy(p);
+    tds_accepts(a);
+    tds_child(apr_psprintf(tdb_root, "host=%s,%s,%s port=5432,5432,1 "
+                           "dbname='x y' sslmode=disable gssencmode=disable "
+                           "options='-c x=\\'y\\''", tds_dir[0],
+                           tds_dir[1], tds_dir[2]), 6);
+    tds_accepts(a);
+    /* the third (port 1, nothing there) first twice: on to the next */
+    CHECK(a[0] + a[1] == 6 && a[0] >= 2 && a[1] >= 2);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == 6);
+    apr_pool_destroy(tdb_child);
+    /* one port for every host */
+    tds_child(apr_psprintf(tdb_root, "host=%s,%s port=5432 "
+                           "sslmode=disable", tds_dir[0], tds_dir[1]), 4);
+    tds_accepts(a);
+    CHECK(a[0] == 2 && a[1] == 2);
+    apr_pool_destroy(tdb_child);
 }
 
+static void
+test_hosts_as_written(void)
+{
+    request_rec *r = t_request(tdb_root);
+    unsigned    a[2];
+    char        why[300];
+
+    /* lists of different lengths: libpq refuses them */
+    tds_child(apr_psprintf(tdb_root, "host=%s,%s port=1,2,3", tds_dir[0],
+                           tds_dir[1]), 1);
+    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    CHECK(strstr(why, "could not match") != NULL);
+    apr_pool_destroy(tdb_child);
+    /* more than eight hosts: in the order written, the first one */
+    tds_accepts(a);
+    tds_child(apr_psprintf(tdb_root, "host=%s,%s,%s,%s,%s,%s,%s,%s,%s "
+                           "port=5432 sslmode=disable", tds_dir[0],
+                           tds_dir[1], tds_dir[1], tds_dir[1], tds_dir[1],
+                           tds_dir[1], tds_dir[1], tds_dir[1], tds_dir[1]),
+              4);
+    tds_accepts(a);
+    CHECK(a[0] == 4 && a[1] == 0);
+    apr_pool_destroy(tdb_child);
+    apr_pool_destroy(r->pool);
+}
+
+/* Connections closed on their release: prefer-standby on a primary. */
+static void
+test_hosts_retire(void)
+{
+    apr_uint64_t open = t_stat(BLOG_STAT_POOL_OPEN);
+
+    /* every 500 ms at most: the first page's, not the second's */
+    tds_child(apr_psprintf(tdb_root, "host=%s,%s port=5432 sslmode=disable "
+                           "target_session_attrs=prefer-standby",
+                           tds_dir[0], tds_dir[1]), 0);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == open);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == open + 1);
+    apr_pool_destroy(tdb_child);
+    /* otherwise every 5 s: none within 5 s of the start */
+    tds_child(apr_psprintf(tdb_root, "host=%s,%s port=5432 sslmode=disable",
+                           tds_dir[0], tds_dir[1]), 0);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == open + 1);
+    apr_pool_destroy(tdb_child);
+    tdb_child = NULL;
+}
+
+static void
+test_hosts_stop(void)
+{
+    int         i;
+
+    for (i = 0; i < 2; i++)
+        fake_stop(tds_pg[i]);
+    for (i = 0; i < 3; i++)
+        t_sockdir_remove(tds_dir[i]);
+}
+
+/* Before the pool's own cases: each ends with its child's pool closed. */
 const t_case t_dbscale_cases[] = {
-    /*
-     * In this order: a child sets dbscale.c up once, and a list it keeps
-     * from an earlier set-up (in a pool since destroyed) would be used by
-     * a later one that has a single port.
-     */
-    {"dbscale: one host, the conninfo as written", test_dbscale_one_host},
-    {"dbscale: lists it does not spread", test_dbscale_lists},
-    {"dbscale: connections retired from a primary", test_dbscale_retire},
-    {"dbscale: every order of three hosts in turn", test_dbscale_permutations},
+    {"db hosts: start two fakes", test_hosts_start},
+    {"db hosts: every order in turn, ports along", test_hosts_spread},
+    {"db hosts: lists it does not spread", test_hosts_as_written},
+    {"db hosts: connections retired from a primary", test_hosts_retire},
+    {"db hosts: stop the fakes", test_hosts_stop},
     {NULL, NULL}
 };
