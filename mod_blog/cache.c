@@ -8,6 +8,9 @@
  * its commands fail (BYPASS); a failed connect or a timeout starts a shared
  * backoff.  A connection that had answered, found closed (Redis restarted),
  * is replaced at once and its commands are tried once more.
+ *
+ * A waiting thread sleeps on a sem_t of its own: APR has no semaphore, and
+ * the apr_thread_cond forms measured slower (bench/LEVERS.md).
  */
 #include "cache.h"
 
@@ -18,9 +21,9 @@
 
 #include "http_log.h"
 #include "apr_strings.h"
+#include "apr_thread_mutex.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <semaphore.h>
 #include <stdarg.h>
 #include <string.h>
@@ -52,15 +55,15 @@ typedef struct cache_cmd
 /* The child's connection: the leader's alone, but for the first three. */
 static struct
 {
-    pthread_mutex_t lock;       /* guards the next two */
+    apr_thread_mutex_t *lock;   /* guards the next two */
     cache_cmd  *queued, **queued_tail;  /* not yet written */
     int         leader;
     cache_cmd  *sent, **sent_tail;      /* replies due in this order */
     int         answered;       /* the connection has answered a command */
     blog_redis  redis;
 } cache_l = {
-    PTHREAD_MUTEX_INITIALIZER, NULL, &cache_l.queued, 0,
-    NULL, &cache_l.sent, 0, {.max_bulk = CACHE_MAX_VALUE}
+    NULL, NULL, &cache_l.queued, 0, NULL, &cache_l.sent, 0,
+    {.max_bulk = CACHE_MAX_VALUE}
 };
 
 static const blog_cache_settings *cache_g;
@@ -94,6 +97,7 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
 {
     (void) s;
     cache_g = g;
+    apr_thread_mutex_create(&cache_l.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
     apr_pool_cleanup_register(pchild, NULL, cache_child_exit,
                               apr_pool_cleanup_null);
 }
@@ -168,11 +172,11 @@ cache_fail_all(request_rec *r, blog_redis_io io, const char *what,
                          "Redis closed the connection; reconnecting");
     }
     if (back_off) {
-        pthread_mutex_lock(&cache_l.lock);
+        apr_thread_mutex_lock(cache_l.lock);
         *cache_l.sent_tail = cache_l.queued;
         cache_l.queued = NULL;
         cache_l.queued_tail = &cache_l.queued;
-        pthread_mutex_unlock(&cache_l.lock);
+        apr_thread_mutex_unlock(cache_l.lock);
     }
     while ((cmd = cache_l.sent) != NULL) {
         cache_l.sent = cmd->next;
@@ -190,7 +194,7 @@ cache_write_queued(void)
     cache_cmd  *cmd;
     int         n = 0;
 
-    pthread_mutex_lock(&cache_l.lock);
+    apr_thread_mutex_lock(cache_l.lock);
     while ((cmd = cache_l.queued) != NULL && n < CACHE_BATCH) {
         cache_l.queued = cmd->next;
         cmd->next = NULL;
@@ -202,7 +206,7 @@ cache_write_queued(void)
     }
     if (cache_l.queued == NULL)
         cache_l.queued_tail = &cache_l.queued;
-    pthread_mutex_unlock(&cache_l.lock);
+    apr_thread_mutex_unlock(cache_l.lock);
     if (n == 0)
         return BLOG_REDIS_OK;
     return blog_redis_send(&cache_l.redis, iov, n, cache_l.sent->deadline);
@@ -247,10 +251,10 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
         if (io != BLOG_REDIS_OK)
             cache_fail_all(r, io, what, connect_why);
     } while (!me->done);
-    pthread_mutex_lock(&cache_l.lock);
+    apr_thread_mutex_lock(cache_l.lock);
     cmd = cache_l.sent != NULL ? cache_l.sent : cache_l.queued;
     cache_l.leader = cmd != NULL;
-    pthread_mutex_unlock(&cache_l.lock);
+    apr_thread_mutex_unlock(cache_l.lock);
     if (cmd != NULL) {
         cmd->lead = 1;
         sem_post(&cmd->wake);
@@ -283,12 +287,12 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
         int         lead;
 
         sem_init(&cmd.wake, 0, 0);
-        pthread_mutex_lock(&cache_l.lock);
+        apr_thread_mutex_lock(cache_l.lock);
         *cache_l.queued_tail = &cmd;
         cache_l.queued_tail = &cmd.next;
         lead = !cache_l.leader;
         cache_l.leader = 1;
-        pthread_mutex_unlock(&cache_l.lock);
+        apr_thread_mutex_unlock(cache_l.lock);
         while (!lead && sem_wait(&cmd.wake) != 0 && errno == EINTR)
             ;
         if (lead || cmd.lead)
