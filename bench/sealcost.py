@@ -149,11 +149,7 @@ def main():
     for rnd in range(rounds):
         order = ["off", "on"] if rnd % 2 == 0 else ["on", "off"]
         for name in order:
-            sweep.write_extra(confs[name])
-            subprocess.run([os.path.join(ROOT, "scripts/stack.sh"),
-                            "restart", "httpd"], check=True,
-                           stdout=subprocess.DEVNULL)
-            sweep.flush_pages()
+            sweep.restart_with(confs[name])
             for p in paths:
                 loads.wrk(cfg, port, p, warmup)
             sealed = sealed_values(paths)
@@ -170,17 +166,11 @@ def main():
     shares = {}
     if os.environ.get("PERF", "1") == "1" and shutil.which("perf"):
         pseconds = int(os.environ.get("PERF_SECONDS", "8"))
-        sweep.write_extra(confs["on"])
-        subprocess.run([os.path.join(ROOT, "scripts/stack.sh"),
-                        "restart", "httpd"], check=True,
-                       stdout=subprocess.DEVNULL)
-        sweep.flush_pages()
+        sweep.restart_with(confs["on"])
         for p in paths:
             loads.wrk(cfg, port, p, warmup)
             shares[p] = perf_share(cfg, port, p, pseconds)
-    sweep.write_extra([])
-    subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
-                    "httpd"], check=True, stdout=subprocess.DEVNULL)
+    sweep.restart_with([], flush=False)
 
     print("Medians over %d rounds (%d s runs); CPU in us per request:\n"
           % (rounds, seconds))

@@ -87,6 +87,16 @@ def flush_pages():
     blogtest.flush_page_keys()
 
 
+def restart_with(lines, env=None, flush=True):
+    """Apache restarted with lines in its configuration (none: as
+    scripts/env.sh configures it), the cached pages deleted if flush."""
+    write_extra(lines)
+    subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
+                    "httpd"], env=env, check=True, stdout=subprocess.DEVNULL)
+    if flush:
+        flush_pages()
+
+
 def alternate(specs, paths, rounds, seconds, warmup, flush=True,
               raw_dir=None, log=None):
     """Run each configuration of specs ((name, (env, lines)) pairs) on
@@ -101,13 +111,7 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
     try:
         for rnd in range(rounds):
             for name, (env, lines) in specs:
-                e = dict(os.environ, **env)
-                write_extra(lines)
-                subprocess.run([os.path.join(ROOT, "scripts/stack.sh"),
-                                "restart", "httpd"], env=e, check=True,
-                               stdout=subprocess.DEVNULL)
-                if flush:
-                    flush_pages()
+                restart_with(lines, dict(os.environ, **env), flush)
                 for p in paths:
                     raw = raw_dir and "wrk-alt-%s-%s.txt" % (
                         name, p.strip("/").replace("/", "_") or "index")
@@ -130,9 +134,7 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
                                r["socket_errors"] + r["status"]))
     finally:
         # leave the stack as scripts/env.sh configures it
-        write_extra([])
-        subprocess.run([os.path.join(ROOT, "scripts/stack.sh"), "restart",
-                        "httpd"], check=True, stdout=subprocess.DEVNULL)
+        restart_with([], flush=False)
     return out
 
 
