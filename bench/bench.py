@@ -15,7 +15,9 @@ keep-alive connections beside the /cached load under event; 0: skip),
 IDLE_SECONDS (3), CHECK (1: compare every page first), BENCH_ONLY=ceilings
 (skip everything that needs the blog), BENCH_BASE (a commit: its module,
 which bench/run.sh builds, in BENCH_BASE_SPEC's configuration, alternated
-with the tree's under the event MPM, RUNS rounds on every endpoint).
+with the tree's under the event MPM on every endpoint: BASE_ROUNDS rounds
+(6), each base, new, new, base, with runs of BASE_SECONDS (3) after
+BASE_WARMUP (1)).
 """
 
 import datetime
@@ -100,6 +102,9 @@ class Config:
         self.base = env.get("BENCH_BASE") or None
         self.base_module = env.get("BENCH_BASE_MODULE")
         self.base_spec = env.get("BENCH_BASE_SPEC", BASE_SPEC)
+        self.base_rounds = num("BASE_ROUNDS", 6)
+        self.base_seconds = num("BASE_SECONDS", 3)
+        self.base_warmup = num("BASE_WARMUP", 1)
         if self.base and not self.base_module:
             raise SystemExit("bench: BENCH_BASE needs bench/run.sh, which "
                              "builds its module")
@@ -120,7 +125,8 @@ class Config:
             "pg_clients", "strace", "strace_seconds", "mpms", "port",
             "blog_port", "pg_user", "fastpath", "only_ceilings",
             "endpoints", "perf", "idle", "idle_seconds", "check",
-            "syscall_events", "base", "base_spec")}
+            "syscall_events", "base", "base_spec", "base_rounds",
+            "base_seconds", "base_warmup")}
 
 
 T0 = time.time()
@@ -289,15 +295,18 @@ def run_mpm(cfg, mpm, ceiling):
 
 def against_base(cfg):
     """The tree's module and stack against BENCH_BASE's module in
-    BENCH_BASE_SPEC's configuration, alternated within each of RUNS
-    rounds (bench/sweep.py), every endpoint; each round's req/s."""
-    say("event: against %s, %d rounds alternated" % (cfg.base, cfg.runs))
+    BENCH_BASE_SPEC's configuration, alternated base, new, new, base
+    within each of BASE_ROUNDS rounds (bench/sweep.py), every endpoint;
+    each round's req/s and each side's CPU."""
+    say("event: against %s, %d rounds of base, new, new, base"
+        % (cfg.base, cfg.base_rounds))
     env, lines = sweep.parse("base:" + cfg.base_spec)[1]
     specs = [("base", (dict(env, BLOG_MODULE=cfg.base_module,
                             BLOG_MPM="event"), lines)),
              ("new", ({"BLOG_MPM": "event"}, []))]
-    r = sweep.alternate(specs, cfg.endpoints, cfg.runs, cfg.duration,
-                        cfg.warmup, raw_dir=cfg.raw_dir, log=say)
+    r = sweep.alternate(specs, cfg.endpoints, cfg.base_rounds,
+                        cfg.base_seconds, cfg.base_warmup,
+                        raw_dir=cfg.raw_dir, log=say)
     return {"commit": cfg.base, "spec": cfg.base_spec,
             "routes": {p: {n: r[n, p] for n in ("base", "new")}
                        for p in cfg.endpoints}}

@@ -6,6 +6,8 @@ import os
 import statistics
 import subprocess
 
+import sweep
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ENDPOINTS = ["/", "/post/post-31", "/tag/tag-7", "/cached",
              "/post/post-31/cached", "/compute"]
@@ -426,43 +428,79 @@ def base_section(res):
     b = res["mpm"].get("event", {}).get("base")
     if not b:
         return [], []
-    rows, below = [], []
+    rows, cpu_rows, below, unsure = [], [], [], []
     for path, pair in b["routes"].items():
         o, n = pair["base"], pair["new"]
         med = [statistics.median(x["rps"]) for x in (o, n)]
-        ratio = med[1] / med[0] if med[0] else 0.0
-        per = " ".join("%.2f" % (y / x) for x, y in zip(o["rps"], n["rps"])
-                       if x)
-        if ratio < BASE_BAR:
-            below.append("`%s` %.2f (%.0f %% short; per round %s)"
-                         % (path, ratio, 100 * (BASE_BAR - ratio), per))
+        ratios, mid, (lo, hi) = sweep.ratio_stats(n["rps"], o["rps"])
+        if hi < BASE_BAR or mid < BASE_BAR:
+            below.append("`%s` %.2f [%.2f, %.2f]" % (path, mid, lo, hi))
+        elif lo < BASE_BAR:
+            unsure.append("`%s` %.2f [%.2f, %.2f]" % (path, mid, lo, hi))
 
-        def per_req(x, k, d):
-            return fmt(x[k] / x[d], "%.2f") if x[d] > (1000 if d == "gets"
-                                                         else 0) else "-"
-        rows.append([path, fmt(med[0]), fmt(med[1]), "%.2f" % ratio, per,
-                     "%d / %d" % (o["errors"], n["errors"]),
-                     "%s / %s" % (per_req(o, "ctxsw", "requests"),
-                                  per_req(n, "ctxsw", "requests")),
-                     "%s / %s" % (per_req(o, "redis_us", "gets"),
-                                  per_req(n, "redis_us", "gets"))])
-    head = ["endpoint", "base req/s", "new req/s", "ratio", "per round",
-            "errors base / new", "Apache ctxsw/req", "Redis us/GET"]
-    verdict = ("Every endpoint at %.2f or more of the base." % BASE_BAR
-               if not below else "Below %.2f: %s." % (BASE_BAR,
-                                                      "; ".join(below)))
+        def per(x, k, d="requests"):
+            return x[k] / x[d] if x[d] > (1000 if d == "gets" else 0) \
+                else None
+
+        def pair_of(v0, v1, spec="%.1f"):
+            return "%s / %s" % (fmt(v0, spec), fmt(v1, spec))
+        rows.append([path, fmt(med[0]), fmt(med[1]),
+                     "%.2f [%.2f, %.2f]" % (mid, lo, hi),
+                     "%.2f" % (med[1] / med[0] if med[0] else 0.0),
+                     " ".join("%.2f" % r for r in ratios),
+                     "%d / %d" % (o["errors"], n["errors"])])
+        cpu_rows.append([path] + [
+            pair_of(*(x["us"][side] / x["requests"] if x["requests"]
+                      else None for x in (o, n)))
+            for side in ("apache", "pg", "redis")] + [
+            pair_of(per(o, "minflt"), per(n, "minflt"), "%.3f"),
+            pair_of(per(o, "ctxsw"), per(n, "ctxsw"), "%.2f"),
+            pair_of(per(o, "redis_us", "gets"), per(n, "redis_us", "gets"),
+                    "%.2f")])
+    head = ["endpoint", "base req/s", "new req/s", "ratio [95 %]",
+            "ratio of medians", "per round", "errors base / new"]
+    cpu_head = ["endpoint", "Apache us", "PG us", "Redis us",
+                "Apache minflt", "Apache ctxsw", "Redis us/GET"]
+    verdict = []
+    if not below and not unsure:
+        verdict.append("Every endpoint at %.2f or more of the base, the "
+                       "whole 95 %% interval above it." % BASE_BAR)
+    elif not below:
+        verdict.append("Every endpoint's median ratio at %.2f or more."
+                       % BASE_BAR)
+    if below:
+        verdict.append("Below %.2f: %s." % (BASE_BAR, "; ".join(below)))
+    if unsure:
+        verdict.append("Interval reaching below %.2f: %s." % (
+            BASE_BAR, "; ".join(unsure)))
+    verdict = " ".join(verdict)
+    cfg = res["meta"]["config"]
     md = ["## Against %s, alternated (event MPM)" % b["commit"], "",
           "The tree's module and the stack's defaults (`new`) against "
           "%s's module in its configuration (`base`: `%s`, as "
-          "bench/sweep.py writes it), the two alternated within each "
-          "round, Apache restarted and the cached pages deleted before "
-          "each; per round a warm-up and one timed run per endpoint, as "
-          "above; median req/s over the rounds, the ratio new / base of "
-          "the medians and of each round, socket errors + non-2xx over "
-          "the rounds." % (b["commit"], b["spec"]), "",
-          md_table(head, rows), "", verdict, ""]
+          "bench/sweep.py writes it).  %d rounds, each base, new, new, "
+          "base (a drift linear in time weighs on both alike), Apache "
+          "restarted and the cached pages deleted before each; per "
+          "configuration and endpoint a %d s warm-up and a %d s run.  "
+          "`ratio`: the median over the rounds of new / base (each "
+          "round's req/s the mean of its two runs), with a 95 %% "
+          "percentile-bootstrap interval of that median; `ratio of "
+          "medians`: of the median req/s; errors: socket errors + non-2xx "
+          "over the rounds." % (b["commit"], b["spec"],
+                                cfg.get("base_rounds", 0),
+                                cfg.get("base_warmup", 0),
+                                cfg.get("base_seconds", 0)), "",
+          md_table(head, rows), "", verdict, "",
+          "CPU per request of each side, base / new, over all the timed "
+          "runs (user + system microseconds, /proc; Apache's parent and "
+          "children, PostgreSQL's postmaster and backends, Redis), with "
+          "Apache's minor faults and context switches per request and "
+          "Redis's CPU per GET.  CPU per request moves less than req/s on "
+          "a shared machine and says on which side a difference lies.", "",
+          md_table(cpu_head, cpu_rows), ""]
     term = ["\nagainst %s, alternated (event)" % b["commit"],
-            text_table(head, rows), verdict.replace("`", "")]
+            text_table(head, rows), text_table(cpu_head, cpu_rows),
+            verdict.replace("`", "")]
     return md, term
 
 

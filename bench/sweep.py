@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """A short alternated comparison of Apache configurations of the private
-stack (bench/LEVERS.md's tables): each round restarts Apache once per
-configuration and runs wrk (50 connections, 2 threads, like `make bench`)
-on each path; the configurations alternate within every round, so the
-machine's drift moves them alike.  Prints a Markdown table of the median
-req/s per path (and the ratio to the first configuration), with every
-socket error and non-2xx response summed over the rounds, and Redis's
-own CPU per GET (its process's user + system time over the GETs it ran,
-from /proc and INFO commandstats; all runs of the path together), and
-Apache's context switches per request (its processes' voluntary and
-involuntary switches over the timed runs).
+stack (bench/LEVERS.md's tables): each round runs the configurations in
+order then in reverse (A B B A; ABBA=0: once, in order), Apache restarted
+before each, and wrk (50 connections, 2 threads, like `make bench`) on
+each path, so that a drift linear in time weighs on every configuration
+alike.  Prints a Markdown table, a column per path: the median req/s and, against
+the first configuration, the median of the per-round ratios with a 95 %
+bootstrap interval; socket errors + non-2xx summed over the rounds; the
+CPU per request of Apache (parent and children) and PostgreSQL (the
+postmaster and its backends), from /proc over the timed runs, which moves
+less than req/s on a shared machine; Apache's minor faults and context
+switches per request; Redis's own CPU per GET.
 
     flock -o /tmp/blog-load.lock python3 bench/sweep.py SPEC...
 
@@ -21,13 +22,14 @@ variables, and BLOG_MODULE for another build of the module; each "|" adds
 a line to the stack's httpd configuration for that configuration, through
 var/httpd/conf.d/sweep.conf, e.g. an older module's own directives).  Environment: PATHS
 (comma-separated, "/cached,/post/post-31/cached"), ROUNDS (3),
-SECONDS_PER_RUN (3), WARMUP (1), FLUSH (1: every cached page is deleted
+SECONDS_PER_RUN (3), WARMUP (1), ABBA (1), FLUSH (1: every cached page is deleted
 after each restart, so that configurations storing different values, such
 as BlogCacheKey on and off, each start from their own misses).  A speed report, never a test: nothing
 here passes or fails.
 """
 
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -41,25 +43,28 @@ import loads  # noqa: E402
 import procstat  # noqa: E402
 
 
-def redis_reading(port):
-    """(Redis's CPU microseconds, GET calls so far), or None."""
+def _pid(name):
     var = os.environ.get("BLOG_VAR", os.path.join(ROOT, "var"))
     try:
-        with open(os.path.join(var, "run", "redis.pid")) as f:
-            proc = procstat._proc(int(f.read()))
-        gets = procstat.redis_commandstats(port).get("get", (0, 0))[0]
-    except (OSError, ValueError):
+        with open(os.path.join(var, name)) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
         return None
-    return (proc[1] + proc[2], gets) if proc else None
 
 
-def apache_counters():
-    """procstat.counters() of the stack's Apache, or None."""
-    var = os.environ.get("BLOG_VAR", os.path.join(ROOT, "var"))
+def sides():
+    """The stack's servers for procstat.snapshot: Apache and PostgreSQL
+    with their children, Redis alone."""
+    return {"apache": (_pid("run/httpd.pid"), True),
+            "pg": (_pid("pg/postmaster.pid"), True),
+            "redis": (_pid("run/redis.pid"), False)}
+
+
+def gets(port):
+    """GET calls Redis has run so far, or None."""
     try:
-        with open(os.path.join(var, "run", "httpd.pid")) as f:
-            return procstat.counters(int(f.read()))
-    except (OSError, ValueError):
+        return procstat.redis_commandstats(port).get("get", (0, 0))[0]
+    except OSError:
         return None
 
 
@@ -97,45 +102,82 @@ def restart_with(lines, env=None, flush=True):
         flush_pages()
 
 
+SIDES = ("apache", "pg", "redis")
+
+
 def alternate(specs, paths, rounds, seconds, warmup, flush=True,
-              raw_dir=None, log=None):
+              raw_dir=None, log=None, abba=True):
     """Run each configuration of specs ((name, (env, lines)) pairs) on
-    every path, alternated within each round; Apache is left as
-    scripts/env.sh configures it.  {(name, path): {"rps": [per round],
-    "errors", "redis_us", "gets", "ctxsw", "requests"}}."""
+    every path, alternated within each round: with abba, each round runs
+    the configurations in order then in reverse (A B B A), Apache
+    restarted before each, so that a drift linear in time weighs on every
+    configuration alike within the round.  Apache is left as
+    scripts/env.sh configures it.  {(name, path): {"rps": [per round, the
+    mean of its runs], "errors", "requests", "ctxsw", "minflt", "us":
+    {side: CPU us summed}, "redis_us", "gets"}}; divide the sums by
+    "requests" (Redis's us by "gets")."""
     port = int(os.environ.get("BLOG_HTTP_PORT", "8080"))
     rport = int(os.environ.get("BLOG_REDIS_PORT", "63790"))
     cfg = types.SimpleNamespace(threads=2, connections=50, raw_dir=raw_dir)
-    out = {(n, p): dict(rps=[], errors=0, redis_us=0, gets=0, ctxsw=0,
-                        requests=0) for n, _ in specs for p in paths}
+    out = {(n, p): dict(rps=[], errors=0, requests=0, ctxsw=0, minflt=0,
+                        us=dict.fromkeys(SIDES, 0.0), redis_us=0.0, gets=0)
+           for n, _ in specs for p in paths}
+    order = specs + specs[::-1] if abba else specs
     try:
         for rnd in range(rounds):
-            for name, (env, lines) in specs:
+            runs = {}
+            for name, (env, lines) in order:
                 restart_with(lines, dict(os.environ, **env), flush)
                 for p in paths:
                     raw = raw_dir and "wrk-alt-%s-%s.txt" % (
                         name, p.strip("/").replace("/", "_") or "index")
                     loads.wrk(cfg, port, p, warmup)
-                    r0, a0 = redis_reading(rport), apache_counters()
+                    g0, s0 = gets(rport), procstat.snapshot(sides())
                     r = loads.wrk(cfg, port, p, seconds, raw)
-                    r1, a1 = redis_reading(rport), apache_counters()
+                    s1, g1 = procstat.snapshot(sides()), gets(rport)
+                    d, _ = procstat.delta_all(s0, s1)
                     o = out[name, p]
-                    if r0 and r1:
-                        o["redis_us"] += r1[0] - r0[0]
-                        o["gets"] += r1[1] - r0[1]
-                    if a0 and a1:
-                        o["ctxsw"] += procstat.delta(a0, a1)[1]
-                        o["requests"] += r["requests"]
-                    o["rps"].append(r["rps"])
+                    for side in SIDES:
+                        if side in d:
+                            o["us"][side] += d[side]["user_us"] + \
+                                d[side]["sys_us"]
+                    if "apache" in d:
+                        o["ctxsw"] += d["apache"]["ctxsw"]
+                        o["minflt"] += d["apache"]["minflt"]
+                    if g0 is not None and g1 is not None and "redis" in d:
+                        o["redis_us"] += d["redis"]["user_us"] + \
+                            d["redis"]["sys_us"]
+                        o["gets"] += g1 - g0
+                    o["requests"] += r["requests"]
                     o["errors"] += r["socket_errors"] + r["status"]
+                    runs.setdefault((name, p), []).append(r["rps"])
                     if log:
-                        log("round %d %-24s %-22s %8.0f req/s %d errors"
+                        log("round %d %-24s %-22s %8.0f req/s %d errors, "
+                            "Apache %.1f us/req"
                             % (rnd + 1, name, p, r["rps"],
-                               r["socket_errors"] + r["status"]))
+                               r["socket_errors"] + r["status"],
+                               (d.get("apache", {}).get("user_us", 0)
+                                + d.get("apache", {}).get("sys_us", 0))
+                               / max(r["requests"], 1)))
+            for key, v in runs.items():
+                out[key]["rps"].append(statistics.mean(v))
     finally:
         # leave the stack as scripts/env.sh configures it
         restart_with([], flush=False)
     return out
+
+
+def ratio_stats(new, base, resamples=4000):
+    """Per-round ratios new / base (lists of per-round req/s), their
+    median and a 95 % percentile-bootstrap interval of that median."""
+    ratios = [n / b for n, b in zip(new, base) if b]
+    if not ratios:
+        return [], 0.0, (0.0, 0.0)
+    rng = random.Random(20)
+    meds = sorted(statistics.median(rng.choices(ratios, k=len(ratios)))
+                  for _ in range(resamples))
+    return (ratios, statistics.median(ratios),
+            (meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]))
 
 
 def main():
@@ -147,6 +189,7 @@ def main():
                     int(os.environ.get("SECONDS_PER_RUN", "3")),
                     int(os.environ.get("WARMUP", "1")),
                     flush=os.environ.get("FLUSH", "1") == "1",
+                    abba=os.environ.get("ABBA", "1") == "1",
                     log=lambda m: print(m, file=sys.stderr, flush=True))
     first = specs[0][0]
     print("| configuration | " + " | ".join(paths) + " |")
@@ -156,9 +199,13 @@ def main():
         for p in paths:
             o = res[name, p]
             med = statistics.median(o["rps"])
-            ratio = med / statistics.median(res[first, p]["rps"])
-            cells.append("%.0f (%.2f) %d err%s%s"
-                         % (med, ratio, o["errors"],
+            _, ratio, (lo, hi) = ratio_stats(o["rps"], res[first, p]["rps"])
+            n = max(o["requests"], 1)
+            cells.append("%.0f (%.2f [%.2f, %.2f]) %d err, Apache %.1f us, "
+                         "PG %.1f us, %.3f minflt%s%s"
+                         % (med, ratio, lo, hi, o["errors"],
+                            o["us"]["apache"] / n, o["us"]["pg"] / n,
+                            o["minflt"] / n,
                             ", %.2f ctxsw/req" % (o["ctxsw"] / o["requests"])
                             if o["requests"] else "",
                             ", Redis %.1f us/GET" % (o["redis_us"] / o["gets"])
