@@ -12,6 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 # The fair run writes nothing, and its 16 PostgreSQL connections are the
 # pool's: no invalidation listener (BlogInvalidate Off) while it runs.
+invalidate=${BLOG_INVALIDATE:-on}
 export BLOG_INVALIDATE=off
 . "$root/scripts/env.sh"
 
@@ -48,6 +49,11 @@ stop_started() {
     if [ ${#started[@]} -gt 0 ]; then
         echo "bench: stopping what it started: ${started[*]}"
         "$root/scripts/stack.sh" stop "${started[@]}" || true
+    fi
+    # an Apache it found running is left with its invalidation listener
+    if [ "${BENCH_ONLY:-}" != ceilings ] && [[ " ${started[*]} " != *" httpd "* ]]; then
+        BLOG_INVALIDATE=$invalidate BLOG_MPM=event \
+            "$root/scripts/stack.sh" restart httpd >/dev/null || true
     fi
 }
 trap stop_started EXIT
