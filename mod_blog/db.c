@@ -109,36 +109,20 @@ static struct
 /* and any other, so that the spread comes back after a host returns */
 #define DBS_REFRESH         apr_time_from_sec(5)
 
-/* The host-list keywords, permuted together. */
-enum
-{
-    DBS_HOST, DBS_HOSTADDR, DBS_PORT, DBS_NLISTS
-};
-static const char *const dbs_list_keys[DBS_NLISTS] = {
-    "host", "hostaddr", "port"
-};
-
-/* The child's parse of BlogDatabase. */
+/* BlogDatabase's keywords, parsed once per child. */
 static struct
 {
-    PQconninfoOption *opts;
+    int         nkeys;
+    const char *keys[DB_MAX_PARAMS];
+    const char *vals[DB_MAX_PARAMS];
+    char      **lists[DB_MAX_PARAMS];   /* host, hostaddr, port: permuted */
     int         nhosts;         /* > 1: spreading */
     int         prefer_standby;
     apr_uint32_t nperms;
-    char      **lists[DBS_NLISTS];      /* NULL: not a list of nhosts */
     apr_uint32_t next;
     apr_uint64_t fallback_due;  /* apr_time_t, apr_atomic */
     apr_uint64_t refresh_due;
 } dbs;
-
-static apr_status_t
-dbs_free_opts(void *data)
-{
-    (void) data;
-    PQconninfoFree(dbs.opts);
-    dbs.opts = NULL;
-    return APR_SUCCESS;
-}
 
 /* The comma-separated entries of val, as libpq splits them. */
 static int
@@ -164,32 +148,34 @@ dbs_split(apr_pool_t *p, const char *val, char ***out)
 static void
 dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
 {
+    PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
     PQconninfoOption *o;
-    char      **entries[DBS_NLISTS] = {NULL};
-    int         counts[DBS_NLISTS] = {0};
+    int         counts[DB_MAX_PARAMS] = {0};
     int         i;
 
     memset(&dbs, 0, sizeof(dbs));
-    dbs.opts = PQconninfoParse(conninfo, NULL);
-    if (dbs.opts == NULL)
-        return;                 /* checked at start-up: out of memory */
-    apr_pool_cleanup_register(pchild, NULL, dbs_free_opts,
-                              apr_pool_cleanup_null);
-    for (o = dbs.opts; o->keyword != NULL; o++) {
-        if (o->val == NULL)
+    /* NULL: out of memory (the syntax was checked at start-up) */
+    for (o = opts; o != NULL && o->keyword != NULL; o++) {
+        if (o->val == NULL || dbs.nkeys == DB_MAX_PARAMS - 2)
             continue;
+        i = dbs.nkeys++;
+        dbs.keys[i] = apr_pstrdup(pchild, o->keyword);
+        dbs.vals[i] = apr_pstrdup(pchild, o->val);
         if (strcmp(o->keyword, "target_session_attrs") == 0)
             dbs.prefer_standby = strcmp(o->val, "prefer-standby") == 0;
-        for (i = 0; i < DBS_NLISTS; i++)
-            if (strcmp(o->keyword, dbs_list_keys[i]) == 0)
-                counts[i] = dbs_split(pchild, o->val, &entries[i]);
+        if (strcmp(o->keyword, "host") == 0
+            || strcmp(o->keyword, "hostaddr") == 0
+            || strcmp(o->keyword, "port") == 0)
+            counts[i] = dbs_split(pchild, o->val, &dbs.lists[i]);
     }
-    for (i = 0; i < DBS_NLISTS; i++) {
+    PQconninfoFree(opts);
+    for (i = 0; i < dbs.nkeys; i++) {
         if (counts[i] < 0) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
                          BLOGLOGNO(00023)
                          "BlogDatabase lists more than %d hosts; "
                          "connecting in the order written", DBS_MAX_HOSTS);
+            dbs.nhosts = 0;
             return;
         }
         if (counts[i] > dbs.nhosts)
@@ -200,13 +186,13 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
         return;
     }
     /* libpq wants each list to be one entry or one per host */
-    for (i = 0; i < DBS_NLISTS; i++) {
-        if (counts[i] == dbs.nhosts)
-            dbs.lists[i] = entries[i];
-        else if (counts[i] > 1) {
+    for (i = 0; i < dbs.nkeys; i++) {
+        if (counts[i] > 1 && counts[i] != dbs.nhosts) {
             dbs.nhosts = 0;
             return;
         }
+        if (counts[i] < dbs.nhosts)
+            dbs.lists[i] = NULL;
     }
     dbs.nperms = 1;
     for (i = 2; i <= dbs.nhosts; i++)
@@ -221,41 +207,37 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
                  "order", dbs.nhosts);
 }
 
-/* Permutation number k of 0..n-1 (the factorial number system). */
+/*
+ * Permutation number k of 0..n-1: k's digits in the mixed radix n, n-1,
+ * ... pick each place in turn, the first place's digit varying fastest.
+ */
 static void
 dbs_permutation(apr_uint32_t k, int n, int *perm)
 {
-    int         avail[DBS_MAX_HOSTS];
-    apr_uint32_t f = 1;
     int         i;
 
     for (i = 0; i < n; i++)
-        avail[i] = i;
-    for (i = 2; i < n; i++)
-        f *= (apr_uint32_t) i;
-    for (i = 0; i < n; i++) {
-        int         j = (int) (k / f);
+        perm[i] = i;
+    for (i = 0; i < n - 1; i++) {
+        int         j = i + (int) (k % (apr_uint32_t) (n - i));
+        int         t = perm[i];
 
-        k %= f;
-        perm[i] = avail[j];
-        memmove(avail + j, avail + j + 1, (size_t) (n - i - j - 1) * sizeof(int));
-        if (i < n - 1)
-            f /= (apr_uint32_t) (n - 1 - i);
+        k /= (apr_uint32_t) (n - i);
+        perm[i] = perm[j];
+        perm[j] = t;
     }
 }
 
 /*
- * The next connection's keywords and values (at most max; returns how
- * many): with several hosts their lists in another order, written into
- * buf; else "dbname" and BlogDatabase.
+ * The next connection's keywords and values (returns how many): with
+ * several hosts their lists in another order, from p; else "dbname" and
+ * BlogDatabase.
  */
 static int
-dbs_params(const char **keys, const char **vals, int max, char *buf,
-           apr_size_t size)
+dbs_params(apr_pool_t *p, const char **keys, const char **vals)
 {
-    PQconninfoOption *o;
     int         perm[DBS_MAX_HOSTS];
-    int         i, h, n = 0;
+    int         i, h;
 
     if (dbs.nhosts == 0) {
         keys[0] = "dbname";
@@ -264,39 +246,19 @@ dbs_params(const char **keys, const char **vals, int max, char *buf,
     }
     dbs_permutation(apr_atomic_inc32(&dbs.next) % dbs.nperms, dbs.nhosts,
                     perm);
-    for (o = dbs.opts; o->keyword != NULL && n < max; o++) {
-        char      **list = NULL;
+    for (i = 0; i < dbs.nkeys; i++) {
+        keys[i] = dbs.keys[i];
+        vals[i] = dbs.vals[i];
+        if (dbs.lists[i] != NULL) {
+            apr_array_header_t *a = apr_array_make(p, dbs.nhosts,
+                                                   sizeof(char *));
 
-        if (o->val == NULL)
-            continue;
-        for (i = 0; i < DBS_NLISTS; i++)
-            if (strcmp(o->keyword, dbs_list_keys[i]) == 0)
-                list = dbs.lists[i];
-        keys[n] = o->keyword;
-        vals[n] = o->val;       /* also when buf is too small: as written */
-        if (list != NULL) {
-            char       *w = buf;
-
-            for (h = 0; h < dbs.nhosts; h++) {
-                apr_size_t  len = strlen(list[perm[h]]);
-
-                if ((apr_size_t) (w - buf) + len + 2 > size)
-                    break;
-                if (h > 0)
-                    *w++ = ',';
-                memcpy(w, list[perm[h]], len);
-                w += len;
-            }
-            if (h == dbs.nhosts) {
-                *w++ = '\0';
-                vals[n] = buf;
-                size -= (apr_size_t) (w - buf);
-                buf = w;
-            }
+            for (h = 0; h < dbs.nhosts; h++)
+                APR_ARRAY_PUSH(a, char *) = dbs.lists[i][perm[h]];
+            vals[i] = apr_array_pstrcat(p, a, ',');
         }
-        n++;
     }
-    return n;
+    return dbs.nkeys;
 }
 
 /* One thread of the child wins the slot when it is due; the others wait. */
@@ -334,20 +296,18 @@ db_note_error(const char *msg)
 }
 
 static PGconn *
-db_connect(apr_time_t deadline)
+db_connect(apr_pool_t *p, apr_time_t deadline)
 {
     /* BlogDatabase's keywords last: they win over ours. */
     const char *keys[DB_MAX_PARAMS + 1] = {
         "client_encoding", "fallback_application_name"
     };
     const char *vals[DB_MAX_PARAMS + 1] = {"UTF8", "mod_blog"};
-    char        hosts[1024];
     char        msg[BLOG_PQ_MSG_MAX];
     PGconn     *pg;
     int         timed_out, n;
 
-    n = 2 + dbs_params(keys + 2, vals + 2, DB_MAX_PARAMS - 2, hosts,
-                       sizeof(hosts));
+    n = 2 + dbs_params(p, keys + 2, vals + 2);
     keys[n] = vals[n] = NULL;
     pg = blog_pq_connect(keys, vals, deadline, msg, &timed_out);
     if (pg == NULL) {
@@ -361,17 +321,17 @@ db_connect(apr_time_t deadline)
 
 /* A new connection, its timeouts and page statements set in one round trip. */
 static PGconn *
-db_open(apr_time_t deadline)
+db_open(apr_pool_t *p, apr_time_t deadline)
 {
     char        setup[640];
     char        msg[BLOG_PQ_MSG_MAX];
-    PGconn     *pg = db_connect(deadline);
+    PGconn     *pg = db_connect(p, deadline);
     PGresult   *res = NULL;
     int         timed_out = 0;
 
     /* libpq 15 gives up on a list when one host closes before answering */
     if (pg == NULL && dbs.nhosts > 1)
-        pg = db_connect(deadline);      /* the hosts in another order */
+        pg = db_connect(p, deadline);   /* the hosts in another order */
     if (pg == NULL || !db.g->prepare)
         return pg;              /* nothing a transaction pooler would lose */
     apr_snprintf(setup, sizeof(setup),
@@ -425,9 +385,9 @@ db_slot_freed(void)
 
 /* Open a connection for a slot reserved in db.nopen; NULL on failure. */
 static db_conn *
-db_open_slot(apr_time_t deadline)
+db_open_slot(apr_pool_t *p, apr_time_t deadline)
 {
-    PGconn     *pg = db_open(deadline);
+    PGconn     *pg = db_open(p, deadline);
     db_conn    *c = pg ? malloc(sizeof(*c)) : NULL;
 
     if (pg != NULL && c == NULL)
@@ -594,7 +554,7 @@ db_checkout(request_rec *r, apr_time_t deadline)
             && now >= blog_backoff_next(&db.backoff)) {
             db.nopen++;
             apr_thread_mutex_unlock(db.lock);
-            c = db_open_slot(wait_until);
+            c = db_open_slot(r->pool, wait_until);
             goto done;
         }
         if (db.nopen == 0)
@@ -747,7 +707,7 @@ blog_db_child_init(apr_pool_t *pchild, server_rec *s, const blog_db_settings *g,
         db_conn    *c;
 
         db.nopen++;
-        if ((c = db_open_slot(deadline)) == NULL)
+        if ((c = db_open_slot(pchild, deadline)) == NULL)
             break;
         db_release(c, 1);
     }
