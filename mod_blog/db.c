@@ -42,21 +42,14 @@ typedef struct db_conn
     struct db_conn *next;       /* in the idle list */
 } db_conn;
 
-typedef struct db_handle
-{
-    db_conn    *c;
-    int         bad;            /* must not go back to the pool */
-} db_handle;
-
 typedef enum db_outcome
 {
     DB_OK, DB_NO_CONN, DB_TIMED_OUT, DB_FAILED, DB_CONN_LOST
 } db_outcome;
 
 /*
- * Waiters queue in arrival order and a release goes to the oldest: with one
- * condition variable any waiter woke, and some waited out the whole
- * BlogPoolAcquireTimeout while later ones were served.
+ * A release goes to the oldest waiter: with one shared condition variable
+ * some waited out BlogPoolAcquireTimeout while later ones were served.
  */
 typedef struct db_waiter
 {
@@ -472,19 +465,14 @@ db_release(db_conn *c, int reusable)
     db_close(expired);
 }
 
-static apr_status_t
-db_release_handle(void *data)
+/* A checked-out connection back; ok: its statement left it usable. */
+static void
+db_checkin(db_conn *c, int ok)
 {
-    db_handle  *h = data;
-
-    if (h->c == NULL)
-        return APR_SUCCESS;
     blog_stat_add(BLOG_STAT_POOL_BUSY, -1);
-    db_release(h->c, !h->bad && PQstatus(h->c->pg) == CONNECTION_OK
-               && PQtransactionStatus(h->c->pg) == PQTRANS_IDLE
-               && !dbs_retire(h->c->pg));
-    h->c = NULL;
-    return APR_SUCCESS;
+    db_release(c, ok && PQstatus(c->pg) == CONNECTION_OK
+               && PQtransactionStatus(c->pg) == PQTRANS_IDLE
+               && !dbs_retire(c->pg));
 }
 
 /*
@@ -535,16 +523,18 @@ db_checkout(request_rec *r, apr_time_t deadline)
     if (wait_until > deadline)
         wait_until = deadline;
     apr_thread_mutex_lock(db.lock);
-    while (!timed_out) {
+    for (;;) {
         apr_time_t  now;
 
-        while (c == NULL && db.idle != NULL) {
+        if (c == NULL && db.idle != NULL) {
             c = db.idle;
             db.idle = c->next;
-            if (c->gen != apr_atomic_read32(&db.gen)) {
-                db_discard(c, &stale);
-                c = NULL;
-            }
+        }
+        /* opened before the last lost one: closed, not used */
+        if (c != NULL && c->gen != apr_atomic_read32(&db.gen)) {
+            db_discard(c, &stale);
+            c = NULL;
+            continue;
         }
         if (c != NULL)
             break;
@@ -564,15 +554,9 @@ db_checkout(request_rec *r, apr_time_t deadline)
             break;
         blog_stat_inc(BLOG_STAT_POOL_WAITS);
         c = db_wait_turn(r, wait_until);
-        if (c != NULL && c->gen != apr_atomic_read32(&db.gen)) {
-            db_discard(c, &stale);
-            c = NULL;
-        }
-        else if (c != NULL)
-            break;
     }
     apr_thread_mutex_unlock(db.lock);
-    if (c == NULL && timed_out) {
+    if (timed_out) {
         blog_stat_inc(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS);
         blog_log_limited(&db.log, APLOG_ERR, APR_TIMEUP, r->server,
                          BLOGLOGNO(00017) "no free PostgreSQL connection "
@@ -599,13 +583,12 @@ db_is_conn_error(PGconn *pg, const PGresult *res)
                              || strcmp(state, "57P03") == 0);
 }
 
-/* One send and its results on h; msg gets libpq's message on a failure. */
+/* One send and its results on pg; msg gets libpq's message on a failure. */
 static db_outcome
-db_run(db_handle *h, int stmt, const char *param, apr_size_t param_len,
+db_run(PGconn *pg, int stmt, const char *param, apr_size_t param_len,
        apr_time_t deadline, PGresult **out, char *msg)
 {
     static const int formats[1] = {1};
-    PGconn     *pg = h->c->pg;
     const char *values[1] = {param};
     int         lengths[1] = {(int) param_len};
     PGresult   *res = NULL;
@@ -627,15 +610,12 @@ db_run(db_handle *h, int stmt, const char *param, apr_size_t param_len,
         *out = res;
         return DB_OK;
     }
-    h->bad = 1;
     if (timed_out)
         return DB_TIMED_OUT;
     if (res == NULL || db_is_conn_error(pg, res)) {
         outcome = DB_CONN_LOST;
         apr_atomic_inc32(&db.gen);
     }
-    else
-        h->bad = 0;
     blog_pq_msg(msg, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
     PQclear(res);
     return outcome;
@@ -654,23 +634,19 @@ db_call(request_rec *r, int stmt, const char *param, apr_size_t param_len,
     int         attempt;
 
     for (attempt = 0; attempt < 2 && outcome == DB_CONN_LOST; attempt++) {
-        db_handle  *h = apr_palloc(r->pool, sizeof(*h));
+        db_conn    *c = db_checkout(r, deadline);
 
-        h->bad = 0;
-        h->c = db_checkout(r, deadline);
-        if (h->c == NULL)
+        if (c == NULL)
             return DB_NO_CONN;
-        apr_pool_cleanup_register(r->pool, h, db_release_handle,
-                                  apr_pool_cleanup_null);
         if (stmt != DB_PING)
             blog_stat_inc(BLOG_STAT_POOL_QUERIES);
-        outcome = db_run(h, stmt, param, param_len, deadline, res, msg);
+        outcome = db_run(c->pg, stmt, param, param_len, deadline, res, msg);
         if (stmt != DB_PING && outcome >= DB_TIMED_OUT)
             blog_stat_inc(outcome == DB_CONN_LOST ? BLOG_STAT_POOL_RECONNECTS
                           : outcome == DB_FAILED ? BLOG_STAT_POOL_QUERY_ERRORS
                           : BLOG_STAT_POOL_QUERY_TIMEOUTS);
-        /* The rows outlive the connection: give it back before rendering. */
-        apr_pool_cleanup_run(r->pool, h, db_release_handle);
+        /* an SQL error leaves the connection usable; the rows outlive it */
+        db_checkin(c, outcome == DB_OK || outcome == DB_FAILED);
         *retried = attempt;
     }
     return outcome;
