@@ -419,8 +419,7 @@ inv_pg_drop(const char *why, int connecting)
                          "(invalidation listener)"
                          : BLOGLOGNO(00032)
                            "invalidation: not listening: %s", why);
-    if (inv_pq.conn != NULL)
-        PQfinish(inv_pq.conn);
+    PQfinish(inv_pq.conn);
     inv_pq.conn = NULL;
     blog_outage_begin(&inv_pq.outage);
     blog_backoff_fail(&inv_pq.backoff);
@@ -580,8 +579,7 @@ inv_main(apr_thread_t *thread, void *data)
         if (n == 2 && pfd[1].revents != 0)
             inv_pg_read();
     }
-    if (inv_pq.conn != NULL)
-        PQfinish(inv_pq.conn);
+    PQfinish(inv_pq.conn);
     inv_pq.conn = NULL;
     blog_redis_close(&inv_rd.conn);
     inv_pending_clear();
@@ -654,13 +652,15 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     return OK;
 }
 
-static void
-inv_stop(void)
+/* The child's pool cleanup, or child_stopping's. */
+static apr_status_t
+inv_stop(void *data)
 {
     apr_status_t rv;
 
+    (void) data;
     if (inv_thr.thread == NULL)
-        return;
+        return APR_SUCCESS;
     apr_atomic_set32(&inv_thr.stop, 1);
     if (write(inv_thr.wake[1], "x", 1) < 0) {
         /* the thread's polls end within a second anyway */
@@ -669,13 +669,6 @@ inv_stop(void)
     inv_thr.thread = NULL;
     close(inv_thr.wake[0]);
     close(inv_thr.wake[1]);
-}
-
-static apr_status_t
-inv_child_exit(void *data)
-{
-    (void) data;
-    inv_stop();
     return APR_SUCCESS;
 }
 
@@ -699,7 +692,7 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
     }
     if (rv == APR_SUCCESS)
         /* before the pool's other cleanups: the thread uses the settings */
-        apr_pool_pre_cleanup_register(pchild, NULL, inv_child_exit);
+        apr_pool_pre_cleanup_register(pchild, NULL, inv_stop);
     else
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00036)
                      "cannot start the invalidation listener in this child");
@@ -711,7 +704,7 @@ inv_child_stopping(apr_pool_t *pchild, int graceful)
 {
     (void) pchild;
     (void) graceful;
-    inv_stop();
+    inv_stop(NULL);
 }
 
 void
