@@ -1,8 +1,6 @@
 /*
- * ratelog.c - a failing Redis or PostgreSQL makes every request fail the
- * same way; one line per request would bury the log (tens of thousands a
- * minute) and cost a write each.  The first warning about a service is
- * written, then at most one per period, saying how many were held back.
+ * ratelog.c - a failing back end makes every request fail the same way:
+ * one line each would bury the log and cost a write per request.
  */
 #include "ratelog.h"
 

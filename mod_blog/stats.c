@@ -1,13 +1,8 @@
 /*
- * stats.c - the shared segment behind stats.h's counters.
- *
- * Made once by the parent, in the process pool (old children still count
- * across a graceful restart; ServerLimit cannot change), with two slots
- * per scoreboard slot: a child finishing after a graceful restart keeps
- * its slot while its successor takes another.  A child takes a free slot
- * at child_init, before it counts anything.  A slot's owner is its pid and
- * its start time (/proc), which a reused pid cannot match: the slot of a
- * child that died without its exit cleanup is free.
+ * stats.c - the shared segment behind stats.h's counters, made once by the
+ * parent in the process pool (docs/OPERATIONS.md).  A slot's owner is its
+ * pid and its start time (/proc), which a reused pid cannot match: the
+ * slot of a child that died without its exit cleanup is free.
  */
 #include "stats.h"
 #include "logno.h"
@@ -72,6 +67,8 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
         if (stats_seg->magic == STATS_MAGIC && stats_seg->nslots == 2 * limit)
             return OK;
     }
+    /* two per scoreboard slot: a child still finishing after a graceful
+     * restart keeps its own while its successor takes another */
     size = sizeof(stats_segment) + 2 * (apr_size_t) limit * sizeof(stats_slot);
     rv = apr_shm_create(&shm, size, NULL, pproc);
     if (rv != APR_SUCCESS) {
