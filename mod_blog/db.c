@@ -319,8 +319,6 @@ db_open(apr_pool_t *p, apr_time_t deadline)
     char        setup[640];
     char        msg[BLOG_PQ_MSG_MAX];
     PGconn     *pg = db_connect(p, deadline);
-    PGresult   *res = NULL;
-    int         timed_out = 0;
 
     /* libpq 15 gives up on a list when one host closes before answering */
     if (pg == NULL && dbs.nhosts > 1)
@@ -337,19 +335,12 @@ db_open(apr_pool_t *p, apr_time_t deadline)
                  DB_CLIENT_CHECK_MS, db_stmt_names[0], db_stmt_sql[0],
                  db_stmt_names[1], db_stmt_sql[1], db_stmt_names[2],
                  db_stmt_sql[2]);
-    if (PQsendQuery(pg, setup))
-        res = blog_pq_results(pg, deadline, &timed_out);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+    if (blog_pq_command(pg, setup, deadline, msg) != 0) {
         blog_log_limited(&db.log, APLOG_ERR, 0, db.s, BLOGLOGNO(00016)
-                         "cannot prepare the page statements: %s",
-                         timed_out ? "no answer in time"
-                         : blog_pq_msg(msg, res ? PQresultErrorMessage(res)
-                                       : PQerrorMessage(pg)));
-        PQclear(res);
+                         "cannot prepare the page statements: %s", msg);
         PQfinish(pg);
         return NULL;
     }
-    PQclear(res);
     return pg;
 }
 

@@ -418,7 +418,7 @@ inv_pg_drop(const char *why, int connecting)
                          ? BLOGLOGNO(00031) "cannot connect to PostgreSQL: %s "
                          "(invalidation listener)"
                          : BLOGLOGNO(00032)
-                           "invalidation: not listening: %s", why);
+                           "invalidation: LISTEN failed: %s", why);
     PQfinish(inv_pq.conn);
     inv_pq.conn = NULL;
     blog_outage_begin(&inv_pq.outage);
@@ -451,9 +451,7 @@ inv_pg_open(void)
         "2", "3", NULL
     };
     apr_time_t  deadline = apr_time_now() + inv.db->query_timeout;
-    PGresult   *res;
     char        why[BLOG_PQ_MSG_MAX];
-    char        msg[BLOG_PQ_MSG_MAX];
     int         timed_out;
 
     inv_pq.conn = blog_pq_connect(keys, vals, deadline, why, &timed_out);
@@ -462,25 +460,12 @@ inv_pg_open(void)
         return -1;
     }
     PQsetNoticeProcessor(inv_pq.conn, inv_pg_notice, NULL);
-    if (PQsetnonblocking(inv_pq.conn, 1) != 0
-        || !PQsendQuery(inv_pq.conn, "LISTEN " INV_CHANNEL)) {
-        inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv_pq.conn)), 1);
-        return -1;
-    }
-    res = blog_pq_results(inv_pq.conn, deadline, &timed_out);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-        if (timed_out)
-            apr_cpystrn(why, "no answer to LISTEN in time", sizeof(why));
-        else
-            apr_snprintf(why, sizeof(why), "LISTEN failed: %s",
-                         blog_pq_msg(msg, res ? PQresultErrorMessage(res)
-                                     : PQerrorMessage(inv_pq.conn)));
-        PQclear(res);
+    if (blog_pq_command(inv_pq.conn, "LISTEN " INV_CHANNEL, deadline,
+                        why) != 0) {
         /* a connection lost: the reconnect says why */
-        inv_pg_drop(res == NULL && !timed_out ? NULL : why, 0);
+        inv_pg_drop(PQstatus(inv_pq.conn) == CONNECTION_BAD ? NULL : why, 0);
         return -1;
     }
-    PQclear(res);
     blog_backoff_reset(&inv_pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv_flush_due = 1;
