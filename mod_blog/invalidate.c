@@ -513,14 +513,13 @@ inv_step(void)
 
     if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
         inv_pg_open();
-    if (inv_flush_due && !inv_stopping() && inv_redis() == 0
-        && inv_flush() == 0) {
-        inv_flush_due = 0;
-        blog_backoff_reset(&inv_rd.backoff);
-        inv_pending_clear();
+    if (inv_flush_due) {
+        inv_pending_clear();        /* the flush covers them */
+        if (!inv_stopping() && inv_flush() == 0) {
+            inv_flush_due = 0;
+            blog_backoff_reset(&inv_rd.backoff);
+        }
     }
-    if (inv_flush_due)
-        inv_pending_clear();        /* the coming flush covers them */
     else
         inv_pending_run();
     wake_at = apr_time_now() + apr_time_from_sec(1);
