@@ -521,7 +521,6 @@ db_checkout(request_rec *r, apr_time_t deadline)
             c = db.idle;
             db.idle = c->next;
         }
-        /* opened before the last lost one: closed, not used */
         if (c != NULL && c->gen != apr_atomic_read32(&db.gen)) {
             db_discard(c, &stale);
             c = NULL;
