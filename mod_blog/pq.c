@@ -7,7 +7,6 @@
 #include "apr_strings.h"
 
 #include <poll.h>
-#include <string.h>
 
 const char *
 blog_pq_msg(char *buf, const char *msg)

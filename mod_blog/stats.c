@@ -22,7 +22,6 @@
 APLOG_USE_MODULE(blog);
 
 #define STATS_KEY   "blog_stats_shm"
-#define STATS_MAGIC 0x626c6f67u        /* "blog" */
 
 /* A cache line or more each, so children do not write each other's lines. */
 typedef struct stats_slot
@@ -34,7 +33,6 @@ typedef struct stats_slot
 
 typedef struct stats_segment
 {
-    apr_uint32_t magic;
     int         nslots;
     stats_slot  slots[];
 } stats_segment;
@@ -64,7 +62,7 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     apr_pool_userdata_get((void **) &shm, STATS_KEY, pproc);
     if (shm != NULL) {
         stats_seg = apr_shm_baseaddr_get(shm);
-        if (stats_seg->magic == STATS_MAGIC && stats_seg->nslots == 2 * limit)
+        if (stats_seg->nslots == 2 * limit)
             return OK;
     }
     /* two per scoreboard slot: a child still finishing after a graceful
@@ -82,7 +80,6 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     }
     stats_seg = apr_shm_baseaddr_get(shm);
     memset(stats_seg, 0, size);
-    stats_seg->magic = STATS_MAGIC;
     stats_seg->nslots = 2 * limit;
     apr_pool_userdata_set(shm, STATS_KEY, apr_pool_cleanup_null, pproc);
     return OK;
