@@ -118,7 +118,6 @@ inv_stopping(void)
     return apr_atomic_read32(&inv_thr.stop) != 0;
 }
 
-
 /* ---- Redis ---- */
 
 /* Redis failed: every key goes once it answers again, after a backoff. */
@@ -177,7 +176,7 @@ inv_redis_run(const char *what, int argc, const char **argv,
     apr_time_t  deadline = apr_time_now() + inv.cache->redis_timeout;
     int         attempt;
 
-    for (attempt = 0; attempt < 2; attempt++) {
+    for (attempt = 0;; attempt++) {
         int         reused = inv_rd.conn.ctx != NULL;
         redisReply *reply = NULL;
         blog_redis_io io;
@@ -198,7 +197,6 @@ inv_redis_run(const char *what, int argc, const char **argv,
         inv_redis_drop(what, blog_redis_why[io]);
         return NULL;
     }
-    return NULL;
 }
 
 /* Keys for one DEL, sent when full and at the end. */
