@@ -42,21 +42,14 @@ typedef struct db_conn
     struct db_conn *next;       /* in the idle list */
 } db_conn;
 
-typedef struct db_handle
-{
-    db_conn    *c;
-    int         bad;            /* must not go back to the pool */
-} db_handle;
-
 typedef enum db_outcome
 {
     DB_OK, DB_NO_CONN, DB_TIMED_OUT, DB_FAILED, DB_CONN_LOST
 } db_outcome;
 
 /*
- * Waiters queue in arrival order and a release goes to the oldest: with one
- * condition variable any waiter woke, and some waited out the whole
- * BlogPoolAcquireTimeout while later ones were served.
+ * A release goes to the oldest waiter: with one shared condition variable
+ * some waited out BlogPoolAcquireTimeout while later ones were served.
  */
 typedef struct db_waiter
 {
@@ -109,36 +102,20 @@ static struct
 /* and any other, so that the spread comes back after a host returns */
 #define DBS_REFRESH         apr_time_from_sec(5)
 
-/* The host-list keywords, permuted together. */
-enum
-{
-    DBS_HOST, DBS_HOSTADDR, DBS_PORT, DBS_NLISTS
-};
-static const char *const dbs_list_keys[DBS_NLISTS] = {
-    "host", "hostaddr", "port"
-};
-
-/* The child's parse of BlogDatabase. */
+/* BlogDatabase's keywords, parsed once per child. */
 static struct
 {
-    PQconninfoOption *opts;
+    int         nkeys;
+    const char *keys[DB_MAX_PARAMS];
+    const char *vals[DB_MAX_PARAMS];
+    char      **lists[DB_MAX_PARAMS];   /* host, hostaddr, port: permuted */
     int         nhosts;         /* > 1: spreading */
     int         prefer_standby;
     apr_uint32_t nperms;
-    char      **lists[DBS_NLISTS];      /* NULL: not a list of nhosts */
     apr_uint32_t next;
     apr_uint64_t fallback_due;  /* apr_time_t, apr_atomic */
     apr_uint64_t refresh_due;
 } dbs;
-
-static apr_status_t
-dbs_free_opts(void *data)
-{
-    (void) data;
-    PQconninfoFree(dbs.opts);
-    dbs.opts = NULL;
-    return APR_SUCCESS;
-}
 
 /* The comma-separated entries of val, as libpq splits them. */
 static int
@@ -164,32 +141,34 @@ dbs_split(apr_pool_t *p, const char *val, char ***out)
 static void
 dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
 {
+    PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
     PQconninfoOption *o;
-    char      **entries[DBS_NLISTS] = {NULL};
-    int         counts[DBS_NLISTS] = {0};
+    int         counts[DB_MAX_PARAMS] = {0};
     int         i;
 
     memset(&dbs, 0, sizeof(dbs));
-    dbs.opts = PQconninfoParse(conninfo, NULL);
-    if (dbs.opts == NULL)
-        return;                 /* checked at start-up: out of memory */
-    apr_pool_cleanup_register(pchild, NULL, dbs_free_opts,
-                              apr_pool_cleanup_null);
-    for (o = dbs.opts; o->keyword != NULL; o++) {
-        if (o->val == NULL)
+    /* NULL: out of memory (the syntax was checked at start-up) */
+    for (o = opts; o != NULL && o->keyword != NULL; o++) {
+        if (o->val == NULL || dbs.nkeys == DB_MAX_PARAMS - 2)
             continue;
+        i = dbs.nkeys++;
+        dbs.keys[i] = apr_pstrdup(pchild, o->keyword);
+        dbs.vals[i] = apr_pstrdup(pchild, o->val);
         if (strcmp(o->keyword, "target_session_attrs") == 0)
             dbs.prefer_standby = strcmp(o->val, "prefer-standby") == 0;
-        for (i = 0; i < DBS_NLISTS; i++)
-            if (strcmp(o->keyword, dbs_list_keys[i]) == 0)
-                counts[i] = dbs_split(pchild, o->val, &entries[i]);
+        if (strcmp(o->keyword, "host") == 0
+            || strcmp(o->keyword, "hostaddr") == 0
+            || strcmp(o->keyword, "port") == 0)
+            counts[i] = dbs_split(pchild, o->val, &dbs.lists[i]);
     }
-    for (i = 0; i < DBS_NLISTS; i++) {
+    PQconninfoFree(opts);
+    for (i = 0; i < dbs.nkeys; i++) {
         if (counts[i] < 0) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
                          BLOGLOGNO(00023)
                          "BlogDatabase lists more than %d hosts; "
                          "connecting in the order written", DBS_MAX_HOSTS);
+            dbs.nhosts = 0;
             return;
         }
         if (counts[i] > dbs.nhosts)
@@ -200,13 +179,13 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
         return;
     }
     /* libpq wants each list to be one entry or one per host */
-    for (i = 0; i < DBS_NLISTS; i++) {
-        if (counts[i] == dbs.nhosts)
-            dbs.lists[i] = entries[i];
-        else if (counts[i] > 1) {
+    for (i = 0; i < dbs.nkeys; i++) {
+        if (counts[i] > 1 && counts[i] != dbs.nhosts) {
             dbs.nhosts = 0;
             return;
         }
+        if (counts[i] < dbs.nhosts)
+            dbs.lists[i] = NULL;
     }
     dbs.nperms = 1;
     for (i = 2; i <= dbs.nhosts; i++)
@@ -221,41 +200,37 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
                  "order", dbs.nhosts);
 }
 
-/* Permutation number k of 0..n-1 (the factorial number system). */
+/*
+ * Permutation number k of 0..n-1: k's digits in the mixed radix n, n-1,
+ * ... pick each place in turn, the first place's digit varying fastest.
+ */
 static void
 dbs_permutation(apr_uint32_t k, int n, int *perm)
 {
-    int         avail[DBS_MAX_HOSTS];
-    apr_uint32_t f = 1;
     int         i;
 
     for (i = 0; i < n; i++)
-        avail[i] = i;
-    for (i = 2; i < n; i++)
-        f *= (apr_uint32_t) i;
-    for (i = 0; i < n; i++) {
-        int         j = (int) (k / f);
+        perm[i] = i;
+    for (i = 0; i < n - 1; i++) {
+        int         j = i + (int) (k % (apr_uint32_t) (n - i));
+        int         t = perm[i];
 
-        k %= f;
-        perm[i] = avail[j];
-        memmove(avail + j, avail + j + 1, (size_t) (n - i - j - 1) * sizeof(int));
-        if (i < n - 1)
-            f /= (apr_uint32_t) (n - 1 - i);
+        k /= (apr_uint32_t) (n - i);
+        perm[i] = perm[j];
+        perm[j] = t;
     }
 }
 
 /*
- * The next connection's keywords and values (at most max; returns how
- * many): with several hosts their lists in another order, written into
- * buf; else "dbname" and BlogDatabase.
+ * The next connection's keywords and values (returns how many): with
+ * several hosts their lists in another order, from p; else "dbname" and
+ * BlogDatabase.
  */
 static int
-dbs_params(const char **keys, const char **vals, int max, char *buf,
-           apr_size_t size)
+dbs_params(apr_pool_t *p, const char **keys, const char **vals)
 {
-    PQconninfoOption *o;
     int         perm[DBS_MAX_HOSTS];
-    int         i, h, n = 0;
+    int         i, h;
 
     if (dbs.nhosts == 0) {
         keys[0] = "dbname";
@@ -264,39 +239,19 @@ dbs_params(const char **keys, const char **vals, int max, char *buf,
     }
     dbs_permutation(apr_atomic_inc32(&dbs.next) % dbs.nperms, dbs.nhosts,
                     perm);
-    for (o = dbs.opts; o->keyword != NULL && n < max; o++) {
-        char      **list = NULL;
+    for (i = 0; i < dbs.nkeys; i++) {
+        keys[i] = dbs.keys[i];
+        vals[i] = dbs.vals[i];
+        if (dbs.lists[i] != NULL) {
+            apr_array_header_t *a = apr_array_make(p, dbs.nhosts,
+                                                   sizeof(char *));
 
-        if (o->val == NULL)
-            continue;
-        for (i = 0; i < DBS_NLISTS; i++)
-            if (strcmp(o->keyword, dbs_list_keys[i]) == 0)
-                list = dbs.lists[i];
-        keys[n] = o->keyword;
-        vals[n] = o->val;       /* also when buf is too small: as written */
-        if (list != NULL) {
-            char       *w = buf;
-
-            for (h = 0; h < dbs.nhosts; h++) {
-                apr_size_t  len = strlen(list[perm[h]]);
-
-                if ((apr_size_t) (w - buf) + len + 2 > size)
-                    break;
-                if (h > 0)
-                    *w++ = ',';
-                memcpy(w, list[perm[h]], len);
-                w += len;
-            }
-            if (h == dbs.nhosts) {
-                *w++ = '\0';
-                vals[n] = buf;
-                size -= (apr_size_t) (w - buf);
-                buf = w;
-            }
+            for (h = 0; h < dbs.nhosts; h++)
+                APR_ARRAY_PUSH(a, char *) = dbs.lists[i][perm[h]];
+            vals[i] = apr_array_pstrcat(p, a, ',');
         }
-        n++;
     }
-    return n;
+    return dbs.nkeys;
 }
 
 /* One thread of the child wins the slot when it is due; the others wait. */
@@ -334,20 +289,18 @@ db_note_error(const char *msg)
 }
 
 static PGconn *
-db_connect(apr_time_t deadline)
+db_connect(apr_pool_t *p, apr_time_t deadline)
 {
     /* BlogDatabase's keywords last: they win over ours. */
     const char *keys[DB_MAX_PARAMS + 1] = {
         "client_encoding", "fallback_application_name"
     };
     const char *vals[DB_MAX_PARAMS + 1] = {"UTF8", "mod_blog"};
-    char        hosts[1024];
     char        msg[BLOG_PQ_MSG_MAX];
     PGconn     *pg;
     int         timed_out, n;
 
-    n = 2 + dbs_params(keys + 2, vals + 2, DB_MAX_PARAMS - 2, hosts,
-                       sizeof(hosts));
+    n = 2 + dbs_params(p, keys + 2, vals + 2);
     keys[n] = vals[n] = NULL;
     pg = blog_pq_connect(keys, vals, deadline, msg, &timed_out);
     if (pg == NULL) {
@@ -361,17 +314,15 @@ db_connect(apr_time_t deadline)
 
 /* A new connection, its timeouts and page statements set in one round trip. */
 static PGconn *
-db_open(apr_time_t deadline)
+db_open(apr_pool_t *p, apr_time_t deadline)
 {
     char        setup[640];
     char        msg[BLOG_PQ_MSG_MAX];
-    PGconn     *pg = db_connect(deadline);
-    PGresult   *res = NULL;
-    int         timed_out = 0;
+    PGconn     *pg = db_connect(p, deadline);
 
     /* libpq 15 gives up on a list when one host closes before answering */
     if (pg == NULL && dbs.nhosts > 1)
-        pg = db_connect(deadline);      /* the hosts in another order */
+        pg = db_connect(p, deadline);   /* the hosts in another order */
     if (pg == NULL || !db.g->prepare)
         return pg;              /* nothing a transaction pooler would lose */
     apr_snprintf(setup, sizeof(setup),
@@ -384,19 +335,12 @@ db_open(apr_time_t deadline)
                  DB_CLIENT_CHECK_MS, db_stmt_names[0], db_stmt_sql[0],
                  db_stmt_names[1], db_stmt_sql[1], db_stmt_names[2],
                  db_stmt_sql[2]);
-    if (PQsendQuery(pg, setup))
-        res = blog_pq_results(pg, deadline, &timed_out);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+    if (blog_pq_command(pg, setup, deadline, msg) != 0) {
         blog_log_limited(&db.log, APLOG_ERR, 0, db.s, BLOGLOGNO(00016)
-                         "cannot prepare the page statements: %s",
-                         timed_out ? "no answer in time"
-                         : blog_pq_msg(msg, res ? PQresultErrorMessage(res)
-                                       : PQerrorMessage(pg)));
-        PQclear(res);
+                         "cannot prepare the page statements: %s", msg);
         PQfinish(pg);
         return NULL;
     }
-    PQclear(res);
     return pg;
 }
 
@@ -425,9 +369,9 @@ db_slot_freed(void)
 
 /* Open a connection for a slot reserved in db.nopen; NULL on failure. */
 static db_conn *
-db_open_slot(apr_time_t deadline)
+db_open_slot(apr_pool_t *p, apr_time_t deadline)
 {
-    PGconn     *pg = db_open(deadline);
+    PGconn     *pg = db_open(p, deadline);
     db_conn    *c = pg ? malloc(sizeof(*c)) : NULL;
 
     if (pg != NULL && c == NULL)
@@ -512,19 +456,14 @@ db_release(db_conn *c, int reusable)
     db_close(expired);
 }
 
-static apr_status_t
-db_release_handle(void *data)
+/* A checked-out connection back; ok: its statement left it usable. */
+static void
+db_checkin(db_conn *c, int ok)
 {
-    db_handle  *h = data;
-
-    if (h->c == NULL)
-        return APR_SUCCESS;
     blog_stat_add(BLOG_STAT_POOL_BUSY, -1);
-    db_release(h->c, !h->bad && PQstatus(h->c->pg) == CONNECTION_OK
-               && PQtransactionStatus(h->c->pg) == PQTRANS_IDLE
-               && !dbs_retire(h->c->pg));
-    h->c = NULL;
-    return APR_SUCCESS;
+    db_release(c, ok && PQstatus(c->pg) == CONNECTION_OK
+               && PQtransactionStatus(c->pg) == PQTRANS_IDLE
+               && !dbs_retire(c->pg));
 }
 
 /*
@@ -575,16 +514,17 @@ db_checkout(request_rec *r, apr_time_t deadline)
     if (wait_until > deadline)
         wait_until = deadline;
     apr_thread_mutex_lock(db.lock);
-    while (!timed_out) {
+    for (;;) {
         apr_time_t  now;
 
-        while (c == NULL && db.idle != NULL) {
+        if (c == NULL && db.idle != NULL) {
             c = db.idle;
             db.idle = c->next;
-            if (c->gen != apr_atomic_read32(&db.gen)) {
-                db_discard(c, &stale);
-                c = NULL;
-            }
+        }
+        if (c != NULL && c->gen != apr_atomic_read32(&db.gen)) {
+            db_discard(c, &stale);
+            c = NULL;
+            continue;
         }
         if (c != NULL)
             break;
@@ -594,7 +534,7 @@ db_checkout(request_rec *r, apr_time_t deadline)
             && now >= blog_backoff_next(&db.backoff)) {
             db.nopen++;
             apr_thread_mutex_unlock(db.lock);
-            c = db_open_slot(wait_until);
+            c = db_open_slot(r->pool, wait_until);
             goto done;
         }
         if (db.nopen == 0)
@@ -604,15 +544,9 @@ db_checkout(request_rec *r, apr_time_t deadline)
             break;
         blog_stat_inc(BLOG_STAT_POOL_WAITS);
         c = db_wait_turn(r, wait_until);
-        if (c != NULL && c->gen != apr_atomic_read32(&db.gen)) {
-            db_discard(c, &stale);
-            c = NULL;
-        }
-        else if (c != NULL)
-            break;
     }
     apr_thread_mutex_unlock(db.lock);
-    if (c == NULL && timed_out) {
+    if (timed_out) {
         blog_stat_inc(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS);
         blog_log_limited(&db.log, APLOG_ERR, APR_TIMEUP, r->server,
                          BLOGLOGNO(00017) "no free PostgreSQL connection "
@@ -639,13 +573,12 @@ db_is_conn_error(PGconn *pg, const PGresult *res)
                              || strcmp(state, "57P03") == 0);
 }
 
-/* One send and its results on h; msg gets libpq's message on a failure. */
+/* One send and its results on pg; msg gets libpq's message on a failure. */
 static db_outcome
-db_run(db_handle *h, int stmt, const char *param, apr_size_t param_len,
+db_run(PGconn *pg, int stmt, const char *param, apr_size_t param_len,
        apr_time_t deadline, PGresult **out, char *msg)
 {
     static const int formats[1] = {1};
-    PGconn     *pg = h->c->pg;
     const char *values[1] = {param};
     int         lengths[1] = {(int) param_len};
     PGresult   *res = NULL;
@@ -667,15 +600,12 @@ db_run(db_handle *h, int stmt, const char *param, apr_size_t param_len,
         *out = res;
         return DB_OK;
     }
-    h->bad = 1;
     if (timed_out)
         return DB_TIMED_OUT;
     if (res == NULL || db_is_conn_error(pg, res)) {
         outcome = DB_CONN_LOST;
         apr_atomic_inc32(&db.gen);
     }
-    else
-        h->bad = 0;
     blog_pq_msg(msg, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
     PQclear(res);
     return outcome;
@@ -694,23 +624,19 @@ db_call(request_rec *r, int stmt, const char *param, apr_size_t param_len,
     int         attempt;
 
     for (attempt = 0; attempt < 2 && outcome == DB_CONN_LOST; attempt++) {
-        db_handle  *h = apr_palloc(r->pool, sizeof(*h));
+        db_conn    *c = db_checkout(r, deadline);
 
-        h->bad = 0;
-        h->c = db_checkout(r, deadline);
-        if (h->c == NULL)
+        if (c == NULL)
             return DB_NO_CONN;
-        apr_pool_cleanup_register(r->pool, h, db_release_handle,
-                                  apr_pool_cleanup_null);
         if (stmt != DB_PING)
             blog_stat_inc(BLOG_STAT_POOL_QUERIES);
-        outcome = db_run(h, stmt, param, param_len, deadline, res, msg);
+        outcome = db_run(c->pg, stmt, param, param_len, deadline, res, msg);
         if (stmt != DB_PING && outcome >= DB_TIMED_OUT)
             blog_stat_inc(outcome == DB_CONN_LOST ? BLOG_STAT_POOL_RECONNECTS
                           : outcome == DB_FAILED ? BLOG_STAT_POOL_QUERY_ERRORS
                           : BLOG_STAT_POOL_QUERY_TIMEOUTS);
-        /* The rows outlive the connection: give it back before rendering. */
-        apr_pool_cleanup_run(r->pool, h, db_release_handle);
+        /* an SQL error leaves the connection usable; the rows outlive it */
+        db_checkin(c, outcome == DB_OK || outcome == DB_FAILED);
         *retried = attempt;
     }
     return outcome;
@@ -747,7 +673,7 @@ blog_db_child_init(apr_pool_t *pchild, server_rec *s, const blog_db_settings *g,
         db_conn    *c;
 
         db.nopen++;
-        if ((c = db_open_slot(deadline)) == NULL)
+        if ((c = db_open_slot(pchild, deadline)) == NULL)
             break;
         db_release(c, 1);
     }

@@ -118,7 +118,6 @@ inv_stopping(void)
     return apr_atomic_read32(&inv_thr.stop) != 0;
 }
 
-
 /* ---- Redis ---- */
 
 /* Redis failed: every key goes once it answers again, after a backoff. */
@@ -177,7 +176,7 @@ inv_redis_run(const char *what, int argc, const char **argv,
     apr_time_t  deadline = apr_time_now() + inv.cache->redis_timeout;
     int         attempt;
 
-    for (attempt = 0; attempt < 2; attempt++) {
+    for (attempt = 0;; attempt++) {
         int         reused = inv_rd.conn.ctx != NULL;
         redisReply *reply = NULL;
         blog_redis_io io;
@@ -198,7 +197,6 @@ inv_redis_run(const char *what, int argc, const char **argv,
         inv_redis_drop(what, blog_redis_why[io]);
         return NULL;
     }
-    return NULL;
 }
 
 /* Keys for one DEL, sent when full and at the end. */
@@ -418,9 +416,8 @@ inv_pg_drop(const char *why, int connecting)
                          ? BLOGLOGNO(00031) "cannot connect to PostgreSQL: %s "
                          "(invalidation listener)"
                          : BLOGLOGNO(00032)
-                           "invalidation: not listening: %s", why);
-    if (inv_pq.conn != NULL)
-        PQfinish(inv_pq.conn);
+                           "invalidation: LISTEN failed: %s", why);
+    PQfinish(inv_pq.conn);
     inv_pq.conn = NULL;
     blog_outage_begin(&inv_pq.outage);
     blog_backoff_fail(&inv_pq.backoff);
@@ -452,9 +449,7 @@ inv_pg_open(void)
         "2", "3", NULL
     };
     apr_time_t  deadline = apr_time_now() + inv.db->query_timeout;
-    PGresult   *res;
     char        why[BLOG_PQ_MSG_MAX];
-    char        msg[BLOG_PQ_MSG_MAX];
     int         timed_out;
 
     inv_pq.conn = blog_pq_connect(keys, vals, deadline, why, &timed_out);
@@ -463,25 +458,12 @@ inv_pg_open(void)
         return -1;
     }
     PQsetNoticeProcessor(inv_pq.conn, inv_pg_notice, NULL);
-    if (PQsetnonblocking(inv_pq.conn, 1) != 0
-        || !PQsendQuery(inv_pq.conn, "LISTEN " INV_CHANNEL)) {
-        inv_pg_drop(blog_pq_msg(why, PQerrorMessage(inv_pq.conn)), 1);
-        return -1;
-    }
-    res = blog_pq_results(inv_pq.conn, deadline, &timed_out);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
-        if (timed_out)
-            apr_cpystrn(why, "no answer to LISTEN in time", sizeof(why));
-        else
-            apr_snprintf(why, sizeof(why), "LISTEN failed: %s",
-                         blog_pq_msg(msg, res ? PQresultErrorMessage(res)
-                                     : PQerrorMessage(inv_pq.conn)));
-        PQclear(res);
+    if (blog_pq_command(inv_pq.conn, "LISTEN " INV_CHANNEL, deadline,
+                        why) != 0) {
         /* a connection lost: the reconnect says why */
-        inv_pg_drop(res == NULL && !timed_out ? NULL : why, 0);
+        inv_pg_drop(PQstatus(inv_pq.conn) == CONNECTION_BAD ? NULL : why, 0);
         return -1;
     }
-    PQclear(res);
     blog_backoff_reset(&inv_pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv_flush_due = 1;
@@ -529,14 +511,13 @@ inv_step(void)
 
     if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
         inv_pg_open();
-    if (inv_flush_due && !inv_stopping() && inv_redis() == 0
-        && inv_flush() == 0) {
-        inv_flush_due = 0;
-        blog_backoff_reset(&inv_rd.backoff);
-        inv_pending_clear();
+    if (inv_flush_due) {
+        inv_pending_clear();        /* the flush covers them */
+        if (!inv_stopping() && inv_flush() == 0) {
+            inv_flush_due = 0;
+            blog_backoff_reset(&inv_rd.backoff);
+        }
     }
-    if (inv_flush_due)
-        inv_pending_clear();        /* the coming flush covers them */
     else
         inv_pending_run();
     wake_at = apr_time_now() + apr_time_from_sec(1);
@@ -580,8 +561,7 @@ inv_main(apr_thread_t *thread, void *data)
         if (n == 2 && pfd[1].revents != 0)
             inv_pg_read();
     }
-    if (inv_pq.conn != NULL)
-        PQfinish(inv_pq.conn);
+    PQfinish(inv_pq.conn);
     inv_pq.conn = NULL;
     blog_redis_close(&inv_rd.conn);
     inv_pending_clear();
@@ -654,13 +634,15 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     return OK;
 }
 
-static void
-inv_stop(void)
+/* The child's pool cleanup, or child_stopping's. */
+static apr_status_t
+inv_stop(void *data)
 {
     apr_status_t rv;
 
+    (void) data;
     if (inv_thr.thread == NULL)
-        return;
+        return APR_SUCCESS;
     apr_atomic_set32(&inv_thr.stop, 1);
     if (write(inv_thr.wake[1], "x", 1) < 0) {
         /* the thread's polls end within a second anyway */
@@ -669,13 +651,6 @@ inv_stop(void)
     inv_thr.thread = NULL;
     close(inv_thr.wake[0]);
     close(inv_thr.wake[1]);
-}
-
-static apr_status_t
-inv_child_exit(void *data)
-{
-    (void) data;
-    inv_stop();
     return APR_SUCCESS;
 }
 
@@ -699,7 +674,7 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
     }
     if (rv == APR_SUCCESS)
         /* before the pool's other cleanups: the thread uses the settings */
-        apr_pool_pre_cleanup_register(pchild, NULL, inv_child_exit);
+        apr_pool_pre_cleanup_register(pchild, NULL, inv_stop);
     else
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00036)
                      "cannot start the invalidation listener in this child");
@@ -711,7 +686,7 @@ inv_child_stopping(apr_pool_t *pchild, int graceful)
 {
     (void) pchild;
     (void) graceful;
-    inv_stop();
+    inv_stop(NULL);
 }
 
 void

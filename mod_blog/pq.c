@@ -7,7 +7,6 @@
 #include "apr_strings.h"
 
 #include <poll.h>
-#include <string.h>
 
 const char *
 blog_pq_msg(char *buf, const char *msg)
@@ -28,12 +27,6 @@ blog_pq_msg(char *buf, const char *msg)
     return buf;
 }
 
-static int
-pq_wait(PGconn *pg, int for_write, apr_time_t deadline)
-{
-    return blog_wait_fd(PQsocket(pg), for_write ? POLLOUT : POLLIN, deadline);
-}
-
 PGconn *
 blog_pq_connect(const char *const *keys, const char *const *vals,
                 apr_time_t deadline, char *why, int *timed_out)
@@ -48,7 +41,8 @@ blog_pq_connect(const char *const *keys, const char *const *vals,
     }
     while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
            && st != PGRES_POLLING_FAILED) {
-        if (pq_wait(pg, st == PGRES_POLLING_WRITING, deadline) != 0) {
+        if (blog_wait_fd(PQsocket(pg), st == PGRES_POLLING_WRITING
+                         ? POLLOUT : POLLIN, deadline) != 0) {
             apr_cpystrn(why, "no answer in time", BLOG_PQ_MSG_MAX);
             *timed_out = 1;
             PQfinish(pg);
@@ -73,7 +67,7 @@ blog_pq_results(PGconn *pg, apr_time_t deadline, int *timed_out)
 
     *timed_out = 0;
     while ((f = PQflush(pg)) > 0)
-        if (pq_wait(pg, 1, deadline) != 0) {
+        if (blog_wait_fd(PQsocket(pg), POLLOUT, deadline) != 0) {
             *timed_out = 1;
             return NULL;
         }
@@ -81,7 +75,7 @@ blog_pq_results(PGconn *pg, apr_time_t deadline, int *timed_out)
         return NULL;
     for (;;) {
         while (PQisBusy(pg)) {
-            if (pq_wait(pg, 0, deadline) != 0) {
+            if (blog_wait_fd(PQsocket(pg), POLLIN, deadline) != 0) {
                 *timed_out = 1;
                 PQclear(first);
                 return NULL;
@@ -105,4 +99,23 @@ blog_pq_results(PGconn *pg, apr_time_t deadline, int *timed_out)
         else
             PQclear(next);
     }
+}
+
+int
+blog_pq_command(PGconn *pg, const char *sql, apr_time_t deadline, char *why)
+{
+    PGresult   *res = NULL;
+    int         timed_out = 0;
+    int         ok;
+
+    if (PQsendQuery(pg, sql))
+        res = blog_pq_results(pg, deadline, &timed_out);
+    ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    if (timed_out)
+        apr_cpystrn(why, "no answer in time", BLOG_PQ_MSG_MAX);
+    else if (!ok)
+        blog_pq_msg(why, res ? PQresultErrorMessage(res)
+                    : PQerrorMessage(pg));
+    PQclear(res);
+    return ok ? 0 : -1;
 }

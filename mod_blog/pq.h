@@ -22,6 +22,10 @@ PGconn *blog_pq_connect(const char *const *keys, const char *const *vals,
  */
 PGresult *blog_pq_results(PGconn *pg, apr_time_t deadline, int *timed_out);
 
+/* A statement without rows by the deadline: 0, or -1 with why. */
+int blog_pq_command(PGconn *pg, const char *sql, apr_time_t deadline,
+                    char *why);
+
 /* libpq's message (NULL: "unknown error") on one line in buf. */
 const char *blog_pq_msg(char *buf, const char *msg);
 

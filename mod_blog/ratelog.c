@@ -1,8 +1,6 @@
 /*
- * ratelog.c - a failing Redis or PostgreSQL makes every request fail the
- * same way; one line per request would bury the log (tens of thousands a
- * minute) and cost a write each.  The first warning about a service is
- * written, then at most one per period, saying how many were held back.
+ * ratelog.c - a failing back end makes every request fail the same way:
+ * one line each would bury the log and cost a write per request.
  */
 #include "ratelog.h"
 
@@ -22,13 +20,10 @@ blog_log_limited_(blog_ratelog *rl, const char *file, int line,
     char        msg[512];
     va_list     ap;
 
-    if (start != 0 && now - start < BLOG_RATELOG_PERIOD) {
-        apr_atomic_inc32(&rl->held);
-        return;
-    }
-    /* One thread wins the new window; the others count as held back. */
-    if (apr_atomic_cas64(&rl->window_start, (apr_uint64_t) now,
-                         (apr_uint64_t) start) != (apr_uint64_t) start) {
+    /* One thread wins a new window; the others count as held back. */
+    if ((start != 0 && now - start < BLOG_RATELOG_PERIOD)
+        || apr_atomic_cas64(&rl->window_start, (apr_uint64_t) now,
+                            (apr_uint64_t) start) != (apr_uint64_t) start) {
         apr_atomic_inc32(&rl->held);
         return;
     }

@@ -1,13 +1,8 @@
 /*
- * stats.c - the shared segment behind stats.h's counters.
- *
- * Made once by the parent, in the process pool (old children still count
- * across a graceful restart; ServerLimit cannot change), with two slots
- * per scoreboard slot: a child finishing after a graceful restart keeps
- * its slot while its successor takes another.  A child takes a free slot
- * at child_init, before it counts anything.  A slot's owner is its pid and
- * its start time (/proc), which a reused pid cannot match: the slot of a
- * child that died without its exit cleanup is free.
+ * stats.c - the shared segment behind stats.h's counters, made once by the
+ * parent in the process pool (docs/OPERATIONS.md).  A slot's owner is its
+ * pid and its start time (/proc), which a reused pid cannot match: the
+ * slot of a child that died without its exit cleanup is free.
  */
 #include "stats.h"
 #include "logno.h"
@@ -27,7 +22,6 @@
 APLOG_USE_MODULE(blog);
 
 #define STATS_KEY   "blog_stats_shm"
-#define STATS_MAGIC 0x626c6f67u        /* "blog" */
 
 /* A cache line or more each, so children do not write each other's lines. */
 typedef struct stats_slot
@@ -39,7 +33,6 @@ typedef struct stats_slot
 
 typedef struct stats_segment
 {
-    apr_uint32_t magic;
     int         nslots;
     stats_slot  slots[];
 } stats_segment;
@@ -69,9 +62,11 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     apr_pool_userdata_get((void **) &shm, STATS_KEY, pproc);
     if (shm != NULL) {
         stats_seg = apr_shm_baseaddr_get(shm);
-        if (stats_seg->magic == STATS_MAGIC && stats_seg->nslots == 2 * limit)
+        if (stats_seg->nslots == 2 * limit)
             return OK;
     }
+    /* two per scoreboard slot: a child still finishing after a graceful
+     * restart keeps its own while its successor takes another */
     size = sizeof(stats_segment) + 2 * (apr_size_t) limit * sizeof(stats_slot);
     rv = apr_shm_create(&shm, size, NULL, pproc);
     if (rv != APR_SUCCESS) {
@@ -85,7 +80,6 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     }
     stats_seg = apr_shm_baseaddr_get(shm);
     memset(stats_seg, 0, size);
-    stats_seg->magic = STATS_MAGIC;
     stats_seg->nslots = 2 * limit;
     apr_pool_userdata_set(shm, STATS_KEY, apr_pool_cleanup_null, pproc);
     return OK;

@@ -1,16 +1,8 @@
 /*
- * status.c - what an operator asks the server.
- *
- * mod_blog's part of /server-status (ExtendedStatus On): every running
- * child's figures (stats.h) as a table, and with ?auto as "Key: value"
- * lines, totals first (BlogPoolOpen: 8), then per stats slot
- * (BlogSlot0PoolOpen: 2; docs/OPERATIONS.md).
- *
- * "SetHandler blog-health": 200 "ok" when a pooled connection answers
- * "SELECT 1" and Redis answers a GET, else 503 naming the first service
- * that failed.  The reason (hosts, roles, paths) is for the admin only:
- * the error log and the status page.  It asks through the pages' pool and
- * Redis client, under their deadlines and backoffs.
+ * status.c - mod_blog's part of /server-status and "SetHandler
+ * blog-health" (docs/OPERATIONS.md, "Status and health").  A failed
+ * check's reason (hosts, roles, paths) is for the admin only: the error
+ * log and the status page, never the 503's body.
  */
 #include "status.h"
 
@@ -235,6 +227,9 @@ status_html(request_rec *r, const status_row *rows, int n, int notable)
     apr_size_t  j;
     int         i;
 
+    ap_rputs("<hr /><h2>mod_blog</h2>\n", r);
+    ap_rprintf(r, "<p>%d children; figures since each child started "
+               "(open, idle and busy: now).</p>\n", n);
     if (!notable) {
         ap_rprintf(r, "<table border=\"0\" class=\"blog\">\n"
                    "<tr><th colspan=\"3\"></th>"
@@ -305,15 +300,10 @@ status_hook(request_rec *r, int flags)
     if (!(flags & AP_STATUS_EXTENDED) || blog_stats_nslots() == 0)
         return OK;
     n = status_rows(r, &rows);
-    if (flags & AP_STATUS_SHORT) {
+    if (flags & AP_STATUS_SHORT)
         status_short(r, rows, n);
-        status_health(r, flags);
-        return OK;
-    }
-    ap_rputs("<hr /><h2>mod_blog</h2>\n", r);
-    ap_rprintf(r, "<p>%d children; figures since each child started "
-               "(open, idle and busy: now).</p>\n", n);
-    status_html(r, rows, n, flags & AP_STATUS_NOTABLE);
+    else
+        status_html(r, rows, n, flags & AP_STATUS_NOTABLE);
     status_health(r, flags);
     return OK;
 }
