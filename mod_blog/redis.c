@@ -1,19 +1,10 @@
 /*
- * redis.c - the Redis client: see redis.h.
- *
- * hiredis 0.14 bounds each read (SO_RCVTIMEO), not a command, so a Redis
- * that trickles its answer could hold a request for ever; and it buffers a
- * string reply whole, whatever length it declares.  So the socket is
- * non-blocking from the connect on (redisConnectNonBlock: no flag of
- * hiredis is touched), every wait is a poll against the command's
- * deadline, and the bytes read are judged before hiredis' reader sees
- * them: each header line must start like Redis (+ - : $ *) and stay short,
- * and a string may not declare more than max_bulk bytes.
- *
- * rediss:// goes through OpenSSL on the same socket, with the same polls:
- * hiredis_ssl (hiredis 1.x; Debian 12 has 0.14) would read through its own
- * buffer, past the judge, and hides which way a handshake waits.  The
- * server's certificate must chain to BlogRedisTLSCA and name the host.
+ * redis.c - the client of redis.h.  hiredis formats and parses, but the
+ * socket is non-blocking from the connect on, every wait a poll against
+ * the command's deadline, and each reply judged before hiredis' reader
+ * buffers it: a Redis line's first byte, a short header, no string over
+ * max_bulk.  rediss:// is OpenSSL on that socket, with the same polls
+ * (why not hiredis_ssl: docs/OPERATIONS.md, "BlogRedis rediss://").
  */
 #include "redis.h"
 
@@ -287,25 +278,6 @@ redis_tls_send(blog_redis *r, const struct iovec *iov, int n,
     return BLOG_REDIS_OK;
 }
 
-/* What has come through TLS into rbuf: bytes, 0 for none yet, or -1. */
-static ssize_t
-redis_tls_read(blog_redis *r, apr_time_t deadline)
-{
-    int         n, e;
-
-    if (SSL_pending(r->tls) == 0
-        && blog_wait_fd(r->ctx->fd, r->tls_wants_write ? POLLOUT : POLLIN,
-                        deadline) != 0)
-        return -2;
-    ERR_clear_error();
-    n = SSL_read(r->tls, r->rbuf, sizeof(r->rbuf));
-    if (n > 0)
-        return n;
-    e = SSL_get_error(r->tls, n);
-    r->tls_wants_write = e == SSL_ERROR_WANT_WRITE;
-    return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
-}
-
 /* AUTH on a new connection, by the connect's deadline: 0, or -1 and why. */
 static int
 redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
@@ -473,25 +445,29 @@ blog_redis_io
 blog_redis_fill(blog_redis *r, apr_time_t deadline)
 {
     ssize_t     n;
+    int         e;
 
+    if ((r->tls == NULL || SSL_pending(r->tls) == 0)
+        && blog_wait_fd(r->ctx->fd, r->tls_wants_write ? POLLOUT : POLLIN,
+                        deadline) != 0)
+        return BLOG_REDIS_TIMEOUT;
     if (r->tls != NULL) {
-        n = redis_tls_read(r, deadline);
-        if (n <= 0)
-            return n == 0 ? BLOG_REDIS_OK : n == -2 ? BLOG_REDIS_TIMEOUT
-                : BLOG_REDIS_CLOSED;
+        ERR_clear_error();
+        n = SSL_read(r->tls, r->rbuf, sizeof(r->rbuf));
+        e = n > 0 ? SSL_ERROR_NONE : SSL_get_error(r->tls, (int) n);
+        r->tls_wants_write = e == SSL_ERROR_WANT_WRITE;
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+            return BLOG_REDIS_OK;
     }
     else {
-        if (blog_wait_fd(r->ctx->fd, POLLIN, deadline) != 0)
-            return BLOG_REDIS_TIMEOUT;
         do
             n = read(r->ctx->fd, r->rbuf, sizeof(r->rbuf));
         while (n < 0 && errno == EINTR);
-        if (n == 0)
-            return BLOG_REDIS_CLOSED;
-        if (n < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK ? BLOG_REDIS_OK
-                : BLOG_REDIS_CLOSED;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return BLOG_REDIS_OK;
     }
+    if (n <= 0)
+        return BLOG_REDIS_CLOSED;
     if (redis_judge(r, r->rbuf, (apr_size_t) n) != 0
         || redisReaderFeed(r->ctx->reader, r->rbuf, (size_t) n) != REDIS_OK)
         return BLOG_REDIS_BAD;

@@ -1,19 +1,9 @@
 /*
- * seal.c - see seal.h.
- *
- * The MAC is AES-256-GMAC (GCM over no plaintext, the key name and the
- * page as its associated data) from libcrypto, already in every child
- * through libpq: with AES-NI and carry-less multiply it costs a quarter
- * of HMAC-SHA256 per page (docs/OPERATIONS.md, BlogCacheKey).  GMAC must never see one
- * nonce twice under a key, so each stored page takes 96 random bits,
- * stored with it.  The tag is checked in constant time.
- *
- * Each thread keeps one cipher context, keyed once (AES's key schedule),
- * so that a page costs only a nonce and the GHASH over its bytes: a
- * context made, keyed and freed per page cost a third of the work on the
- * index page, and more on small ones (docs/OPERATIONS.md).  The contexts
- * hang from an APR thread key of the seal's own, so each is keyed for the
- * one seal it serves, and freed when its thread exits.
+ * seal.c - see seal.h.  AES-256-GMAC from libcrypto, 96 random bits of
+ * nonce per page (GMAC must never see one twice under a key), the tag
+ * checked in constant time; each thread keeps one cipher context, keyed
+ * once, on an APR thread key of the seal's own (docs/OPERATIONS.md,
+ * BlogCacheKey, for the costs measured).
  */
 #include "seal.h"
 
