@@ -19,7 +19,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +44,6 @@ blog_redis_close(blog_redis *r)
     r->ctx = NULL;
 }
 
-/* "password" or "user password", one line. */
 static int
 redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
                   apr_size_t err_len)
@@ -225,54 +223,42 @@ redis_tls_start(blog_redis *r, const blog_cache_settings *g,
     return 0;
 }
 
-/* Write len bytes whole through TLS by the deadline. */
-static blog_redis_io
-redis_tls_write(blog_redis *r, const char *p, size_t len, apr_time_t deadline)
-{
-    blog_redis_io io = BLOG_REDIS_OK;
-
-    while (len > 0 && io == BLOG_REDIS_OK) {
-        int         w;
-
-        ERR_clear_error();
-        w = SSL_write(r->tls, p, (int) (len > INT_MAX ? INT_MAX : len));
-        if (w > 0) {
-            p += w;
-            len -= (size_t) w;
-        }
-        else
-            io = redis_tls_wait(r, w, deadline);
-    }
-    return io;
-}
-
 /* The buffers in records of up to 16 KiB: one per small command is waste. */
 static blog_redis_io
 redis_tls_send(blog_redis *r, const struct iovec *iov, int n,
                apr_time_t deadline)
 {
     char        buf[16384];
+    size_t      len = 0;
+    size_t      done = 0;
     size_t      off = 0;
     int         i = 0;
+    int         w;
+    blog_redis_io io;
 
-    while (i < n) {
-        size_t      len = 0;
-        blog_redis_io io;
+    while (done < len || i < n) {
+        if (done == len) {
+            for (len = done = 0; i < n && len < sizeof(buf);) {
+                size_t      k = iov[i].iov_len - off;
 
-        while (i < n && len < sizeof(buf)) {
-            size_t      k = iov[i].iov_len - off;
-
-            if (k > sizeof(buf) - len)
-                k = sizeof(buf) - len;
-            memcpy(buf + len, (const char *) iov[i].iov_base + off, k);
-            len += k;
-            off += k;
-            if (off == iov[i].iov_len) {
-                i++;
-                off = 0;
+                if (k > sizeof(buf) - len)
+                    k = sizeof(buf) - len;
+                memcpy(buf + len, (const char *) iov[i].iov_base + off, k);
+                len += k;
+                off += k;
+                if (off == iov[i].iov_len) {
+                    i++;
+                    off = 0;
+                }
             }
+            if (len == 0)
+                break;
         }
-        if ((io = redis_tls_write(r, buf, len, deadline)) != BLOG_REDIS_OK)
+        ERR_clear_error();
+        w = SSL_write(r->tls, buf + done, (int) (len - done));
+        if (w > 0)
+            done += (size_t) w;
+        else if ((io = redis_tls_wait(r, w, deadline)) != BLOG_REDIS_OK)
             return io;
     }
     return BLOG_REDIS_OK;
