@@ -307,34 +307,27 @@ blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
         apr_cpystrn(why, "out of memory", why_len);
         return -1;
     }
-    if (c->err) {
+    r->ctx = c;
+    r->tls_wants_write = 0;
+    if (c->err)
         apr_cpystrn(why, c->errstr, why_len);
-        redisFree(c);
-        return -1;
-    }
-    if (blog_wait_fd(c->fd, POLLOUT, deadline) != 0)
+    else if (blog_wait_fd(c->fd, POLLOUT, deadline) != 0)
         err = ETIMEDOUT;
     else if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
         err = errno;
-    if (err == 0 && g->redis_port != 0 && redisEnableKeepAlive(c) != REDIS_OK)
+    else if (err == 0 && g->redis_port != 0
+             && redisEnableKeepAlive(c) != REDIS_OK)
         err = errno ? errno : EIO;
-    if (err != 0) {
+    if (err != 0)
         apr_cpystrn(why, strerror(err), why_len);
-        redisFree(c);
-        return -1;
-    }
-    r->ctx = c;
-    r->tls_wants_write = 0;
-    if (g->redis_tls && redis_tls_start(r, g, deadline, why, why_len) != 0) {
-        blog_redis_close(r);
-        return -1;
-    }
-    if (g->redis_pass != NULL
-        && redis_auth(r, g, deadline, why, why_len) != 0) {
-        blog_redis_close(r);
-        return -1;
-    }
-    return 0;
+    else if (!c->err
+             && (!g->redis_tls
+                 || redis_tls_start(r, g, deadline, why, why_len) == 0)
+             && (g->redis_pass == NULL
+                 || redis_auth(r, g, deadline, why, why_len) == 0))
+        return 0;
+    blog_redis_close(r);
+    return -1;
 }
 
 blog_redis_io
