@@ -281,7 +281,6 @@ blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
         c->line[i] = add->line[i];
     }
     c->set = base->set | add->set;
-    c->site = NULL;
     return c;
 }
 
@@ -306,10 +305,8 @@ blog_cmd(cmd_parms *cmd, void *dummy, const char *arg, const char *arg2)
     if (err != NULL)
         return err;
     c->set |= BLOG_SET(i);
-    if (cmd->directive != NULL) {
-        c->file[i] = cmd->directive->filename;
-        c->line[i] = cmd->directive->line_num;
-    }
+    c->file[i] = cmd->directive->filename;
+    c->line[i] = cmd->directive->line_num;
     return NULL;
 }
 
@@ -330,8 +327,6 @@ blog_where(apr_pool_t *p, const blog_config *c, int i)
 {
     if (!(c->set & BLOG_SET(i)))
         return "default";
-    if (c->file[i] == NULL)
-        return "command line";
     return apr_psprintf(p, "%s:%d", c->file[i], c->line[i]);
 }
 
