@@ -22,7 +22,6 @@
 #include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
-#include "http_protocol.h"
 #include "http_request.h"
 #include "ap_config.h"
 #include "apr_atomic.h"
