@@ -127,11 +127,11 @@ blog_pageset_load(const char *dir, blog_alloc_fn alloc, void *alloc_ctx,
 static int
 get_text(blog_build *b, const cols *cs, int row, int c, blog_val *v)
 {
-    blog_bytes  t;
+    blog_cell   t = cell(cs, row, c);
 
-    if (blog_dec_text(cell(cs, row, c), &t) != 0)
+    if (t.ptr == NULL || t.len < 0)
         return bad(b, col_names[c], row);
-    val_str(v, t.ptr, t.len);
+    val_str(v, t.ptr, (size_t) t.len);
     return 0;
 }
 
@@ -156,7 +156,7 @@ static int
 get_list(blog_build *b, const cols *cs, int row, int c, int n,
          uint32_t first, blog_val *v)
 {
-    blog_bytes *arr[3];
+    blog_cell  *arr[3];
     uint32_t    len[3];
     blog_frame *items;
     blog_val   *vals;
@@ -182,11 +182,9 @@ get_list(blog_build *b, const cols *cs, int row, int c, int n,
 
         for (j = 0; j < n; j++)
             if (c + j != C_COMMENT_TIMES)
-                val_str(&iv[j], arr[j][i].ptr, arr[j][i].len);
-            else if (get_date(b, (blog_cell) {arr[j][i].ptr,
-                                               (int) arr[j][i].len},
-                              row, c + j, dates + BLOG_DATE_LEN * i,
-                              &iv[j]) != 0)
+                val_str(&iv[j], arr[j][i].ptr, (size_t) arr[j][i].len);
+            else if (get_date(b, arr[j][i], row, c + j,
+                              dates + BLOG_DATE_LEN * i, &iv[j]) != 0)
                 return -1;
         items[i] = (blog_frame) {iv, first, (uint32_t) n};
     }

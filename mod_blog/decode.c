@@ -19,16 +19,6 @@ blog_be32(const char *p)
 }
 
 int
-blog_dec_text(blog_cell c, blog_bytes *out)
-{
-    if (c.ptr == NULL || c.len < 0)
-        return -1;
-    out->ptr = c.ptr;
-    out->len = (uint32_t) c.len;
-    return 0;
-}
-
-int
 blog_dec_int4(blog_cell c, int32_t *out)
 {
     if (c.ptr == NULL || c.len != 4)
@@ -49,11 +39,11 @@ blog_dec_int8(blog_cell c, int64_t *out)
 
 int
 blog_dec_array(blog_cell c, uint32_t elemtype, blog_alloc_fn alloc,
-               void *alloc_ctx, blog_bytes **out, uint32_t *n)
+               void *alloc_ctx, blog_cell **out, uint32_t *n)
 {
     const char *end;
     const char *q;
-    blog_bytes *elems;
+    blog_cell  *elems;
     uint32_t    ndim, count, i;
 
     *out = NULL;
@@ -89,7 +79,7 @@ blog_dec_array(blog_cell c, uint32_t elemtype, blog_alloc_fn alloc,
         q += ELEMENT_LEN_BYTES;
         if (len < 0 || len > end - q)   /* -1 is a NULL element */
             return -1;
-        elems[i] = (blog_bytes) {q, (uint32_t) len};
+        elems[i] = (blog_cell) {q, len};
         q += len;
     }
     if (q != end)               /* array_send writes nothing after them */

@@ -14,22 +14,16 @@
 #define BLOG_OID_TEXT           25
 #define BLOG_OID_TIMESTAMPTZ    1184
 
+/* A value, or an array's element: len bytes at ptr (NULL: SQL NULL). */
 typedef struct blog_cell
 {
-    const char *ptr;            /* NULL for SQL NULL */
+    const char *ptr;
     int         len;
 } blog_cell;
-
-typedef struct blog_bytes
-{
-    const char *ptr;
-    uint32_t    len;
-} blog_bytes;
 
 /* A big-endian 32-bit integer at p (4 readable bytes). */
 uint32_t blog_be32(const char *p);
 
-int blog_dec_text(blog_cell c, blog_bytes *out);
 int blog_dec_int4(blog_cell c, int32_t *out);
 /* timestamptz: microseconds since 2000-01-01 00:00 UTC. */
 int blog_dec_int8(blog_cell c, int64_t *out);
@@ -37,6 +31,6 @@ int blog_dec_int8(blog_cell c, int64_t *out);
 /* A 1-D array of elemtype into *out (*n, from alloc): a NULL cell is
  * empty, a NULL element is an error. */
 int blog_dec_array(blog_cell c, uint32_t elemtype, blog_alloc_fn alloc,
-                   void *alloc_ctx, blog_bytes **out, uint32_t *n);
+                   void *alloc_ctx, blog_cell **out, uint32_t *n);
 
 #endif

@@ -22,7 +22,6 @@
 #include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
-#include "http_protocol.h"
 #include "http_request.h"
 #include "ap_config.h"
 #include "apr_atomic.h"
@@ -281,7 +280,6 @@ blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
         c->line[i] = add->line[i];
     }
     c->set = base->set | add->set;
-    c->site = NULL;
     return c;
 }
 
@@ -306,10 +304,8 @@ blog_cmd(cmd_parms *cmd, void *dummy, const char *arg, const char *arg2)
     if (err != NULL)
         return err;
     c->set |= BLOG_SET(i);
-    if (cmd->directive != NULL) {
-        c->file[i] = cmd->directive->filename;
-        c->line[i] = cmd->directive->line_num;
-    }
+    c->file[i] = cmd->directive->filename;
+    c->line[i] = cmd->directive->line_num;
     return NULL;
 }
 
@@ -330,8 +326,6 @@ blog_where(apr_pool_t *p, const blog_config *c, int i)
 {
     if (!(c->set & BLOG_SET(i)))
         return "default";
-    if (c->file[i] == NULL)
-        return "command line";
     return apr_psprintf(p, "%s:%d", c->file[i], c->line[i]);
 }
 

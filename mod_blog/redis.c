@@ -1,19 +1,10 @@
 /*
- * redis.c - the Redis client: see redis.h.
- *
- * hiredis 0.14 bounds each read (SO_RCVTIMEO), not a command, so a Redis
- * that trickles its answer could hold a request for ever; and it buffers a
- * string reply whole, whatever length it declares.  So the socket is
- * non-blocking from the connect on (redisConnectNonBlock: no flag of
- * hiredis is touched), every wait is a poll against the command's
- * deadline, and the bytes read are judged before hiredis' reader sees
- * them: each header line must start like Redis (+ - : $ *) and stay short,
- * and a string may not declare more than max_bulk bytes.
- *
- * rediss:// goes through OpenSSL on the same socket, with the same polls:
- * hiredis_ssl (hiredis 1.x; Debian 12 has 0.14) would read through its own
- * buffer, past the judge, and hides which way a handshake waits.  The
- * server's certificate must chain to BlogRedisTLSCA and name the host.
+ * redis.c - the client of redis.h.  hiredis formats and parses, but the
+ * socket is non-blocking from the connect on, every wait a poll against
+ * the command's deadline, and each reply judged before hiredis' reader
+ * buffers it: a Redis line's first byte, a short header, no string over
+ * max_bulk.  rediss:// is OpenSSL on that socket, with the same polls
+ * (why not hiredis_ssl: docs/OPERATIONS.md, "BlogRedis rediss://").
  */
 #include "redis.h"
 
@@ -28,7 +19,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +44,6 @@ blog_redis_close(blog_redis *r)
     r->ctx = NULL;
 }
 
-/* "password" or "user password", one line. */
 static int
 redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
                   apr_size_t err_len)
@@ -234,76 +223,45 @@ redis_tls_start(blog_redis *r, const blog_cache_settings *g,
     return 0;
 }
 
-/* Write len bytes whole through TLS by the deadline. */
-static blog_redis_io
-redis_tls_write(blog_redis *r, const char *p, size_t len, apr_time_t deadline)
-{
-    blog_redis_io io = BLOG_REDIS_OK;
-
-    while (len > 0 && io == BLOG_REDIS_OK) {
-        int         w;
-
-        ERR_clear_error();
-        w = SSL_write(r->tls, p, (int) (len > INT_MAX ? INT_MAX : len));
-        if (w > 0) {
-            p += w;
-            len -= (size_t) w;
-        }
-        else
-            io = redis_tls_wait(r, w, deadline);
-    }
-    return io;
-}
-
 /* The buffers in records of up to 16 KiB: one per small command is waste. */
 static blog_redis_io
 redis_tls_send(blog_redis *r, const struct iovec *iov, int n,
                apr_time_t deadline)
 {
     char        buf[16384];
+    size_t      len = 0;
+    size_t      done = 0;
     size_t      off = 0;
     int         i = 0;
+    int         w;
+    blog_redis_io io;
 
-    while (i < n) {
-        size_t      len = 0;
-        blog_redis_io io;
+    while (done < len || i < n) {
+        if (done == len) {
+            for (len = done = 0; i < n && len < sizeof(buf);) {
+                size_t      k = iov[i].iov_len - off;
 
-        while (i < n && len < sizeof(buf)) {
-            size_t      k = iov[i].iov_len - off;
-
-            if (k > sizeof(buf) - len)
-                k = sizeof(buf) - len;
-            memcpy(buf + len, (const char *) iov[i].iov_base + off, k);
-            len += k;
-            off += k;
-            if (off == iov[i].iov_len) {
-                i++;
-                off = 0;
+                if (k > sizeof(buf) - len)
+                    k = sizeof(buf) - len;
+                memcpy(buf + len, (const char *) iov[i].iov_base + off, k);
+                len += k;
+                off += k;
+                if (off == iov[i].iov_len) {
+                    i++;
+                    off = 0;
+                }
             }
+            if (len == 0)
+                break;
         }
-        if ((io = redis_tls_write(r, buf, len, deadline)) != BLOG_REDIS_OK)
+        ERR_clear_error();
+        w = SSL_write(r->tls, buf + done, (int) (len - done));
+        if (w > 0)
+            done += (size_t) w;
+        else if ((io = redis_tls_wait(r, w, deadline)) != BLOG_REDIS_OK)
             return io;
     }
     return BLOG_REDIS_OK;
-}
-
-/* What has come through TLS into rbuf: bytes, 0 for none yet, or -1. */
-static ssize_t
-redis_tls_read(blog_redis *r, apr_time_t deadline)
-{
-    int         n, e;
-
-    if (SSL_pending(r->tls) == 0
-        && blog_wait_fd(r->ctx->fd, r->tls_wants_write ? POLLOUT : POLLIN,
-                        deadline) != 0)
-        return -2;
-    ERR_clear_error();
-    n = SSL_read(r->tls, r->rbuf, sizeof(r->rbuf));
-    if (n > 0)
-        return n;
-    e = SSL_get_error(r->tls, n);
-    r->tls_wants_write = e == SSL_ERROR_WANT_WRITE;
-    return e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? 0 : -1;
 }
 
 /* AUTH on a new connection, by the connect's deadline: 0, or -1 and why. */
@@ -349,34 +307,27 @@ blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
         apr_cpystrn(why, "out of memory", why_len);
         return -1;
     }
-    if (c->err) {
+    r->ctx = c;
+    r->tls_wants_write = 0;
+    if (c->err)
         apr_cpystrn(why, c->errstr, why_len);
-        redisFree(c);
-        return -1;
-    }
-    if (blog_wait_fd(c->fd, POLLOUT, deadline) != 0)
+    else if (blog_wait_fd(c->fd, POLLOUT, deadline) != 0)
         err = ETIMEDOUT;
     else if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
         err = errno;
-    if (err == 0 && g->redis_port != 0 && redisEnableKeepAlive(c) != REDIS_OK)
+    else if (err == 0 && g->redis_port != 0
+             && redisEnableKeepAlive(c) != REDIS_OK)
         err = errno ? errno : EIO;
-    if (err != 0) {
+    if (err != 0)
         apr_cpystrn(why, strerror(err), why_len);
-        redisFree(c);
-        return -1;
-    }
-    r->ctx = c;
-    r->tls_wants_write = 0;
-    if (g->redis_tls && redis_tls_start(r, g, deadline, why, why_len) != 0) {
-        blog_redis_close(r);
-        return -1;
-    }
-    if (g->redis_pass != NULL
-        && redis_auth(r, g, deadline, why, why_len) != 0) {
-        blog_redis_close(r);
-        return -1;
-    }
-    return 0;
+    else if (!c->err
+             && (!g->redis_tls
+                 || redis_tls_start(r, g, deadline, why, why_len) == 0)
+             && (g->redis_pass == NULL
+                 || redis_auth(r, g, deadline, why, why_len) == 0))
+        return 0;
+    blog_redis_close(r);
+    return -1;
 }
 
 blog_redis_io
@@ -473,25 +424,29 @@ blog_redis_io
 blog_redis_fill(blog_redis *r, apr_time_t deadline)
 {
     ssize_t     n;
+    int         e;
 
+    if ((r->tls == NULL || SSL_pending(r->tls) == 0)
+        && blog_wait_fd(r->ctx->fd, r->tls_wants_write ? POLLOUT : POLLIN,
+                        deadline) != 0)
+        return BLOG_REDIS_TIMEOUT;
     if (r->tls != NULL) {
-        n = redis_tls_read(r, deadline);
-        if (n <= 0)
-            return n == 0 ? BLOG_REDIS_OK : n == -2 ? BLOG_REDIS_TIMEOUT
-                : BLOG_REDIS_CLOSED;
+        ERR_clear_error();
+        n = SSL_read(r->tls, r->rbuf, sizeof(r->rbuf));
+        e = n > 0 ? SSL_ERROR_NONE : SSL_get_error(r->tls, (int) n);
+        r->tls_wants_write = e == SSL_ERROR_WANT_WRITE;
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+            return BLOG_REDIS_OK;
     }
     else {
-        if (blog_wait_fd(r->ctx->fd, POLLIN, deadline) != 0)
-            return BLOG_REDIS_TIMEOUT;
         do
             n = read(r->ctx->fd, r->rbuf, sizeof(r->rbuf));
         while (n < 0 && errno == EINTR);
-        if (n == 0)
-            return BLOG_REDIS_CLOSED;
-        if (n < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK ? BLOG_REDIS_OK
-                : BLOG_REDIS_CLOSED;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return BLOG_REDIS_OK;
     }
+    if (n <= 0)
+        return BLOG_REDIS_CLOSED;
     if (redis_judge(r, r->rbuf, (apr_size_t) n) != 0
         || redisReaderFeed(r->ctx->reader, r->rbuf, (size_t) n) != REDIS_OK)
         return BLOG_REDIS_BAD;

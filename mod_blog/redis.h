@@ -25,9 +25,6 @@ typedef enum blog_redis_io
 /* What each blog_redis_io means, for the log and the health check. */
 extern const char *const blog_redis_why[];
 
-/* Bytes read from the socket at once: a batch of pages. */
-#define BLOG_REDIS_READ_BUF 65536
-
 typedef struct blog_redis
 {
     redisContext *ctx;          /* NULL when not connected */
@@ -39,21 +36,16 @@ typedef struct blog_redis
     apr_uint64_t body_left;     /* its bytes still due, CRLF included */
     char        line[32];       /* the start of the current header line */
     apr_size_t  line_len;
-    char        rbuf[BLOG_REDIS_READ_BUF];
+    char        rbuf[65536];    /* read at once: a batch of pages */
 } blog_redis;
 
-/*
- * Read BlogRedisAuth's and BlogCacheKey's files into g and make the TLS
- * context of rediss://, in the parent, as root: 0, or -1 with err saying
- * which and why.
- */
+/* BlogRedisAuth's and BlogCacheKey's files read into g, the TLS context of
+ * rediss:// made, in the parent, as root: 0, or -1 with err saying why. */
 int blog_redis_load(apr_pool_t *p, blog_cache_settings *g, char *err,
                     apr_size_t err_len);
 
-/*
- * Connect to BlogRedis within its connect timeout, and AUTH when
- * BlogRedisAuth is set: 0, or -1 with why saying what failed.
- */
+/* Connect within BlogRedisConnectTimeout, and AUTH when BlogRedisAuth is
+ * set: 0, or -1 with why saying what failed. */
 int blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
                        char *why, apr_size_t why_len);
 void blog_redis_close(blog_redis *r);

@@ -1,19 +1,9 @@
 /*
- * seal.c - see seal.h.
- *
- * The MAC is AES-256-GMAC (GCM over no plaintext, the key name and the
- * page as its associated data) from libcrypto, already in every child
- * through libpq: with AES-NI and carry-less multiply it costs a quarter
- * of HMAC-SHA256 per page (docs/OPERATIONS.md, BlogCacheKey).  GMAC must never see one
- * nonce twice under a key, so each stored page takes 96 random bits,
- * stored with it.  The tag is checked in constant time.
- *
- * Each thread keeps one cipher context, keyed once (AES's key schedule),
- * so that a page costs only a nonce and the GHASH over its bytes: a
- * context made, keyed and freed per page cost a third of the work on the
- * index page, and more on small ones (docs/OPERATIONS.md).  The contexts
- * hang from an APR thread key of the seal's own, so each is keyed for the
- * one seal it serves, and freed when its thread exits.
+ * seal.c - see seal.h.  AES-256-GMAC from libcrypto, 96 random bits of
+ * nonce per page (GMAC must never see one twice under a key), the tag
+ * checked in constant time; each thread keeps one cipher context, keyed
+ * once, on an APR thread key of the seal's own (docs/OPERATIONS.md,
+ * BlogCacheKey, for the costs measured).
  */
 #include "seal.h"
 
@@ -43,31 +33,24 @@ blog_secret_read(const char *path, char *buf, size_t cap, size_t *len,
                  char *err, size_t err_len)
 {
     struct stat st;
-    ssize_t     n;
+    ssize_t     n = -1;
     int         fd = open(path, O_RDONLY | O_CLOEXEC);
 
     if (fd < 0) {
         snprintf(err, err_len, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         snprintf(err, err_len, "%s is not a regular file", path);
-        close(fd);
-        return -1;
-    }
-    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+    else if (st.st_mode & (S_IRWXG | S_IRWXO))
         snprintf(err, err_len, "%s is mode %04o: a secret must be for its "
                  "owner only (chmod 600)", path,
                  (unsigned) (st.st_mode & 07777));
-        close(fd);
-        return -1;
-    }
-    n = read(fd, buf, cap - 1);
-    close(fd);
-    if (n < 0) {
+    else if ((n = read(fd, buf, cap - 1)) < 0)
         snprintf(err, err_len, "cannot read %s: %s", path, strerror(errno));
+    close(fd);
+    if (n < 0)
         return -1;
-    }
     buf[n] = '\0';
     *len = (size_t) n;
     return 0;

@@ -21,18 +21,13 @@ typedef struct blog_seal
     apr_threadkey_t *ctx_key;   /* each thread's cipher context, keyed */
 } blog_seal;
 
-/*
- * The first cap - 1 bytes at most of a regular file that only its owner
- * may read (as ssh and mod_ssl users expect of a secret): 0 with buf
- * NUL-terminated, or -1 with err saying why.
- */
+/* Up to cap - 1 bytes of a regular file for its owner only (as ssh's and
+ * mod_ssl's secrets): 0 with buf NUL-terminated, or -1 with err why. */
 int         blog_secret_read(const char *path, char *buf, size_t cap,
                              size_t *len, char *err, size_t err_len);
 
-/*
- * The key from a key file's contents (32 bytes at least): 0, or -1.  The
- * threads' contexts live as long as p.
- */
+/* The key of a key file's 32 bytes or more, its threads' contexts as long
+ * as p: 0, or -1. */
 int         blog_seal_init(blog_seal *k, apr_pool_t *p, const char *secret,
                            size_t len);
 

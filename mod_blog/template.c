@@ -526,6 +526,18 @@ blog_lookup(const blog_scope *sc, uint32_t field)
 #define BLOG_ESCAPE_GROWTH 5
 #define BLOG_NO_ROOM SIZE_MAX
 
+/* s[0..len) after the first n bytes, counted (dst NULL) or written. */
+static size_t
+blog_put(char *dst, size_t cap, size_t n, const char *s, size_t len)
+{
+    if (dst == NULL)
+        return n + len;
+    if (len > cap - n)
+        return BLOG_NO_ROOM;
+    memcpy(dst + n, s, len);
+    return n + len;
+}
+
 /*
  * Ops [from, to) after the first n bytes, counted (dst NULL) or written in
  * cap bytes: the new n, or BLOG_NO_ROOM.  One walker for both keeps the
@@ -537,50 +549,34 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
 {
     uint32_t i = from;
 
-    while (i < to) {
-        const blog_op *op = &tpl->ops[i];
-        const blog_val *v;
-        int         empty;
+    while (i < to && n != BLOG_NO_ROOM) {
+        const blog_op *op = &tpl->ops[i++];
+        const blog_val *v = op->kind == BLOG_OP_TEXT ? NULL
+            : blog_lookup(sc, op->a);
+        int         str = v != NULL && v->kind == BLOG_VAL_STR;
+        int         empty = v == NULL || v->len == 0;
 
         switch (op->kind) {
         case BLOG_OP_TEXT:
-            if (dst) {
-                if (op->b > cap - n)
-                    return BLOG_NO_ROOM;
-                memcpy(dst + n, tpl->text + op->a, op->b);
-            }
-            n += op->b;
-            i++;
-            break;
-        case BLOG_OP_VAR:
-            v = blog_lookup(sc, op->a);
-            if (v && v->kind == BLOG_VAL_STR) {
-                if (dst == NULL)
-                    n += blog_escaped_len(v->ptr, v->len);
-                /* the exact length only when the worst case may not fit */
-                else if (v->len > (cap - n) / BLOG_ESCAPE_GROWTH
-                         && blog_escaped_len(v->ptr, v->len) > cap - n)
-                    return BLOG_NO_ROOM;
-                else
-                    n = (size_t) (blog_escape(dst + n, v->ptr, v->len) - dst);
-            }
-            i++;
+            n = blog_put(dst, cap, n, tpl->text + op->a, op->b);
             break;
         case BLOG_OP_RAW:
-            v = blog_lookup(sc, op->a);
-            if (v && v->kind == BLOG_VAL_STR) {
-                if (dst) {
-                    if (v->len > cap - n)
-                        return BLOG_NO_ROOM;
-                    memcpy(dst + n, v->ptr, v->len);
-                }
-                n += v->len;
-            }
-            i++;
+            if (str)
+                n = blog_put(dst, cap, n, v->ptr, v->len);
+            break;
+        case BLOG_OP_VAR:
+            if (!str)
+                break;
+            if (dst == NULL)
+                n += blog_escaped_len(v->ptr, v->len);
+            /* the exact length only when the worst case may not fit */
+            else if (v->len > (cap - n) / BLOG_ESCAPE_GROWTH
+                     && blog_escaped_len(v->ptr, v->len) > cap - n)
+                n = BLOG_NO_ROOM;
+            else
+                n = (size_t) (blog_escape(dst + n, v->ptr, v->len) - dst);
             break;
         default:                /* BLOG_OP_SECTION, BLOG_OP_INVERTED */
-            v = blog_lookup(sc, op->a);
-            empty = v == NULL || v->len == 0;
             if (op->kind == BLOG_OP_SECTION && !empty
                 && v->kind == BLOG_VAL_LIST) {
                 const blog_frame *items = v->ptr;
@@ -588,14 +584,12 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
 
                 for (k = 0; k < v->len && n != BLOG_NO_ROOM; k++) {
                     sc->frames[sc->n++] = &items[k];
-                    n = blog_render_ops(tpl, i + 1, op->b, sc, dst, cap, n);
+                    n = blog_render_ops(tpl, i, op->b, sc, dst, cap, n);
                     sc->n--;
                 }
             }
             else if (empty == (op->kind == BLOG_OP_INVERTED))
-                n = blog_render_ops(tpl, i + 1, op->b, sc, dst, cap, n);
-            if (n == BLOG_NO_ROOM)
-                return n;
+                n = blog_render_ops(tpl, i, op->b, sc, dst, cap, n);
             i = op->b;
             break;
         }

@@ -138,7 +138,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (i = 0; i < n; i++) {
         static const uint32_t types[] = {BLOG_OID_TEXT, BLOG_OID_TIMESTAMPTZ};
-        blog_bytes *el;
+        blog_cell  *el;
         uint32_t ne, k;
         size_t j;
 
