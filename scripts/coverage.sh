@@ -159,6 +159,7 @@ if httpd_as event off; then
     suite "faults (event)" python3 tests/faults/run.py
     suite "status and health (event)" python3 tests/e2e/status.py
     suite "invalidation (event)" python3 tests/e2e/invalidation.py
+    suite "Redis AUTH, ACL, seal and TLS (event)" python3 tests/e2e/redis_secure.py
 fi
 if httpd_as event on; then
     suite "e2e (event, quick_handler)" python3 tests/e2e/run.py
