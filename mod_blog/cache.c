@@ -70,10 +70,9 @@ static const blog_cache_settings *cache_g;
 static blog_backoff cache_backoff;
 /* One budget for every warning about Redis: a failing Redis fails alike. */
 static blog_ratelog cache_log;
-static blog_outage cache_outage;
 static blog_ratelog cache_seal_log;
 /* Redis up but refusing SET (read-only replica, out of memory, ...). */
-static blog_outage cache_write_outage;
+static blog_ratelog cache_write;
 /* This thread's last Redis failure: the health check's reason. */
 static __thread char cache_why[CACHE_WHY_MAX];
 
@@ -120,7 +119,7 @@ cache_connect(request_rec *r, char *why)
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
                  cache_g->redis_port, err);
     blog_backoff_fail(&cache_backoff);
-    blog_outage_begin(&cache_outage);
+    blog_outage_begin(&cache_log);
     return -1;
 }
 
@@ -164,7 +163,7 @@ cache_fail_all(request_rec *r, blog_redis_io io, const char *what,
                              BLOGLOGNO(00008)
                              "Redis %s; bypassing the cache", reason);
             blog_backoff_fail(&cache_backoff);
-            blog_outage_begin(&cache_outage);
+            blog_outage_begin(&cache_log);
         }
         else
             ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server,
@@ -300,7 +299,7 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
         sem_destroy(&cmd.wake);
         if (cmd.io == BLOG_REDIS_OK) {
             redisFreeCommand(buf);
-            blog_outage_end(&cache_outage, r->server, BLOGLOGNO(00010)
+            blog_outage_end(&cache_log, r->server, BLOGLOGNO(00010)
                                                       "Redis reachable");
             return cmd.reply;
         }
@@ -313,6 +312,22 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
     }
     redisFreeCommand(buf);
     return NULL;
+}
+
+/* Not the reply the command wants: -NOAUTH, -NOPERM, -OOM, -READONLY... */
+static void
+cache_refused(request_rec *r, const char *what, redisReply *reply)
+{
+    int         err = reply->type == REDIS_REPLY_ERROR;
+
+    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+    apr_snprintf(cache_why, sizeof(cache_why), "%s refused: %.*s", what,
+                 err ? (int) reply->len : 16,
+                 err ? reply->str : "unexpected reply");
+    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
+                     BLOGLOGNO(00011) "Redis: %s; bypassing the cache",
+                     cache_why);
+    freeReplyObject(reply);
 }
 
 blog_cache_status
@@ -328,18 +343,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         return BLOG_CACHE_MISS;
     }
     if (reply->type != REDIS_REPLY_STRING) {
-        /* -NOAUTH, -NOPERM: Redis wants AUTH, or an ACL says no */
-        int         err = reply->type == REDIS_REPLY_ERROR;
-
-        blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
-        apr_snprintf(cache_why, sizeof(cache_why), "GET refused: %.*s",
-                     err ? (int) reply->len : 16,
-                     err ? reply->str : "unexpected reply");
-        blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                     BLOGLOGNO(00011)
-                     "Redis: %s (type %d); bypassing the cache", cache_why,
-                     reply->type);
-        freeReplyObject(reply);
+        cache_refused(r, "GET", reply);
         return BLOG_CACHE_DOWN;
     }
     *body = reply->str;
@@ -366,7 +370,6 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     redisReply *reply;
     unsigned char head[BLOG_SEAL_HEAD];
     size_t      hlen = cache_g->seal.on ? sizeof(head) : 0;
-    int         err;
 
     /* What a GET would refuse is not stored. */
     if (len + hlen > CACHE_MAX_VALUE
@@ -379,17 +382,12 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
         return -1;
     if (reply->type == REDIS_REPLY_STATUS) {
         freeReplyObject(reply);
-        blog_outage_end(&cache_write_outage, r->server,
+        blog_outage_end(&cache_write, r->server,
                         BLOGLOGNO(00012) "Redis accepting writes");
         return 0;
     }
-    err = reply->type == REDIS_REPLY_ERROR;
-    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
-    blog_outage_begin(&cache_write_outage);
-    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                     BLOGLOGNO(00013) "Redis refused SET: %.*s",
-                     err ? (int) reply->len : 0, err ? reply->str : "");
-    freeReplyObject(reply);
+    blog_outage_begin(&cache_write);
+    cache_refused(r, "SET", reply);
     return -1;
 }
 

@@ -81,7 +81,6 @@ static struct
     char        err[BLOG_PQ_MSG_MAX];   /* the last connect's, or "" */
     apr_uint32_t gen;           /* bumped on a lost connection */
     blog_ratelog log;
-    blog_outage outage;
 } db;
 
 /*
@@ -702,7 +701,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
                              BLOGLOGNO(00020) "%s: a pooled connection was "
                              "lost, the page retried on a new one: %s",
                              name, msg);
-        blog_outage_end(&db.outage, r->server,
+        blog_outage_end(&db.log, r->server,
                         BLOGLOGNO(00021) "PostgreSQL reachable");
         apr_pool_cleanup_register(r->pool, *res, db_clear_result,
                                   apr_pool_cleanup_null);
@@ -729,7 +728,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
         rv = APR_EAGAIN;
         break;
     }
-    blog_outage_begin(&db.outage);
+    blog_outage_begin(&db.log);
     return rv;
 }
 

@@ -94,14 +94,12 @@ static struct
     PGconn     *conn;
     blog_backoff backoff;
     blog_ratelog log;
-    blog_outage outage;
 } inv_pq;
 static struct
 {
     blog_redis  conn;
     blog_backoff backoff;
     blog_ratelog log;
-    blog_outage outage;
 } inv_rd;
 static int  inv_flush_due;      /* a gap: every page key must go */
 /* The repeats, in due order. */
@@ -125,7 +123,7 @@ static void
 inv_redis_down(void)
 {
     inv_flush_due = 1;
-    blog_outage_begin(&inv_rd.outage);
+    blog_outage_begin(&inv_rd.log);
     blog_backoff_fail(&inv_rd.backoff);
 }
 
@@ -186,7 +184,7 @@ inv_redis_run(const char *what, int argc, const char **argv,
         io = blog_redis_command(&inv_rd.conn, argc, argv, lens, deadline,
                                 &reply);
         if (io == BLOG_REDIS_OK) {
-            blog_outage_end(&inv_rd.outage, inv.s,
+            blog_outage_end(&inv_rd.log, inv.s,
                             BLOGLOGNO(00028) "invalidation: Redis reachable");
             return reply;
         }
@@ -419,7 +417,7 @@ inv_pg_drop(const char *why, int connecting)
                            "invalidation: LISTEN failed: %s", why);
     PQfinish(inv_pq.conn);
     inv_pq.conn = NULL;
-    blog_outage_begin(&inv_pq.outage);
+    blog_outage_begin(&inv_pq.log);
     blog_backoff_fail(&inv_pq.backoff);
 }
 
@@ -467,7 +465,7 @@ inv_pg_open(void)
     blog_backoff_reset(&inv_pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv_flush_due = 1;
-    blog_outage_end(&inv_pq.outage, inv.s,
+    blog_outage_end(&inv_pq.log, inv.s,
                     BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
