@@ -279,49 +279,41 @@ dbs_retire(PGconn *pg)
     return dbs_take_slot(&dbs.refresh_due, DBS_REFRESH);
 }
 
-static void
-db_note_error(const char *msg)
-{
-    apr_thread_mutex_lock(db.lock);
-    apr_cpystrn(db.err, msg ? msg : "", sizeof(db.err));
-    apr_thread_mutex_unlock(db.lock);
-}
-
 static PGconn *
-db_connect(apr_pool_t *p, apr_time_t deadline)
+db_connect(apr_pool_t *p, apr_time_t deadline, char *msg)
 {
     /* BlogDatabase's keywords last: they win over ours. */
     const char *keys[DB_MAX_PARAMS + 1] = {
         "client_encoding", "fallback_application_name"
     };
     const char *vals[DB_MAX_PARAMS + 1] = {"UTF8", "mod_blog"};
-    char        msg[BLOG_PQ_MSG_MAX];
     PGconn     *pg;
     int         timed_out, n;
 
     n = 2 + dbs_params(p, keys + 2, vals + 2);
     keys[n] = vals[n] = NULL;
     pg = blog_pq_connect(keys, vals, deadline, msg, &timed_out);
-    if (pg == NULL) {
+    if (pg == NULL)
         blog_log_limited(&db.log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
                          db.s, BLOGLOGNO(00014)
                          "cannot connect to PostgreSQL: %s", msg);
-        db_note_error(msg);
-    }
     return pg;
 }
 
-/* A new connection, its timeouts and page statements set in one round trip. */
+/*
+ * A new connection, its timeouts and page statements set in one round trip;
+ * err: why the connect failed, if it did.
+ */
 static PGconn *
-db_open(apr_pool_t *p, apr_time_t deadline)
+db_open(apr_pool_t *p, apr_time_t deadline, char *err)
 {
     char        setup[640];
     char        msg[BLOG_PQ_MSG_MAX];
-    PGconn     *pg = db_connect(p, deadline);
+    PGconn     *pg = db_connect(p, deadline, err);
 
     /* libpq 15 gives up on a list when one host closes before answering */
     if (pg == NULL && dbs.nhosts > 1)
-        pg = db_connect(p, deadline);   /* the hosts in another order */
+        pg = db_connect(p, deadline, err);  /* the hosts in another order */
     if (pg == NULL || !db.g->prepare)
         return pg;              /* nothing a transaction pooler would lose */
     apr_snprintf(setup, sizeof(setup),
@@ -370,12 +362,15 @@ db_slot_freed(void)
 static db_conn *
 db_open_slot(apr_pool_t *p, apr_time_t deadline)
 {
-    PGconn     *pg = db_open(p, deadline);
+    char        err[BLOG_PQ_MSG_MAX] = "";
+    PGconn     *pg = db_open(p, deadline, err);
     db_conn    *c = pg ? malloc(sizeof(*c)) : NULL;
 
     if (pg != NULL && c == NULL)
         PQfinish(pg);
     apr_thread_mutex_lock(db.lock);
+    if (c != NULL || err[0] != '\0')
+        apr_cpystrn(db.err, c != NULL ? "" : err, sizeof(db.err));
     if (c != NULL)
         blog_backoff_reset(&db.backoff);
     else {
@@ -387,7 +382,6 @@ db_open_slot(apr_pool_t *p, apr_time_t deadline)
     if (c == NULL)
         return NULL;
     blog_stat_inc(BLOG_STAT_POOL_OPEN);
-    db_note_error(NULL);
     c->pg = pg;
     c->gen = apr_atomic_read32(&db.gen);
     c->next = NULL;
