@@ -35,6 +35,8 @@ APLOG_USE_MODULE(blog);
 /* Commands written with one writev, at most. */
 #define CACHE_BATCH         64
 #define CACHE_WHY_MAX       160
+/* Under the page prefix, for an ACL that allows only it; no page's path. */
+#define CACHE_PING_KEY      BLOG_CACHE_PREFIX "health"
 
 /* A command of one request, on its thread's stack until it is done. */
 typedef struct cache_cmd
@@ -82,12 +84,6 @@ cache_child_exit(void *data)
     (void) data;
     blog_redis_close(&cache_l.redis);
     return APR_SUCCESS;
-}
-
-int
-blog_cache_enabled(void)
-{
-    return cache_g != NULL && cache_g->redis_on;
 }
 
 void
@@ -391,14 +387,21 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     return -1;
 }
 
-const char *
-blog_cache_why(void)
+int
+blog_cache_ping(request_rec *r, char *why, apr_size_t why_len)
 {
-    return cache_why;
-}
+    const char *body;
+    apr_size_t  len;
 
-void
-blog_cache_why_reset(void)
-{
+    if (cache_g == NULL || !cache_g->redis_on)
+        return 0;
     cache_why[0] = '\0';
+    if (blog_cache_get(r, CACHE_PING_KEY, sizeof(CACHE_PING_KEY) - 1, &body,
+                       &len) != BLOG_CACHE_DOWN)
+        return 0;
+    /* nothing tried: another thread's failure started the backoff */
+    apr_snprintf(why, why_len, "Redis: %s", cache_why[0] ? cache_why
+                 : "unreachable (backing off after a failure; see the "
+                 "error log)");
+    return -1;
 }

@@ -30,29 +30,6 @@ APLOG_USE_MODULE(blog);
 /* The services it asks. */
 #define HEALTH_PG           0
 #define HEALTH_REDIS        1
-/* under the page prefix, for an ACL that allows only it (no path is health) */
-#define HEALTH_KEY BLOG_CACHE_PREFIX "health"
-
-static int
-health_redis(request_rec *r, char *why, apr_size_t why_len)
-{
-    const char *body;
-    apr_size_t  len;
-    const char *last;
-
-    if (!blog_cache_enabled())
-        return 0;
-    blog_cache_why_reset();
-    if (blog_cache_get(r, HEALTH_KEY, sizeof(HEALTH_KEY) - 1, &body, &len)
-        != BLOG_CACHE_DOWN)
-        return 0;
-    last = blog_cache_why();
-    /* nothing tried: another thread's failure started the backoff */
-    apr_snprintf(why, why_len, "Redis: %s", last[0] ? last
-                 : "unreachable (backing off after a failure; see the "
-                 "error log)");
-    return -1;
-}
 
 /* This child's last failed check of each service, for mod_status. */
 static struct
@@ -93,7 +70,7 @@ health_handler(request_rec *r)
     if (rv != OK)
         return rv;
     pg_ok = blog_db_ping(r, pg_why, sizeof(pg_why)) == 0;
-    redis_ok = health_redis(r, redis_why, sizeof(redis_why)) == 0;
+    redis_ok = blog_cache_ping(r, redis_why, sizeof(redis_why)) == 0;
     if (!pg_ok)
         health_failed(r, HEALTH_PG, pg_why);
     if (!redis_ok)
