@@ -120,44 +120,34 @@ inv_stopping(void)
 
 /* Redis failed: every key goes once it answers again, after a backoff. */
 static void
-inv_redis_down(void)
+inv_redis_drop(const char *what, const char *why)
 {
+    const blog_cache_settings *g = inv.cache;
+
+    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
+                     BLOGLOGNO(00026) "invalidation: Redis %s failed "
+                     "(%s%s%.0d): %s; every cached page will be dropped "
+                     "once Redis answers", what, g->redis_host,
+                     g->redis_port ? ":" : "", g->redis_port, why);
+    blog_redis_close(&inv_rd.conn);
     inv_flush_due = 1;
     blog_outage_begin(&inv_rd.log);
     blog_backoff_fail(&inv_rd.backoff);
-}
-
-static void
-inv_redis_drop(const char *what, const char *why)
-{
-    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
-                     BLOGLOGNO(00026)
-                     "invalidation: Redis %s failed: %s; every "
-                     "cached page will be dropped once Redis answers",
-                     what, why);
-    blog_redis_close(&inv_rd.conn);
-    inv_redis_down();
 }
 
 /* Connected to Redis: 0, or -1 (in the backoff, or the connect failed). */
 static int
 inv_redis(void)
 {
-    const blog_cache_settings *g = inv.cache;
     char        why[200];
 
     if (inv_rd.conn.ctx != NULL)
         return 0;
     if (!blog_backoff_ready(&inv_rd.backoff))
         return -1;
-    if (blog_redis_connect(&inv_rd.conn, g, why, sizeof(why)) == 0)
+    if (blog_redis_connect(&inv_rd.conn, inv.cache, why, sizeof(why)) == 0)
         return 0;
-    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
-                     BLOGLOGNO(00027)
-                     "invalidation: cannot connect to Redis at "
-                     "%s%s%.0d: %s", g->redis_host, g->redis_port ? ":" : "",
-                     g->redis_port, why);
-    inv_redis_down();
+    inv_redis_drop("connect", why);
     return -1;
 }
 
@@ -210,7 +200,7 @@ static int
 inv_del(inv_batch *b)
 {
     redisReply *reply;
-    int         ok, n = b->n;
+    int         n = b->n;
 
     b->n = 0;
     if (n == 0)
@@ -219,17 +209,16 @@ inv_del(inv_batch *b)
     b->argl[0] = 3;
     if ((reply = inv_redis_run("DEL", n + 1, b->argv, b->argl)) == NULL)
         return -1;
-    ok = reply->type == REDIS_REPLY_INTEGER;
-    if (!ok)
-        blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
-                         BLOGLOGNO(00029) "invalidation: Redis refused DEL: "
-                         "%s", reply->type == REDIS_REPLY_ERROR
-                         ? reply->str : "unexpected reply");
-    freeReplyObject(reply);
-    if (ok) {
+    if (reply->type == REDIS_REPLY_INTEGER) {
+        freeReplyObject(reply);
         blog_backoff_reset(&inv_rd.backoff); /* it answers: not down */
         return 0;
     }
+    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
+                     BLOGLOGNO(00029) "invalidation: Redis refused DEL: %s",
+                     reply->type == REDIS_REPLY_ERROR ? reply->str
+                     : "unexpected reply");
+    freeReplyObject(reply);
     /* a Redis that refuses writes is asked again after a backoff */
     inv_flush_due = 1;
     blog_backoff_fail(&inv_rd.backoff);
