@@ -143,9 +143,9 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
     PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
     PQconninfoOption *o;
     int         counts[DB_MAX_PARAMS] = {0};
-    int         i;
+    int         i, n = 0;
 
-    memset(&dbs, 0, sizeof(dbs));
+    memset(&dbs, 0, sizeof(dbs));       /* nhosts 0: the order written */
     /* NULL: out of memory (the syntax was checked at start-up) */
     for (o = opts; o != NULL && o->keyword != NULL; o++) {
         if (o->val == NULL || dbs.nkeys == DB_MAX_PARAMS - 2)
@@ -167,27 +167,23 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
                          BLOGLOGNO(00023)
                          "BlogDatabase lists more than %d hosts; "
                          "connecting in the order written", DBS_MAX_HOSTS);
-            dbs.nhosts = 0;
             return;
         }
-        if (counts[i] > dbs.nhosts)
-            dbs.nhosts = counts[i];
+        if (counts[i] > n)
+            n = counts[i];
     }
-    if (dbs.nhosts < 2) {
-        dbs.nhosts = 0;
+    if (n < 2)
         return;
-    }
     /* libpq wants each list to be one entry or one per host */
     for (i = 0; i < dbs.nkeys; i++) {
-        if (counts[i] > 1 && counts[i] != dbs.nhosts) {
-            dbs.nhosts = 0;
+        if (counts[i] > 1 && counts[i] != n)
             return;
-        }
-        if (counts[i] < dbs.nhosts)
+        if (counts[i] < n)
             dbs.lists[i] = NULL;
     }
+    dbs.nhosts = n;
     dbs.nperms = 1;
-    for (i = 2; i <= dbs.nhosts; i++)
+    for (i = 2; i <= n; i++)
         dbs.nperms *= (apr_uint32_t) i;
     /* children start at different points of the cycle */
     dbs.next = ((apr_uint32_t) getpid() * 2654435761u) % dbs.nperms;
