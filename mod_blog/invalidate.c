@@ -100,7 +100,7 @@ static struct
     blog_redis  conn;
     blog_backoff backoff;
     blog_ratelog log;
-} inv_rd;
+} inv_rd = {.conn.max_bulk = INV_MAX_REPLY};
 static int  inv_flush_due;      /* a gap: every page key must go */
 /* The repeats, in due order. */
 static struct
@@ -523,29 +523,26 @@ inv_main(apr_thread_t *thread, void *data)
 {
     (void) data;
     while (!inv_stopping()) {
-        struct pollfd pfd[2];
+        /* poll skips an fd of -1: no connection to PostgreSQL */
+        struct pollfd pfd[2] = {
+            {.fd = inv_thr.wake[0], .events = POLLIN},
+            {.fd = -1, .events = POLLIN}
+        };
         apr_time_t  now, wake_at = apr_time_now() + INV_ELECT_POLL;
-        int         n = 1;
 
         if (!inv_thr.holding
             && apr_proc_mutex_trylock(inv_thr.mutex) == APR_SUCCESS)
             inv_thr.holding = 1;
         if (inv_thr.holding)
             wake_at = inv_step();
-        pfd[0].fd = inv_thr.wake[0];
-        pfd[0].events = POLLIN;
-        if (inv_pq.conn != NULL) {
+        if (inv_pq.conn != NULL)
             pfd[1].fd = PQsocket(inv_pq.conn);
-            pfd[1].events = POLLIN;
-            n = 2;
-        }
-        pfd[0].revents = pfd[1].revents = 0;
         now = apr_time_now();
-        if (poll(pfd, (nfds_t) n, wake_at > now
+        if (poll(pfd, 2, wake_at > now
                  ? (int) ((wake_at - now + 999) / 1000) : 0) < 0
             && errno != EINTR)
             apr_sleep(apr_time_from_msec(10));
-        if (n == 2 && pfd[1].revents != 0)
+        if (pfd[1].revents != 0)
             inv_pg_read();
     }
     PQfinish(inv_pq.conn);
@@ -580,9 +577,6 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
 
     memset(&inv, 0, sizeof(inv));
     memset(&inv_thr, 0, sizeof(inv_thr));
-    memset(&inv_rd, 0, sizeof(inv_rd));
-    memset(&inv_pq, 0, sizeof(inv_pq));
-    inv_rd.conn.max_bulk = INV_MAX_REPLY;
     inv.s = s;
     inv.db = db;
     inv.conninfo = conninfo != NULL ? conninfo : db->conninfo;
