@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <semaphore.h>
 #include <stdarg.h>
-#include <string.h>
 
 APLOG_USE_MODULE(blog);
 

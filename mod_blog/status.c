@@ -14,7 +14,6 @@
 #include "http_config.h"
 #include "http_log.h"
 #include "http_protocol.h"
-#include "http_request.h"
 #include "mod_status.h"
 #include "apr_strings.h"
 #include "apr_thread_mutex.h"
