@@ -96,25 +96,22 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
                               apr_pool_cleanup_null);
 }
 
-/* 0, or -1 during the backoff ("" in why) or when the connect failed. */
+/* 0, or -1 with why: "" during the backoff, else what failed. */
 static int
-cache_connect(request_rec *r, char *why)
+cache_connect(char *why)
 {
-    char        err[CACHE_WHY_MAX - 20];
+    char        err[CACHE_WHY_MAX];
 
+    why[0] = '\0';
     if (!blog_backoff_ready(&cache_backoff))
         return -1;
     if (blog_redis_connect(&cache_l.redis, cache_g, err, sizeof(err)) == 0) {
         blog_backoff_reset(&cache_backoff);
         return 0;
     }
-    apr_snprintf(why, CACHE_WHY_MAX, "connect failed: %s", err);
-    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                 BLOGLOGNO(00007) "cannot connect to Redis at %s%s%.0d: %s",
+    apr_snprintf(why, CACHE_WHY_MAX, "connect failed (%s%s%.0d): %s",
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
                  cache_g->redis_port, err);
-    blog_backoff_fail(&cache_backoff);
-    blog_outage_begin(&cache_log);
     return -1;
 }
 
@@ -136,34 +133,31 @@ cache_finish(cache_cmd *cmd, blog_redis_io io, redisReply *reply)
 }
 
 /*
- * The connection is dead or was not made: the commands sent fail, and so do
- * those queued but when it had answered and was found closed.
+ * The connection is dead or was not made (why: the connect's failure, ""
+ * in the backoff): the commands sent fail, and so do those queued but when
+ * it had answered and was found closed.
  */
 static void
-cache_fail_all(request_rec *r, blog_redis_io io, const char *what,
-               const char *why)
+cache_fail_all(request_rec *r, blog_redis_io io, const char *what, char *why)
 {
     int         back_off = !(cache_l.answered && io == BLOG_REDIS_CLOSED);
-    char        reason[CACHE_WHY_MAX];
     cache_cmd  *cmd;
 
     if (io != BLOG_REDIS_DOWN) {
-        apr_snprintf(reason, sizeof(reason), "%s failed: %s", what,
+        apr_snprintf(why, CACHE_WHY_MAX, "%s failed: %s", what,
                      blog_redis_why[io]);
-        why = reason;
         blog_redis_close(&cache_l.redis);
         cache_l.answered = 0;
-        if (back_off) {
-            blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                             BLOGLOGNO(00008)
-                             "Redis %s; bypassing the cache", reason);
-            blog_backoff_fail(&cache_backoff);
-            blog_outage_begin(&cache_log);
-        }
-        else
-            ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server,
-                         BLOGLOGNO(00009)
-                         "Redis closed the connection; reconnecting");
+    }
+    if (!back_off)
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server, BLOGLOGNO(00009)
+                     "Redis closed the connection; reconnecting");
+    else if (why[0] != '\0') {
+        blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
+                         BLOGLOGNO(00008) "Redis %s; bypassing the cache",
+                         why);
+        blog_backoff_fail(&cache_backoff);
+        blog_outage_begin(&cache_log);
     }
     if (back_off) {
         apr_thread_mutex_lock(cache_l.lock);
@@ -214,14 +208,14 @@ cache_write_queued(void)
 static void
 cache_lead(request_rec *r, cache_cmd *me, const char *what)
 {
-    char        connect_why[CACHE_WHY_MAX] = "";
+    char        why[CACHE_WHY_MAX];
     cache_cmd  *cmd;
     redisReply *reply;
 
     do {
         blog_redis_io io = BLOG_REDIS_OK;
 
-        if (cache_l.redis.ctx == NULL && cache_connect(r, connect_why) != 0)
+        if (cache_l.redis.ctx == NULL && cache_connect(why) != 0)
             io = BLOG_REDIS_DOWN;
         if (io == BLOG_REDIS_OK)
             io = cache_write_queued();
@@ -243,7 +237,7 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
             cache_finish(cmd, BLOG_REDIS_OK, reply);
         }
         if (io != BLOG_REDIS_OK)
-            cache_fail_all(r, io, what, connect_why);
+            cache_fail_all(r, io, what, why);
     } while (!me->done);
     apr_thread_mutex_lock(cache_l.lock);
     cmd = cache_l.sent != NULL ? cache_l.sent : cache_l.queued;
