@@ -135,27 +135,11 @@ inv_redis_drop(const char *what, const char *why)
     blog_backoff_fail(&inv_rd.backoff);
 }
 
-/* Connected to Redis: 0, or -1 (in the backoff, or the connect failed). */
-static int
-inv_redis(void)
-{
-    char        why[200];
-
-    if (inv_rd.conn.ctx != NULL)
-        return 0;
-    if (!blog_backoff_ready(&inv_rd.backoff))
-        return -1;
-    if (blog_redis_connect(&inv_rd.conn, inv.cache, why, sizeof(why)) == 0)
-        return 0;
-    inv_redis_drop("connect", why);
-    return -1;
-}
-
 /*
- * One command against one deadline (lens NULL: strings): its reply (an
- * error reply too), or NULL after a failure, which drops the connection.
- * One found closed after it had worked (Redis restarted) is replaced and
- * the command sent again.
+ * One command against one deadline (lens NULL: strings), connecting first
+ * unless backing off: its reply (an error reply too), or NULL after a
+ * failure, which drops the connection.  One found closed after it had
+ * worked (Redis restarted) is replaced and the command sent again.
  */
 static redisReply *
 inv_redis_run(const char *what, int argc, const char **argv,
@@ -168,9 +152,15 @@ inv_redis_run(const char *what, int argc, const char **argv,
         int         reused = inv_rd.conn.ctx != NULL;
         redisReply *reply = NULL;
         blog_redis_io io;
+        char        why[200];
 
-        if (inv_redis() != 0)
+        if (!reused && !blog_backoff_ready(&inv_rd.backoff))
             return NULL;
+        if (!reused && blog_redis_connect(&inv_rd.conn, inv.cache, why,
+                                          sizeof(why)) != 0) {
+            inv_redis_drop("connect", why);
+            return NULL;
+        }
         io = blog_redis_command(&inv_rd.conn, argc, argv, lens, deadline,
                                 &reply);
         if (io == BLOG_REDIS_OK) {
