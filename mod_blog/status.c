@@ -150,14 +150,12 @@ status_rows(request_rec *r, status_row **out)
     apr_size_t  j;
 
     for (i = 0; i < n; i++) {
-        pid_t       pid;
-        int         gen;
+        status_row *row = &rows[used];
 
-        if (blog_stats_read(i, &pid, &gen, v) != 0 || pid == 0)
+        /* a free slot's row is written over by the next, or the total */
+        if (blog_stats_read(i, &row->pid, &row->gen, v) != 0 || row->pid == 0)
             continue;
-        rows[used].slot = i;
-        rows[used].pid = pid;
-        rows[used].gen = gen;
+        row->slot = i;
         for (j = 0; j < STATUS_NFIELDS; j++) {
             int         k = status_fields[j].stat;
             apr_int64_t x = k != STATUS_IDLE ? (apr_int64_t) v[k]
@@ -165,8 +163,8 @@ status_rows(request_rec *r, status_row **out)
                                  - v[BLOG_STAT_POOL_BUSY]);
 
             /* open and busy are read one after the other: not below 0 */
-            rows[used].f[j] = x < 0 ? 0 : x;
-            rows[n].f[j] += rows[used].f[j];
+            row->f[j] = x < 0 ? 0 : x;
+            rows[n].f[j] += row->f[j];
         }
         used++;
     }
