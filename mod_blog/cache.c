@@ -103,7 +103,7 @@ cache_connect(char *why)
     char        err[CACHE_WHY_MAX];
 
     why[0] = '\0';
-    if (!blog_backoff_ready(&cache_backoff))
+    if (apr_time_now() < blog_backoff_next(&cache_backoff))
         return -1;
     if (blog_redis_connect(&cache_l.redis, cache_g, err, sizeof(err)) == 0) {
         blog_backoff_reset(&cache_backoff);

@@ -154,7 +154,7 @@ inv_redis_run(const char *what, int argc, const char **argv,
         blog_redis_io io;
         char        why[200];
 
-        if (!reused && !blog_backoff_ready(&inv_rd.backoff))
+        if (!reused && apr_time_now() < blog_backoff_next(&inv_rd.backoff))
             return NULL;
         if (!reused && blog_redis_connect(&inv_rd.conn, inv.cache, why,
                                           sizeof(why)) != 0) {
@@ -486,7 +486,8 @@ inv_step(void)
 {
     apr_time_t  wake_at;
 
-    if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
+    if (inv_pq.conn == NULL
+        && apr_time_now() >= blog_backoff_next(&inv_pq.backoff))
         inv_pg_open();
     if (inv_flush_due) {
         inv_pending_clear();        /* the flush covers them */
