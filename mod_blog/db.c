@@ -55,7 +55,7 @@ typedef struct db_waiter
 {
     apr_thread_cond_t *cv;
     db_conn    *given;          /* handed over by db_release */
-    int         woken;          /* a slot freed: look again */
+    int         woken;          /* given, or a slot freed: look again */
     struct db_waiter *next;
 } db_waiter;
 
@@ -331,27 +331,22 @@ db_open(apr_pool_t *p, apr_time_t deadline, char *err)
     return pg;
 }
 
-/* Under db.lock: the first waiter, taken off the queue, or NULL. */
-static db_waiter *
-db_first_waiter(void)
+/*
+ * Under db.lock: c to the first waiter, or with c NULL a slot freed, which
+ * it may open.  0 when nobody waits.
+ */
+static int
+db_hand_over(db_conn *c)
 {
     db_waiter  *w = db.waiters;
 
-    db.waiters = w ? w->next : NULL;
-    return w;
-}
-
-/* Under db.lock: a slot freed; the first waiter may open a connection. */
-static void
-db_slot_freed(void)
-{
-    db_waiter  *w = db_first_waiter();
-
-    db.nopen--;
-    if (w != NULL) {
-        w->woken = 1;
-        apr_thread_cond_signal(w->cv);
-    }
+    if (w == NULL)
+        return 0;
+    db.waiters = w->next;
+    w->given = c;
+    w->woken = 1;
+    apr_thread_cond_signal(w->cv);
+    return 1;
 }
 
 /* Open a connection for a slot reserved in db.nopen; NULL on failure. */
@@ -371,7 +366,8 @@ db_open_slot(apr_pool_t *p, apr_time_t deadline)
         blog_backoff_reset(&db.backoff);
     else {
         blog_backoff_fail(&db.backoff);
-        db_slot_freed();
+        db.nopen--;
+        db_hand_over(NULL);
     }
     apr_thread_mutex_unlock(db.lock);
     blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS : BLOG_STAT_POOL_CONNECT_FAILURES);
@@ -412,20 +408,16 @@ db_release(db_conn *c, int reusable)
     apr_time_t  now = apr_time_now();
     db_conn    *expired = NULL;
     db_conn   **pp = &db.idle;
-    db_waiter  *w;
     int         kept = 0;
 
     apr_thread_mutex_lock(db.lock);
     if (!reusable) {
-        db_slot_freed();
+        db.nopen--;
+        db_hand_over(NULL);
         c->next = NULL;
         expired = c;
     }
-    else if ((w = db_first_waiter()) != NULL) {
-        w->given = c;
-        apr_thread_cond_signal(w->cv);
-    }
-    else {
+    else if (!db_hand_over(c)) {
         c->idle_since = now;
         c->next = db.idle;
         db.idle = c;
@@ -471,12 +463,12 @@ db_wait_turn(request_rec *r, apr_time_t wait_until)
     for (pp = &db.waiters; *pp != NULL; pp = &(*pp)->next)
         ;
     *pp = &w;
-    while (w.given == NULL && !w.woken && (now = apr_time_now()) < wait_until
+    while (!w.woken && (now = apr_time_now()) < wait_until
            && apr_thread_cond_timedwait(w.cv, db.lock, wait_until - now)
            != APR_TIMEUP)
         ;
     /* Timed out: still in the queue, unless handed something just now. */
-    if (w.given == NULL && !w.woken)
+    if (!w.woken)
         for (pp = &db.waiters; *pp != NULL; pp = &(*pp)->next)
             if (*pp == &w) {
                 *pp = w.next;
