@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <semaphore.h>
 #include <stdarg.h>
-#include <string.h>
 
 APLOG_USE_MODULE(blog);
 
@@ -35,6 +34,8 @@ APLOG_USE_MODULE(blog);
 /* Commands written with one writev, at most. */
 #define CACHE_BATCH         64
 #define CACHE_WHY_MAX       160
+/* Under the page prefix, for an ACL that allows only it; no page's path. */
+#define CACHE_PING_KEY      BLOG_CACHE_PREFIX "health"
 
 /* A command of one request, on its thread's stack until it is done. */
 typedef struct cache_cmd
@@ -70,10 +71,9 @@ static const blog_cache_settings *cache_g;
 static blog_backoff cache_backoff;
 /* One budget for every warning about Redis: a failing Redis fails alike. */
 static blog_ratelog cache_log;
-static blog_outage cache_outage;
 static blog_ratelog cache_seal_log;
 /* Redis up but refusing SET (read-only replica, out of memory, ...). */
-static blog_outage cache_write_outage;
+static blog_ratelog cache_write;
 /* This thread's last Redis failure: the health check's reason. */
 static __thread char cache_why[CACHE_WHY_MAX];
 
@@ -83,12 +83,6 @@ cache_child_exit(void *data)
     (void) data;
     blog_redis_close(&cache_l.redis);
     return APR_SUCCESS;
-}
-
-int
-blog_cache_enabled(void)
-{
-    return cache_g != NULL && cache_g->redis_on;
 }
 
 void
@@ -102,25 +96,22 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
                               apr_pool_cleanup_null);
 }
 
-/* 0, or -1 during the backoff ("" in why) or when the connect failed. */
+/* 0, or -1 with why: "" during the backoff, else what failed. */
 static int
-cache_connect(request_rec *r, char *why)
+cache_connect(char *why)
 {
-    char        err[CACHE_WHY_MAX - 20];
+    char        err[CACHE_WHY_MAX];
 
-    if (!blog_backoff_ready(&cache_backoff))
+    why[0] = '\0';
+    if (apr_time_now() < blog_backoff_next(&cache_backoff))
         return -1;
     if (blog_redis_connect(&cache_l.redis, cache_g, err, sizeof(err)) == 0) {
         blog_backoff_reset(&cache_backoff);
         return 0;
     }
-    apr_snprintf(why, CACHE_WHY_MAX, "connect failed: %s", err);
-    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                 BLOGLOGNO(00007) "cannot connect to Redis at %s%s%.0d: %s",
+    apr_snprintf(why, CACHE_WHY_MAX, "connect failed (%s%s%.0d): %s",
                  cache_g->redis_host, cache_g->redis_port ? ":" : "",
                  cache_g->redis_port, err);
-    blog_backoff_fail(&cache_backoff);
-    blog_outage_begin(&cache_outage);
     return -1;
 }
 
@@ -142,34 +133,31 @@ cache_finish(cache_cmd *cmd, blog_redis_io io, redisReply *reply)
 }
 
 /*
- * The connection is dead or was not made: the commands sent fail, and so do
- * those queued but when it had answered and was found closed.
+ * The connection is dead or was not made (why: the connect's failure, ""
+ * in the backoff): the commands sent fail, and so do those queued but when
+ * it had answered and was found closed.
  */
 static void
-cache_fail_all(request_rec *r, blog_redis_io io, const char *what,
-               const char *why)
+cache_fail_all(request_rec *r, blog_redis_io io, const char *what, char *why)
 {
     int         back_off = !(cache_l.answered && io == BLOG_REDIS_CLOSED);
-    char        reason[CACHE_WHY_MAX];
     cache_cmd  *cmd;
 
     if (io != BLOG_REDIS_DOWN) {
-        apr_snprintf(reason, sizeof(reason), "%s failed: %s", what,
+        apr_snprintf(why, CACHE_WHY_MAX, "%s failed: %s", what,
                      blog_redis_why[io]);
-        why = reason;
         blog_redis_close(&cache_l.redis);
         cache_l.answered = 0;
-        if (back_off) {
-            blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                             BLOGLOGNO(00008)
-                             "Redis %s; bypassing the cache", reason);
-            blog_backoff_fail(&cache_backoff);
-            blog_outage_begin(&cache_outage);
-        }
-        else
-            ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server,
-                         BLOGLOGNO(00009)
-                         "Redis closed the connection; reconnecting");
+    }
+    if (!back_off)
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server, BLOGLOGNO(00009)
+                     "Redis closed the connection; reconnecting");
+    else if (why[0] != '\0') {
+        blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
+                         BLOGLOGNO(00008) "Redis %s; bypassing the cache",
+                         why);
+        blog_backoff_fail(&cache_backoff);
+        blog_outage_begin(&cache_log);
     }
     if (back_off) {
         apr_thread_mutex_lock(cache_l.lock);
@@ -220,14 +208,14 @@ cache_write_queued(void)
 static void
 cache_lead(request_rec *r, cache_cmd *me, const char *what)
 {
-    char        connect_why[CACHE_WHY_MAX] = "";
+    char        why[CACHE_WHY_MAX];
     cache_cmd  *cmd;
     redisReply *reply;
 
     do {
         blog_redis_io io = BLOG_REDIS_OK;
 
-        if (cache_l.redis.ctx == NULL && cache_connect(r, connect_why) != 0)
+        if (cache_l.redis.ctx == NULL && cache_connect(why) != 0)
             io = BLOG_REDIS_DOWN;
         if (io == BLOG_REDIS_OK)
             io = cache_write_queued();
@@ -249,7 +237,7 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
             cache_finish(cmd, BLOG_REDIS_OK, reply);
         }
         if (io != BLOG_REDIS_OK)
-            cache_fail_all(r, io, what, connect_why);
+            cache_fail_all(r, io, what, why);
     } while (!me->done);
     apr_thread_mutex_lock(cache_l.lock);
     cmd = cache_l.sent != NULL ? cache_l.sent : cache_l.queued;
@@ -300,7 +288,7 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
         sem_destroy(&cmd.wake);
         if (cmd.io == BLOG_REDIS_OK) {
             redisFreeCommand(buf);
-            blog_outage_end(&cache_outage, r->server, BLOGLOGNO(00010)
+            blog_outage_end(&cache_log, r->server, BLOGLOGNO(00010)
                                                       "Redis reachable");
             return cmd.reply;
         }
@@ -313,6 +301,22 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
     }
     redisFreeCommand(buf);
     return NULL;
+}
+
+/* Not the reply the command wants: -NOAUTH, -NOPERM, -OOM, -READONLY... */
+static void
+cache_refused(request_rec *r, const char *what, redisReply *reply)
+{
+    int         err = reply->type == REDIS_REPLY_ERROR;
+
+    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+    apr_snprintf(cache_why, sizeof(cache_why), "%s refused: %.*s", what,
+                 err ? (int) reply->len : 16,
+                 err ? reply->str : "unexpected reply");
+    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
+                     BLOGLOGNO(00011) "Redis: %s; bypassing the cache",
+                     cache_why);
+    freeReplyObject(reply);
 }
 
 blog_cache_status
@@ -328,18 +332,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         return BLOG_CACHE_MISS;
     }
     if (reply->type != REDIS_REPLY_STRING) {
-        /* -NOAUTH, -NOPERM: Redis wants AUTH, or an ACL says no */
-        int         err = reply->type == REDIS_REPLY_ERROR;
-
-        blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
-        apr_snprintf(cache_why, sizeof(cache_why), "GET refused: %.*s",
-                     err ? (int) reply->len : 16,
-                     err ? reply->str : "unexpected reply");
-        blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                     BLOGLOGNO(00011)
-                     "Redis: %s (type %d); bypassing the cache", cache_why,
-                     reply->type);
-        freeReplyObject(reply);
+        cache_refused(r, "GET", reply);
         return BLOG_CACHE_DOWN;
     }
     *body = reply->str;
@@ -366,7 +359,6 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     redisReply *reply;
     unsigned char head[BLOG_SEAL_HEAD];
     size_t      hlen = cache_g->seal.on ? sizeof(head) : 0;
-    int         err;
 
     /* What a GET would refuse is not stored. */
     if (len + hlen > CACHE_MAX_VALUE
@@ -379,28 +371,30 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
         return -1;
     if (reply->type == REDIS_REPLY_STATUS) {
         freeReplyObject(reply);
-        blog_outage_end(&cache_write_outage, r->server,
+        blog_outage_end(&cache_write, r->server,
                         BLOGLOGNO(00012) "Redis accepting writes");
         return 0;
     }
-    err = reply->type == REDIS_REPLY_ERROR;
-    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
-    blog_outage_begin(&cache_write_outage);
-    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                     BLOGLOGNO(00013) "Redis refused SET: %.*s",
-                     err ? (int) reply->len : 0, err ? reply->str : "");
-    freeReplyObject(reply);
+    blog_outage_begin(&cache_write);
+    cache_refused(r, "SET", reply);
     return -1;
 }
 
-const char *
-blog_cache_why(void)
+int
+blog_cache_ping(request_rec *r, char *why, apr_size_t why_len)
 {
-    return cache_why;
-}
+    const char *body;
+    apr_size_t  len;
 
-void
-blog_cache_why_reset(void)
-{
+    if (cache_g == NULL || !cache_g->redis_on)
+        return 0;
     cache_why[0] = '\0';
+    if (blog_cache_get(r, CACHE_PING_KEY, sizeof(CACHE_PING_KEY) - 1, &body,
+                       &len) != BLOG_CACHE_DOWN)
+        return 0;
+    /* nothing tried: another thread's failure started the backoff */
+    apr_snprintf(why, why_len, "Redis: %s", cache_why[0] ? cache_why
+                 : "unreachable (backing off after a failure; see the "
+                 "error log)");
+    return -1;
 }

@@ -53,13 +53,7 @@ blog_cache_status blog_cache_get(request_rec *r, const char *key,
 int blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
                    const char *body, apr_size_t len);
 
-/*
- * The last Redis failure of the calling thread ("connect failed: ..."),
- * "" when none since blog_cache_why_reset: why a GET just now said DOWN.
- */
-const char *blog_cache_why(void);
-/* Whether there is a cache at all (BlogRedis is not Off). */
-int blog_cache_enabled(void);
-void blog_cache_why_reset(void);
+/* A GET answered (BlogRedis Off: no cache to ask): 0, or -1 with why. */
+int blog_cache_ping(request_rec *r, char *why, apr_size_t why_len);
 
 #endif

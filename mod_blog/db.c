@@ -55,7 +55,7 @@ typedef struct db_waiter
 {
     apr_thread_cond_t *cv;
     db_conn    *given;          /* handed over by db_release */
-    int         woken;          /* a slot freed: look again */
+    int         woken;          /* given, or a slot freed: look again */
     struct db_waiter *next;
 } db_waiter;
 
@@ -81,7 +81,6 @@ static struct
     char        err[BLOG_PQ_MSG_MAX];   /* the last connect's, or "" */
     apr_uint32_t gen;           /* bumped on a lost connection */
     blog_ratelog log;
-    blog_outage outage;
 } db;
 
 /*
@@ -144,9 +143,9 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
     PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
     PQconninfoOption *o;
     int         counts[DB_MAX_PARAMS] = {0};
-    int         i;
+    int         i, n = 0;
 
-    memset(&dbs, 0, sizeof(dbs));
+    memset(&dbs, 0, sizeof(dbs));       /* nhosts 0: the order written */
     /* NULL: out of memory (the syntax was checked at start-up) */
     for (o = opts; o != NULL && o->keyword != NULL; o++) {
         if (o->val == NULL || dbs.nkeys == DB_MAX_PARAMS - 2)
@@ -168,27 +167,23 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
                          BLOGLOGNO(00023)
                          "BlogDatabase lists more than %d hosts; "
                          "connecting in the order written", DBS_MAX_HOSTS);
-            dbs.nhosts = 0;
             return;
         }
-        if (counts[i] > dbs.nhosts)
-            dbs.nhosts = counts[i];
+        if (counts[i] > n)
+            n = counts[i];
     }
-    if (dbs.nhosts < 2) {
-        dbs.nhosts = 0;
+    if (n < 2)
         return;
-    }
     /* libpq wants each list to be one entry or one per host */
     for (i = 0; i < dbs.nkeys; i++) {
-        if (counts[i] > 1 && counts[i] != dbs.nhosts) {
-            dbs.nhosts = 0;
+        if (counts[i] > 1 && counts[i] != n)
             return;
-        }
-        if (counts[i] < dbs.nhosts)
+        if (counts[i] < n)
             dbs.lists[i] = NULL;
     }
+    dbs.nhosts = n;
     dbs.nperms = 1;
-    for (i = 2; i <= dbs.nhosts; i++)
+    for (i = 2; i <= n; i++)
         dbs.nperms *= (apr_uint32_t) i;
     /* children start at different points of the cycle */
     dbs.next = ((apr_uint32_t) getpid() * 2654435761u) % dbs.nperms;
@@ -280,49 +275,41 @@ dbs_retire(PGconn *pg)
     return dbs_take_slot(&dbs.refresh_due, DBS_REFRESH);
 }
 
-static void
-db_note_error(const char *msg)
-{
-    apr_thread_mutex_lock(db.lock);
-    apr_cpystrn(db.err, msg ? msg : "", sizeof(db.err));
-    apr_thread_mutex_unlock(db.lock);
-}
-
 static PGconn *
-db_connect(apr_pool_t *p, apr_time_t deadline)
+db_connect(apr_pool_t *p, apr_time_t deadline, char *msg)
 {
     /* BlogDatabase's keywords last: they win over ours. */
     const char *keys[DB_MAX_PARAMS + 1] = {
         "client_encoding", "fallback_application_name"
     };
     const char *vals[DB_MAX_PARAMS + 1] = {"UTF8", "mod_blog"};
-    char        msg[BLOG_PQ_MSG_MAX];
     PGconn     *pg;
     int         timed_out, n;
 
     n = 2 + dbs_params(p, keys + 2, vals + 2);
     keys[n] = vals[n] = NULL;
     pg = blog_pq_connect(keys, vals, deadline, msg, &timed_out);
-    if (pg == NULL) {
+    if (pg == NULL)
         blog_log_limited(&db.log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
                          db.s, BLOGLOGNO(00014)
                          "cannot connect to PostgreSQL: %s", msg);
-        db_note_error(msg);
-    }
     return pg;
 }
 
-/* A new connection, its timeouts and page statements set in one round trip. */
+/*
+ * A new connection, its timeouts and page statements set in one round trip;
+ * err: why the connect failed, if it did.
+ */
 static PGconn *
-db_open(apr_pool_t *p, apr_time_t deadline)
+db_open(apr_pool_t *p, apr_time_t deadline, char *err)
 {
     char        setup[640];
     char        msg[BLOG_PQ_MSG_MAX];
-    PGconn     *pg = db_connect(p, deadline);
+    PGconn     *pg = db_connect(p, deadline, err);
 
     /* libpq 15 gives up on a list when one host closes before answering */
     if (pg == NULL && dbs.nhosts > 1)
-        pg = db_connect(p, deadline);   /* the hosts in another order */
+        pg = db_connect(p, deadline, err);  /* the hosts in another order */
     if (pg == NULL || !db.g->prepare)
         return pg;              /* nothing a transaction pooler would lose */
     apr_snprintf(setup, sizeof(setup),
@@ -344,51 +331,49 @@ db_open(apr_pool_t *p, apr_time_t deadline)
     return pg;
 }
 
-/* Under db.lock: the first waiter, taken off the queue, or NULL. */
-static db_waiter *
-db_first_waiter(void)
+/*
+ * Under db.lock: c to the first waiter, or with c NULL a slot freed, which
+ * it may open.  0 when nobody waits.
+ */
+static int
+db_hand_over(db_conn *c)
 {
     db_waiter  *w = db.waiters;
 
-    db.waiters = w ? w->next : NULL;
-    return w;
-}
-
-/* Under db.lock: a slot freed; the first waiter may open a connection. */
-static void
-db_slot_freed(void)
-{
-    db_waiter  *w = db_first_waiter();
-
-    db.nopen--;
-    if (w != NULL) {
-        w->woken = 1;
-        apr_thread_cond_signal(w->cv);
-    }
+    if (w == NULL)
+        return 0;
+    db.waiters = w->next;
+    w->given = c;
+    w->woken = 1;
+    apr_thread_cond_signal(w->cv);
+    return 1;
 }
 
 /* Open a connection for a slot reserved in db.nopen; NULL on failure. */
 static db_conn *
 db_open_slot(apr_pool_t *p, apr_time_t deadline)
 {
-    PGconn     *pg = db_open(p, deadline);
+    char        err[BLOG_PQ_MSG_MAX] = "";
+    PGconn     *pg = db_open(p, deadline, err);
     db_conn    *c = pg ? malloc(sizeof(*c)) : NULL;
 
     if (pg != NULL && c == NULL)
         PQfinish(pg);
     apr_thread_mutex_lock(db.lock);
+    if (c != NULL || err[0] != '\0')
+        apr_cpystrn(db.err, c != NULL ? "" : err, sizeof(db.err));
     if (c != NULL)
         blog_backoff_reset(&db.backoff);
     else {
         blog_backoff_fail(&db.backoff);
-        db_slot_freed();
+        db.nopen--;
+        db_hand_over(NULL);
     }
     apr_thread_mutex_unlock(db.lock);
     blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS : BLOG_STAT_POOL_CONNECT_FAILURES);
     if (c == NULL)
         return NULL;
     blog_stat_inc(BLOG_STAT_POOL_OPEN);
-    db_note_error(NULL);
     c->pg = pg;
     c->gen = apr_atomic_read32(&db.gen);
     c->next = NULL;
@@ -423,20 +408,16 @@ db_release(db_conn *c, int reusable)
     apr_time_t  now = apr_time_now();
     db_conn    *expired = NULL;
     db_conn   **pp = &db.idle;
-    db_waiter  *w;
     int         kept = 0;
 
     apr_thread_mutex_lock(db.lock);
     if (!reusable) {
-        db_slot_freed();
+        db.nopen--;
+        db_hand_over(NULL);
         c->next = NULL;
         expired = c;
     }
-    else if ((w = db_first_waiter()) != NULL) {
-        w->given = c;
-        apr_thread_cond_signal(w->cv);
-    }
-    else {
+    else if (!db_hand_over(c)) {
         c->idle_since = now;
         c->next = db.idle;
         db.idle = c;
@@ -482,12 +463,12 @@ db_wait_turn(request_rec *r, apr_time_t wait_until)
     for (pp = &db.waiters; *pp != NULL; pp = &(*pp)->next)
         ;
     *pp = &w;
-    while (w.given == NULL && !w.woken && (now = apr_time_now()) < wait_until
+    while (!w.woken && (now = apr_time_now()) < wait_until
            && apr_thread_cond_timedwait(w.cv, db.lock, wait_until - now)
            != APR_TIMEUP)
         ;
     /* Timed out: still in the queue, unless handed something just now. */
-    if (w.given == NULL && !w.woken)
+    if (!w.woken)
         for (pp = &db.waiters; *pp != NULL; pp = &(*pp)->next)
             if (*pp == &w) {
                 *pp = w.next;
@@ -702,7 +683,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
                              BLOGLOGNO(00020) "%s: a pooled connection was "
                              "lost, the page retried on a new one: %s",
                              name, msg);
-        blog_outage_end(&db.outage, r->server,
+        blog_outage_end(&db.log, r->server,
                         BLOGLOGNO(00021) "PostgreSQL reachable");
         apr_pool_cleanup_register(r->pool, *res, db_clear_result,
                                   apr_pool_cleanup_null);
@@ -729,7 +710,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
         rv = APR_EAGAIN;
         break;
     }
-    blog_outage_begin(&db.outage);
+    blog_outage_begin(&db.log);
     return rv;
 }
 

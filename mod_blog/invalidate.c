@@ -94,15 +94,13 @@ static struct
     PGconn     *conn;
     blog_backoff backoff;
     blog_ratelog log;
-    blog_outage outage;
 } inv_pq;
 static struct
 {
     blog_redis  conn;
     blog_backoff backoff;
     blog_ratelog log;
-    blog_outage outage;
-} inv_rd;
+} inv_rd = {.conn.max_bulk = INV_MAX_REPLY};
 static int  inv_flush_due;      /* a gap: every page key must go */
 /* The repeats, in due order. */
 static struct
@@ -122,52 +120,26 @@ inv_stopping(void)
 
 /* Redis failed: every key goes once it answers again, after a backoff. */
 static void
-inv_redis_down(void)
+inv_redis_drop(const char *what, const char *why)
 {
+    const blog_cache_settings *g = inv.cache;
+
+    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
+                     BLOGLOGNO(00026) "invalidation: Redis %s failed "
+                     "(%s%s%.0d): %s; every cached page will be dropped "
+                     "once Redis answers", what, g->redis_host,
+                     g->redis_port ? ":" : "", g->redis_port, why);
+    blog_redis_close(&inv_rd.conn);
     inv_flush_due = 1;
-    blog_outage_begin(&inv_rd.outage);
+    blog_outage_begin(&inv_rd.log);
     blog_backoff_fail(&inv_rd.backoff);
 }
 
-static void
-inv_redis_drop(const char *what, const char *why)
-{
-    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
-                     BLOGLOGNO(00026)
-                     "invalidation: Redis %s failed: %s; every "
-                     "cached page will be dropped once Redis answers",
-                     what, why);
-    blog_redis_close(&inv_rd.conn);
-    inv_redis_down();
-}
-
-/* Connected to Redis: 0, or -1 (in the backoff, or the connect failed). */
-static int
-inv_redis(void)
-{
-    const blog_cache_settings *g = inv.cache;
-    char        why[200];
-
-    if (inv_rd.conn.ctx != NULL)
-        return 0;
-    if (!blog_backoff_ready(&inv_rd.backoff))
-        return -1;
-    if (blog_redis_connect(&inv_rd.conn, g, why, sizeof(why)) == 0)
-        return 0;
-    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
-                     BLOGLOGNO(00027)
-                     "invalidation: cannot connect to Redis at "
-                     "%s%s%.0d: %s", g->redis_host, g->redis_port ? ":" : "",
-                     g->redis_port, why);
-    inv_redis_down();
-    return -1;
-}
-
 /*
- * One command against one deadline (lens NULL: strings): its reply (an
- * error reply too), or NULL after a failure, which drops the connection.
- * One found closed after it had worked (Redis restarted) is replaced and
- * the command sent again.
+ * One command against one deadline (lens NULL: strings), connecting first
+ * unless backing off: its reply (an error reply too), or NULL after a
+ * failure, which drops the connection.  One found closed after it had
+ * worked (Redis restarted) is replaced and the command sent again.
  */
 static redisReply *
 inv_redis_run(const char *what, int argc, const char **argv,
@@ -180,13 +152,19 @@ inv_redis_run(const char *what, int argc, const char **argv,
         int         reused = inv_rd.conn.ctx != NULL;
         redisReply *reply = NULL;
         blog_redis_io io;
+        char        why[200];
 
-        if (inv_redis() != 0)
+        if (!reused && apr_time_now() < blog_backoff_next(&inv_rd.backoff))
             return NULL;
+        if (!reused && blog_redis_connect(&inv_rd.conn, inv.cache, why,
+                                          sizeof(why)) != 0) {
+            inv_redis_drop("connect", why);
+            return NULL;
+        }
         io = blog_redis_command(&inv_rd.conn, argc, argv, lens, deadline,
                                 &reply);
         if (io == BLOG_REDIS_OK) {
-            blog_outage_end(&inv_rd.outage, inv.s,
+            blog_outage_end(&inv_rd.log, inv.s,
                             BLOGLOGNO(00028) "invalidation: Redis reachable");
             return reply;
         }
@@ -212,7 +190,7 @@ static int
 inv_del(inv_batch *b)
 {
     redisReply *reply;
-    int         ok, n = b->n;
+    int         n = b->n;
 
     b->n = 0;
     if (n == 0)
@@ -221,17 +199,16 @@ inv_del(inv_batch *b)
     b->argl[0] = 3;
     if ((reply = inv_redis_run("DEL", n + 1, b->argv, b->argl)) == NULL)
         return -1;
-    ok = reply->type == REDIS_REPLY_INTEGER;
-    if (!ok)
-        blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
-                         BLOGLOGNO(00029) "invalidation: Redis refused DEL: "
-                         "%s", reply->type == REDIS_REPLY_ERROR
-                         ? reply->str : "unexpected reply");
-    freeReplyObject(reply);
-    if (ok) {
+    if (reply->type == REDIS_REPLY_INTEGER) {
+        freeReplyObject(reply);
         blog_backoff_reset(&inv_rd.backoff); /* it answers: not down */
         return 0;
     }
+    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
+                     BLOGLOGNO(00029) "invalidation: Redis refused DEL: %s",
+                     reply->type == REDIS_REPLY_ERROR ? reply->str
+                     : "unexpected reply");
+    freeReplyObject(reply);
     /* a Redis that refuses writes is asked again after a backoff */
     inv_flush_due = 1;
     blog_backoff_fail(&inv_rd.backoff);
@@ -419,7 +396,7 @@ inv_pg_drop(const char *why, int connecting)
                            "invalidation: LISTEN failed: %s", why);
     PQfinish(inv_pq.conn);
     inv_pq.conn = NULL;
-    blog_outage_begin(&inv_pq.outage);
+    blog_outage_begin(&inv_pq.log);
     blog_backoff_fail(&inv_pq.backoff);
 }
 
@@ -467,7 +444,7 @@ inv_pg_open(void)
     blog_backoff_reset(&inv_pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv_flush_due = 1;
-    blog_outage_end(&inv_pq.outage, inv.s,
+    blog_outage_end(&inv_pq.log, inv.s,
                     BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
@@ -509,7 +486,8 @@ inv_step(void)
 {
     apr_time_t  wake_at;
 
-    if (inv_pq.conn == NULL && blog_backoff_ready(&inv_pq.backoff))
+    if (inv_pq.conn == NULL
+        && apr_time_now() >= blog_backoff_next(&inv_pq.backoff))
         inv_pg_open();
     if (inv_flush_due) {
         inv_pending_clear();        /* the flush covers them */
@@ -536,29 +514,26 @@ inv_main(apr_thread_t *thread, void *data)
 {
     (void) data;
     while (!inv_stopping()) {
-        struct pollfd pfd[2];
+        /* poll skips an fd of -1: no connection to PostgreSQL */
+        struct pollfd pfd[2] = {
+            {.fd = inv_thr.wake[0], .events = POLLIN},
+            {.fd = -1, .events = POLLIN}
+        };
         apr_time_t  now, wake_at = apr_time_now() + INV_ELECT_POLL;
-        int         n = 1;
 
         if (!inv_thr.holding
             && apr_proc_mutex_trylock(inv_thr.mutex) == APR_SUCCESS)
             inv_thr.holding = 1;
         if (inv_thr.holding)
             wake_at = inv_step();
-        pfd[0].fd = inv_thr.wake[0];
-        pfd[0].events = POLLIN;
-        if (inv_pq.conn != NULL) {
+        if (inv_pq.conn != NULL)
             pfd[1].fd = PQsocket(inv_pq.conn);
-            pfd[1].events = POLLIN;
-            n = 2;
-        }
-        pfd[0].revents = pfd[1].revents = 0;
         now = apr_time_now();
-        if (poll(pfd, (nfds_t) n, wake_at > now
+        if (poll(pfd, 2, wake_at > now
                  ? (int) ((wake_at - now + 999) / 1000) : 0) < 0
             && errno != EINTR)
             apr_sleep(apr_time_from_msec(10));
-        if (n == 2 && pfd[1].revents != 0)
+        if (pfd[1].revents != 0)
             inv_pg_read();
     }
     PQfinish(inv_pq.conn);
@@ -593,9 +568,6 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
 
     memset(&inv, 0, sizeof(inv));
     memset(&inv_thr, 0, sizeof(inv_thr));
-    memset(&inv_rd, 0, sizeof(inv_rd));
-    memset(&inv_pq, 0, sizeof(inv_pq));
-    inv_rd.conn.max_bulk = INV_MAX_REPLY;
     inv.s = s;
     inv.db = db;
     inv.conninfo = conninfo != NULL ? conninfo : db->conninfo;

@@ -66,21 +66,14 @@ blog_pq_results(PGconn *pg, apr_time_t deadline, int *timed_out)
     int         f;
 
     *timed_out = 0;
-    while ((f = PQflush(pg)) > 0)
-        if (blog_wait_fd(PQsocket(pg), POLLOUT, deadline) != 0) {
-            *timed_out = 1;
-            return NULL;
-        }
-    if (f < 0)
+    while (!*timed_out && (f = PQflush(pg)) > 0)
+        *timed_out = blog_wait_fd(PQsocket(pg), POLLOUT, deadline) != 0;
+    if (*timed_out || f < 0)
         return NULL;
     for (;;) {
         while (PQisBusy(pg)) {
-            if (blog_wait_fd(PQsocket(pg), POLLIN, deadline) != 0) {
-                *timed_out = 1;
-                PQclear(first);
-                return NULL;
-            }
-            if (!PQconsumeInput(pg)) {
+            *timed_out = blog_wait_fd(PQsocket(pg), POLLIN, deadline) != 0;
+            if (*timed_out || !PQconsumeInput(pg)) {
                 PQclear(first);
                 return NULL;
             }

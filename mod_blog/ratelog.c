@@ -42,13 +42,13 @@ blog_log_limited_(blog_ratelog *rl, const char *file, int line,
 }
 
 void
-blog_outage_begin(blog_outage *o)
+blog_outage_begin(blog_ratelog *o)
 {
     apr_atomic_cas64(&o->since, (apr_uint64_t) apr_time_now(), 0);
 }
 
 void
-blog_outage_end_(blog_outage *o, const char *file, int line,
+blog_outage_end_(blog_ratelog *o, const char *file, int line,
                  int module_index, const server_rec *s, const char *what)
 {
     apr_time_t  since = (apr_time_t) apr_atomic_xchg64(&o->since, 0);

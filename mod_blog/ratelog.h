@@ -16,6 +16,8 @@ typedef struct blog_ratelog
 {
     apr_uint64_t window_start;  /* apr_time_t: the last line written */
     apr_uint32_t held;          /* warnings since, not written */
+    apr_uint64_t since;         /* apr_time_t: its outage began; 0: none */
+    apr_uint64_t last_said;     /* apr_time_t: an outage's end last logged */
 } blog_ratelog;
 
 /* How long a kind of warning stays quiet after it was written. */
@@ -33,18 +35,12 @@ void blog_log_limited_(blog_ratelog *rl, const char *file, int line,
                        const server_rec *s, const char *fmt, ...)
     __attribute__((format(printf, 8, 9)));
 
-/* An outage of one service, so that its end is logged once. */
-typedef struct blog_outage
-{
-    apr_uint64_t since;         /* apr_time_t; 0 while it is reachable */
-    apr_uint64_t last_said;     /* apr_time_t: its end last logged */
-} blog_outage;
-
-void blog_outage_begin(blog_outage *o);
+/* The service's outage, so that its end is logged once. */
+void blog_outage_begin(blog_ratelog *o);
 /* "<what> again after N s", once per period, when an outage was running. */
 #define blog_outage_end(o, s, what) \
     blog_outage_end_(o, APLOG_MARK, s, what)
-void blog_outage_end_(blog_outage *o, const char *file, int line,
+void blog_outage_end_(blog_ratelog *o, const char *file, int line,
                       int module_index, const server_rec *s,
                       const char *what);
 

@@ -8,7 +8,6 @@
 
 #include "http_log.h"
 #include "http_protocol.h"
-#include "http_request.h"
 #include "util_filter.h"
 #include "apr_strings.h"
 

@@ -14,7 +14,6 @@
 #include "http_config.h"
 #include "http_log.h"
 #include "http_protocol.h"
-#include "http_request.h"
 #include "mod_status.h"
 #include "apr_strings.h"
 #include "apr_thread_mutex.h"
@@ -30,29 +29,6 @@ APLOG_USE_MODULE(blog);
 /* The services it asks. */
 #define HEALTH_PG           0
 #define HEALTH_REDIS        1
-/* under the page prefix, for an ACL that allows only it (no path is health) */
-#define HEALTH_KEY BLOG_CACHE_PREFIX "health"
-
-static int
-health_redis(request_rec *r, char *why, apr_size_t why_len)
-{
-    const char *body;
-    apr_size_t  len;
-    const char *last;
-
-    if (!blog_cache_enabled())
-        return 0;
-    blog_cache_why_reset();
-    if (blog_cache_get(r, HEALTH_KEY, sizeof(HEALTH_KEY) - 1, &body, &len)
-        != BLOG_CACHE_DOWN)
-        return 0;
-    last = blog_cache_why();
-    /* nothing tried: another thread's failure started the backoff */
-    apr_snprintf(why, why_len, "Redis: %s", last[0] ? last
-                 : "unreachable (backing off after a failure; see the "
-                 "error log)");
-    return -1;
-}
 
 /* This child's last failed check of each service, for mod_status. */
 static struct
@@ -93,7 +69,7 @@ health_handler(request_rec *r)
     if (rv != OK)
         return rv;
     pg_ok = blog_db_ping(r, pg_why, sizeof(pg_why)) == 0;
-    redis_ok = health_redis(r, redis_why, sizeof(redis_why)) == 0;
+    redis_ok = blog_cache_ping(r, redis_why, sizeof(redis_why)) == 0;
     if (!pg_ok)
         health_failed(r, HEALTH_PG, pg_why);
     if (!redis_ok)
@@ -174,14 +150,12 @@ status_rows(request_rec *r, status_row **out)
     apr_size_t  j;
 
     for (i = 0; i < n; i++) {
-        pid_t       pid;
-        int         gen;
+        status_row *row = &rows[used];
 
-        if (blog_stats_read(i, &pid, &gen, v) != 0 || pid == 0)
+        /* a free slot's row is written over by the next, or the total */
+        if (blog_stats_read(i, &row->pid, &row->gen, v) != 0 || row->pid == 0)
             continue;
-        rows[used].slot = i;
-        rows[used].pid = pid;
-        rows[used].gen = gen;
+        row->slot = i;
         for (j = 0; j < STATUS_NFIELDS; j++) {
             int         k = status_fields[j].stat;
             apr_int64_t x = k != STATUS_IDLE ? (apr_int64_t) v[k]
@@ -189,8 +163,8 @@ status_rows(request_rec *r, status_row **out)
                                  - v[BLOG_STAT_POOL_BUSY]);
 
             /* open and busy are read one after the other: not below 0 */
-            rows[used].f[j] = x < 0 ? 0 : x;
-            rows[n].f[j] += rows[used].f[j];
+            row->f[j] = x < 0 ? 0 : x;
+            rows[n].f[j] += row->f[j];
         }
         used++;
     }

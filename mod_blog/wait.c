@@ -37,12 +37,6 @@ blog_backoff_next(blog_backoff *b)
     return (apr_time_t) apr_atomic_read64(&b->next_try);
 }
 
-int
-blog_backoff_ready(blog_backoff *b)
-{
-    return apr_time_now() >= blog_backoff_next(b);
-}
-
 void
 blog_backoff_fail(blog_backoff *b)
 {

@@ -18,9 +18,7 @@ typedef struct blog_backoff
     apr_uint64_t delay;         /* apr_interval_time_t */
 } blog_backoff;
 
-/* Whether a connect may be tried now. */
-int blog_backoff_ready(blog_backoff *b);
-/* When the next attempt is allowed (0: now). */
+/* When the next connect may be tried (0: now). */
 apr_time_t blog_backoff_next(blog_backoff *b);
 void blog_backoff_fail(blog_backoff *b);
 void blog_backoff_reset(blog_backoff *b);

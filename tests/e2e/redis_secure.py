@@ -316,7 +316,7 @@ def acl_user():
     denied = redis("ACL", "LOG")
     T.check(not denied, "%s: Redis denied the blog nothing (ACL LOG)" % what,
             repr(denied)[:300])
-    T.check("BLOG00026" not in log() and "BLOG00027" not in log(),
+    T.check("BLOG00026" not in log(),
             "%s: the listener logged no Redis failure" % what, log()[-300:])
     bt.psql("DELETE FROM blog.comments WHERE body = 'redis_secure';")
 

@@ -38,6 +38,22 @@ static blog_cache_settings tc_g;
 #define TC_KEY "blog:page:/post/hello"
 #define TC_BODY "<p>hello</p>"
 
+/* blog_cache_ping: 0, or -1 with its reason in tc_why. */
+static char tc_why[600];
+
+static int
+tc_ping(long *ms)
+{
+    request_rec *r = t_request(tc_root);
+    apr_time_t  t0 = apr_time_now();
+    int         rc = blog_cache_ping(r, tc_why, sizeof(tc_why));
+
+    if (ms)
+        *ms = t_ms_since(t0);
+    apr_pool_destroy(r->pool);
+    return rc;
+}
+
 /* One GET of key: its status; the body compared when want is not NULL. */
 static blog_cache_status
 tc_get(const char *key, const char *want, long *ms)
@@ -86,7 +102,7 @@ static void
 test_cache_off(void)
 {
     tc_root = t_root();
-    CHECK(!blog_cache_enabled());
+    CHECK(tc_ping(NULL) == 0);  /* no cache: nothing to ask */
     apr_pool_create(&tc_child, tc_root);
     tc_dir = t_sockdir(tc_root);
     tc_path = apr_pstrcat(tc_root, tc_dir, "/redis.sock", NULL);
@@ -98,12 +114,12 @@ test_cache_off(void)
     tc_g.redis_timeout = TC_LONG;
     tc_g.cache_ttl = 60;
     blog_cache_child_init(tc_child, NULL, &tc_g);
-    CHECK(!blog_cache_enabled());
+    CHECK(tc_ping(NULL) == 0);
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
     CHECK(tc_set(TC_KEY, "x", 1) == -1);
     CHECK(fake_accepts(tc_redis) == 0);
     tc_g.redis_on = 1;
-    CHECK(blog_cache_enabled());
+    CHECK(tc_ping(NULL) == 0);  /* a miss: Redis answers */
 }
 
 static void
@@ -137,13 +153,12 @@ tc_deadline(int mode)
     apr_uint64_t errs = t_stat(BLOG_STAT_CACHE_ERRORS);
 
     fake_redis_set(mode, 1);
-    blog_cache_why_reset();
     tc_g.redis_timeout = TC_SHORT;
-    CHECK(tc_get(TC_KEY, NULL, &ms) == BLOG_CACHE_DOWN);
+    CHECK(tc_ping(&ms) == -1);
     tc_g.redis_timeout = TC_LONG;
     CHECK(ms >= limit - 1);
     CHECK(ms < limit + T_MARGIN_MS);
-    CHECK(strstr(blog_cache_why(), "GET failed: timed out") != NULL);
+    CHECK(strstr(tc_why, "Redis: GET failed: timed out") != NULL);
     CHECK(t_stat(BLOG_STAT_CACHE_ERRORS) == errs + 1);
     CHECK(tc_settle() == 0);
 }
@@ -155,9 +170,8 @@ tc_bad(int mode)
     unsigned    a = fake_accepts(tc_redis);
 
     fake_redis_set(mode, 1);
-    blog_cache_why_reset();
-    CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
-    CHECK(strstr(blog_cache_why(), "bad or oversized reply") != NULL);
+    CHECK(tc_ping(NULL) == -1);
+    CHECK(strstr(tc_why, "bad or oversized reply") != NULL);
     CHECK(tc_settle() == 0);
     CHECK(fake_accepts(tc_redis) == a + 1);     /* a new connection */
 }
@@ -174,10 +188,9 @@ test_cache_disconnect_mid_reply(void)
     usleep(60000);
     a = fake_accepts(tc_redis);
     fake_redis_set(FAKE_PARTIAL_CLOSE, 1);
-    blog_cache_why_reset();
-    CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
+    CHECK(tc_ping(NULL) == -1);
     CHECK(fake_accepts(tc_redis) == a + 1);
-    CHECK(strstr(blog_cache_why(), "connection closed") != NULL);
+    CHECK(strstr(tc_why, "connection closed") != NULL);
     CHECK(tc_settle() == 0);
 }
 
@@ -314,9 +327,11 @@ test_cache_connect_refused(void)
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
     tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock", NULL);
     usleep(60000);
-    blog_cache_why_reset();
-    CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
-    CHECK(strstr(blog_cache_why(), "connect failed") != NULL);
+    CHECK(tc_ping(NULL) == -1);
+    CHECK(strstr(tc_why, "connect failed") != NULL);
+    /* at once: inside the backoff that failure started, nothing tried */
+    CHECK(tc_ping(NULL) == -1);
+    CHECK(strstr(tc_why, "backing off") != NULL);
     tc_g.redis_host = good;
     CHECK(tc_settle() == 0);
 }
