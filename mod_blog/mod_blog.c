@@ -616,7 +616,6 @@ blog_register_hooks(apr_pool_t *p)
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
     blog_stats_register_hooks();
     blog_status_register_hooks();
-    blog_health_register_hooks();
     blog_invalidate_register_hooks();
 }
 

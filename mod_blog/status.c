@@ -287,11 +287,6 @@ blog_status_register_hooks(void)
 {
     APR_OPTIONAL_HOOK(ap, status_hook, status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
-}
-
-void
-blog_health_register_hooks(void)
-{
     ap_hook_child_init(health_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(health_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }

@@ -3,6 +3,5 @@
 #define BLOG_STATUS_H
 
 void blog_status_register_hooks(void);
-void blog_health_register_hooks(void);
 
 #endif
