@@ -54,7 +54,7 @@ def slow_clients():
     lost = len(load.failures)
     n, p50, p99, worst = latency_figures(load, t0)
     ok_answers = [s for t, s, st, _ in load.latencies if t >= t0 and st == 200]
-    workers = 4 * int(bt.ENV.get("BLOG_THREADS", "16"))     # 4 children
+    workers = 4 * int(bt.ENV["BLOG_THREADS"])     # 4 children; env.sh sets it
     figure("baseline p99 %.1f ms; under attack %d requests in %.0f s, p50 %.1f ms, p99 %.1f ms, "
            "max %.2f s, %d failed; workers held by slow clients max %d of %d; %d of 300 slow "
            "connections still open after %.0f s"
