@@ -446,6 +446,8 @@ CacheRoot "{dir}/cache"
     body += blog_vhost(PORT_A, "plain.test")
     body += blog_vhost(PORT_A, "denied.test", require="Require all denied")
     body += blog_vhost(PORT_A, "ip.test", require="Require ip 10.9.9.9")
+    body += blog_vhost(PORT_A, "quick.test", require="Require all denied",
+                       extra="    BlogFastPath On")
     body += blog_vhost(PORT_A, "auth.test", require=auth)
     body += blog_vhost(PORT_A, "hsts.test", extra='    Header always set '
                        'Strict-Transport-Security "max-age=63072000"')
@@ -535,6 +537,25 @@ def access_control():
         r = request(PORT_A, "auth.test", "GET", path, [("Authorization", bad)])
         T.check(r.status == 401, "auth.test: GET %s with a wrong password -> 401" % path,
                 "got %d" % r.status)
+
+
+def fast_path_warning(apache):
+    """BlogFastPath On, the documented opt-in, answers from quick_handler
+    before access control; where Require covers the mount it says so in
+    the error log, once per child, not per request."""
+    for _ in range(6):
+        r = request(PORT_A, "quick.test", "GET", "/")
+        T.check(r.status == 200 and r.body == GOLD["/"],
+                "quick.test (BlogFastPath On, Require all denied): GET / -> the page, "
+                "as documented", r.brief()[:200])
+    def warned():
+        return [l for l in apache.log().splitlines()
+                if "BLOG00006" in l and "(a request for it would get 403)" in l]
+    bt.wait_for(warned, 5)
+    n = len(warned())
+    T.check(1 <= n <= len(apache.children()) + 1,
+            "quick.test: BLOG00006 warns that access control covers the fast path, "
+            "at most once per child", "%d such lines: %s" % (n, apache.log_tail()))
 
 
 def header_always_set():
@@ -993,6 +1014,9 @@ def main():
         def http_09_case():
             http_09(core_09)
         case(http_09_case)
+        def fast_path_case():
+            fast_path_warning(main_apache)
+        case(fast_path_case)
         no_crash(main_apache)
     main_apache.stop()
 
