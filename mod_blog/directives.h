@@ -33,9 +33,6 @@ typedef enum blog_dir_where
 #define BLOG_HOUR_MS    (3600L * 1000)
 #define BLOG_YEAR_S     (365L * 86400)
 
-/* What BlogConnectionHold and BlogConnectionPark do now. */
-#define BLOG_IGNORED "ignored, with a warning at start-up (the connection " \
-    "loop it set was removed); accepted so that old configurations start"
 
 #define BLOG_DIRECTIVES(X) \
     X(MOUNT, "BlogMount", mount, MOUNT, VHOST, NULL, 0, 0, "/path [shared]", \
@@ -105,10 +102,13 @@ typedef enum blog_dir_where
       "folder of the page templates, compiled once at start-up") \
     X(COMPUTE_LIMIT, "BlogComputeLimit", compute_limit, INT, SERVER, \
       "20000", 2, 100000000, "n", "/compute sums the primes below n") \
-    X(CONN_HOLD, "BlogConnectionHold", conn_hold, MSEC_OFF, SERVER, "Off", \
-      1, 1000, "Off|duration", BLOG_IGNORED) \
+    X(CONN_HOLD, "BlogConnectionHold", conn_hold, MSEC_OFF, VHOST, "2ms", \
+      1, 1000, "Off|duration", "after the blog's answer on a kept-alive " \
+      "HTTP/1.1 connection (event MPM, no TLS), how long its worker waits " \
+      "for the next request before the listener takes the connection") \
     X(CONN_PARK, "BlogConnectionPark", conn_park, FLAG, SERVER, "Off", 0, 0, \
-      "On|Off", BLOG_IGNORED)
+      "On|Off", "ignored, with a warning at start-up (the connection loop " \
+      "it set was removed); accepted so that old configurations start")
 
 #define BLOG_DIRECTIVE_ID(id, name, field, type, where, def, lo, hi, \
                           syntax, help) BLOG_D_##id,

@@ -7,6 +7,7 @@
 #include "logno.h"
 #include "db.h"
 #include "directives.h"
+#include "hold.h"
 #include "invalidate.h"
 #include "pages.h"
 #include "pq.h"
@@ -341,7 +342,8 @@ blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages,
     *site = (blog_site) {.pages = pages, .base = base,
         .compute_limit = (uint32_t) blog_g->compute_limit,
         .base_len = strlen(base), .mounted = c->mount.path != NULL,
-        .shared = c->mount.shared, .fast_path = c->fast_path};
+        .shared = c->mount.shared, .fast_path = c->fast_path,
+        .hold = c->conn_hold};
     if (blog_pages_site(p, site) != 0)
         return -1;
     c->site = site;
@@ -350,26 +352,24 @@ blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages,
     return 0;
 }
 
-/* BlogConnectionHold and BlogConnectionPark are ignored: said once. */
+/* BlogConnectionPark is ignored: said once. */
 static int
 blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                  server_rec *s)
 {
     const blog_config *c = ap_get_module_config(s->module_config,
                                                 &blog_module);
-    int         k;
 
     (void) pconf;
     (void) plog;
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
-    for (k = BLOG_D_CONN_HOLD; k <= BLOG_D_CONN_PARK; k++)
-        if (c->set & BLOG_SET(k))
-            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00002)
-                         "%s (%s) is ignored: the blog's connection "
-                         "loop was removed, connections are core's; remove "
-                         "the directive", blog_directives[k].name,
-                         blog_where(ptemp, c, k));
+    if (c->set & BLOG_SET(BLOG_D_CONN_PARK))
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00002)
+                     "BlogConnectionPark (%s) is ignored: the blog's "
+                     "connection loop was removed, connections are core's; "
+                     "remove the directive",
+                     blog_where(ptemp, c, BLOG_D_CONN_PARK));
     return OK;
 }
 
@@ -617,6 +617,7 @@ blog_register_hooks(apr_pool_t *p)
     blog_stats_register_hooks();
     blog_status_register_hooks();
     blog_invalidate_register_hooks();
+    blog_hold_register_hooks();
 }
 
 AP_DECLARE_MODULE(blog) = {

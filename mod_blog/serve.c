@@ -9,6 +9,7 @@
 #include "serve.h"
 
 #include "cache.h"
+#include "hold.h"
 #include "pages.h"
 #include "response.h"
 #include "router.h"
@@ -65,6 +66,7 @@ blog_serve(request_rec *r, const blog_site *site, const char *path,
     rv = ap_discard_request_body(r);
     if (rv != OK)
         return rv;
+    blog_hold_arm(r, site->hold);
     if (r->method_number != M_GET)
         return blog_respond(r, HTTP_METHOD_NOT_ALLOWED, "", 0, NULL);
 
