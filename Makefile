@@ -63,18 +63,18 @@ cluster-test: build install-ext
 # The whole fault suite, long cases included (a few minutes), one table of
 # case, action, figure, PASS/FAIL; `make check` runs only the fast cases.
 # FAULTS=case... runs some (scripts/faults.sh --list names them).
-faults: build install-ext
+faults: deps build install-ext
 	scripts/faults.sh $(FAULTS)
 
 # At least 1 000 000 mixed requests; child RSS, fds and PostgreSQL
 # connections before, during and after must stay flat.
-soak: build install-ext
+soak: deps build install-ext
 	scripts/faults.sh soak
 
 installcheck:
 	$(MAKE) -C pg_blog_ext installcheck
 
-bench: build install-ext
+bench: deps build install-ext
 	bench/run.sh
 
 # Writes under load on the cached routes: commit -> first fresh cached
