@@ -12,8 +12,6 @@
 #include "ap_mpm.h"
 #include "apr_shm.h"
 
-#include "apr_atomic.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
