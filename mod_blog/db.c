@@ -412,10 +412,8 @@ db_release(db_conn *c, int reusable)
 
     apr_thread_mutex_lock(db.lock);
     if (!reusable) {
-        db.nopen--;
+        db_discard(c, &expired);
         db_hand_over(NULL);
-        c->next = NULL;
-        expired = c;
     }
     else if (!db_hand_over(c)) {
         c->idle_since = now;
