@@ -9,7 +9,7 @@
 #define ARRAY_DIM           8
 #define ELEMENT_LEN_BYTES   4
 
-uint32_t
+static uint32_t
 blog_be32(const char *p)
 {
     const unsigned char *u = (const unsigned char *) p;
