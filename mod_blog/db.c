@@ -96,9 +96,8 @@ static struct
  */
 
 #define DBS_MAX_HOSTS       8
-/* how often a child closes a connection prefer-standby left on a primary */
 #define DBS_FALLBACK_RETRY  apr_time_from_msec(500)
-/* and any other, so that the spread comes back after a host returns */
+/* any other: so that the spread comes back after a host returns */
 #define DBS_REFRESH         apr_time_from_sec(5)
 
 /* BlogDatabase's keywords, parsed once per child. */

@@ -50,9 +50,7 @@ APLOG_USE_MODULE(blog);
 #define INV_REDELETE        apr_time_from_msec(50)
 /* At most this many deletes wait to be repeated; past it, drop every key. */
 #define INV_MAX_PENDING     4096
-/* The repeats: after INV_REDELETE, and after the slowest page call. */
 #define INV_REPEATS         2
-/* How often a child that does not listen tries to take over. */
 #define INV_ELECT_POLL      apr_time_from_msec(100)
 #define INV_MUTEX_TYPE      "blog-invalidate"
 /* The channel pg_blog's triggers NOTIFY (pg_blog--1.1--1.2.sql). */

@@ -16,7 +16,6 @@
 
 /* Sections nested in sections; bounds both recursion and the frame stack. */
 #define BLOG_TPL_MAX_DEPTH 16
-/* Partials inside partials. */
 #define BLOG_TPL_MAX_INCLUDE 16
 #define BLOG_TPL_MAX_NAME 128
 #define BLOG_TPL_MAX_FILE (1024 * 1024)
