@@ -39,8 +39,7 @@ blog_redis_close(blog_redis *r)
     /* no close_notify: nothing is left to say, and it could block */
     SSL_free(r->tls);
     r->tls = NULL;
-    if (r->ctx != NULL)
-        redisFree(r->ctx);
+    redisFree(r->ctx);
     r->ctx = NULL;
 }
 
@@ -284,8 +283,7 @@ redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
         apr_snprintf(why, why_len, "AUTH refused: %s",
                      reply->type == REDIS_REPLY_ERROR ? reply->str
                      : "unexpected reply");
-    if (reply != NULL)
-        freeReplyObject(reply);
+    freeReplyObject(reply);
     return ok ? 0 : -1;
 }
 
