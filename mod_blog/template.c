@@ -399,8 +399,7 @@ blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
         .partial_ctx = partial_ctx, .err = err, .errlen = errlen};
     blog_tpl   *tpl = NULL;
 
-    if (err && errlen)
-        err[0] = '\0';
+    blog_set_err(err, errlen, "%s", "");
     if (blog_compile_source(&c, src, len, srcname) == 0)
         tpl = env->alloc(env->alloc_ctx, sizeof(*tpl));
     if (tpl == NULL) {
