@@ -1,7 +1,4 @@
-/*
- * build.c - the page templates, and one function per page from rows to
- * bytes.  Values point into the rows; dates, labels, tag titles are made.
- */
+/* build.c - values point into the rows; dates, labels, tag titles are made. */
 #include "build.h"
 
 #include "date.h"

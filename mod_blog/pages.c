@@ -1,7 +1,4 @@
-/*
- * pages.c - a route's pg_blog call (db.h) built (build.h) through libpq's
- * accessors.  The rows live as long as r->pool: the page points into them.
- */
+/* pages.c - the rows live as long as r->pool: the page points into them. */
 #include "pages.h"
 #include "logno.h"
 

@@ -1,8 +1,5 @@
-/*
- * redis.h - the one Redis client of mod_blog, for the page cache and the
- * invalidation listener: a connect, commands and replies each bounded by
- * a deadline, no reply larger than a bound ever buffered (redis.c).
- */
+/* redis.h - mod_blog's one Redis client, for the page cache and the
+ * invalidation listener: each wait and each reply bounded (redis.c). */
 #ifndef BLOG_REDIS_H
 #define BLOG_REDIS_H
 

@@ -1,7 +1,5 @@
-/*
- * router.c - docs/CONTRACT.md section 2's routes, byte for byte: "%2f",
- * "//", a trailing slash or a NUL fail to match, and reach no back end.
- */
+/* router.c - docs/CONTRACT.md section 2's routes: what fails to match (a
+ * "%2f", "//", a trailing slash, a NUL) reaches no back end. */
 #include <string.h>
 
 #include "router.h"

@@ -1,9 +1,8 @@
 /*
- * seal.c - see seal.h.  AES-256-GMAC from libcrypto, 96 random bits of
- * nonce per page (GMAC must never see one twice under a key), the tag
- * checked in constant time; each thread keeps one cipher context, keyed
- * once, on an APR thread key of the seal's own (docs/OPERATIONS.md,
- * BlogCacheKey, for the costs measured).
+ * seal.c - AES-256-GMAC from libcrypto, 96 random bits of nonce per page
+ * (GMAC must never see one twice under a key), the tag checked in constant
+ * time; each thread keeps one cipher context, keyed once, on an APR thread
+ * key of the seal's own (docs/OPERATIONS.md, BlogCacheKey: the costs).
  */
 #include "seal.h"
 

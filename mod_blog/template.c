@@ -1,7 +1,4 @@
-/*
- * template.c - the mustache subset of template.h, compiled into one array
- * of ops over field ids: rendering neither parses nor compares strings.
- */
+/* template.c - one array of ops on field ids: rendering never parses. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* memmem */
 #endif
