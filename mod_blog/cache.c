@@ -187,8 +187,7 @@ cache_write_queued(void)
         cache_l.queued = cmd->next;
         cmd->next = NULL;
         cmd->reused = cache_l.answered;
-        iov[n].iov_base = (void *) cmd->buf;
-        iov[n++].iov_len = cmd->len;
+        iov[n++] = (struct iovec) {(void *) cmd->buf, cmd->len};
         *cache_l.sent_tail = cmd;
         cache_l.sent_tail = &cmd->next;
     }

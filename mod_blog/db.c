@@ -373,9 +373,7 @@ db_open_slot(apr_pool_t *p, apr_time_t deadline)
     if (c == NULL)
         return NULL;
     blog_stat_inc(BLOG_STAT_POOL_OPEN);
-    c->pg = pg;
-    c->gen = apr_atomic_read32(&db.gen);
-    c->next = NULL;
+    *c = (db_conn) {pg, apr_atomic_read32(&db.gen), 0, NULL};
     return c;
 }
 

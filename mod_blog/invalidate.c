@@ -227,9 +227,8 @@ inv_flush(void)
 {
     char        cursor[32] = "0";
     unsigned long total = 0;
-    inv_batch   b;
+    inv_batch   b = {.n = 0};
 
-    b.n = 0;
     do {
         const char *argv[] = {
             "SCAN", cursor, "MATCH", BLOG_CACHE_PREFIX "*",

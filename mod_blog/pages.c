@@ -30,14 +30,10 @@ pq_column(const void *src, const char *name)
 static blog_cell
 pq_cell(const void *src, int row, int c)
 {
-    blog_cell   cl = {NULL, 0};
-
     /* PQgetisnull says 1 for a row or column out of range, too */
-    if (!PQgetisnull(src, row, c)) {
-        cl.ptr = PQgetvalue(src, row, c);
-        cl.len = PQgetlength(src, row, c);
-    }
-    return cl;
+    if (PQgetisnull(src, row, c))
+        return (blog_cell) {NULL, 0};
+    return (blog_cell) {PQgetvalue(src, row, c), PQgetlength(src, row, c)};
 }
 
 /* One allocator per child for pages, not the connection's (each keeps

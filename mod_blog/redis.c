@@ -475,8 +475,7 @@ blog_redis_command(blog_redis *r, int argc, const char **argv,
     *reply = NULL;
     if (len < 0)
         return BLOG_REDIS_BAD;
-    iov.iov_base = buf;
-    iov.iov_len = (size_t) len;
+    iov = (struct iovec) {buf, (size_t) len};
     io = blog_redis_send(r, &iov, 1, deadline);
     redisFreeCommand(buf);
     while (io == BLOG_REDIS_OK && (io = blog_redis_next(r, reply))

@@ -7,12 +7,10 @@
 int
 blog_wait_fd(int fd, short events, apr_time_t deadline)
 {
-    struct pollfd pfd;
+    struct pollfd pfd = {.fd = fd, .events = events};
 
     if (fd < 0)
         return -1;
-    pfd.fd = fd;
-    pfd.events = events;
     for (;;) {
         apr_time_t  now = apr_time_now();
         int         n;
