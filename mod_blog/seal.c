@@ -35,11 +35,9 @@ blog_secret_read(const char *path, char *buf, size_t cap, size_t *len,
     ssize_t     n = -1;
     int         fd = open(path, O_RDONLY | O_CLOEXEC);
 
-    if (fd < 0) {
+    if (fd < 0)
         snprintf(err, err_len, "cannot open %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         snprintf(err, err_len, "%s is not a regular file", path);
     else if (st.st_mode & (S_IRWXG | S_IRWXO))
         snprintf(err, err_len, "%s is mode %04o: a secret must be for its "
@@ -47,7 +45,8 @@ blog_secret_read(const char *path, char *buf, size_t cap, size_t *len,
                  (unsigned) (st.st_mode & 07777));
     else if ((n = read(fd, buf, cap - 1)) < 0)
         snprintf(err, err_len, "cannot read %s: %s", path, strerror(errno));
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     if (n < 0)
         return -1;
     buf[n] = '\0';
