@@ -1,13 +1,11 @@
 /*
- * db.c - per-child libpq pool and the single round trip of a page.
- *
- * Not an apr_reslist (mod_dbd's): a reslist connects under its lock, so one
- * PostgreSQL that does not answer would stall every thread of the child.
- * Here a thread reserves a slot under the lock and connects without it.
- * Every wait has BlogQueryTimeout's deadline; a query past it is dropped,
- * not PQcancel'led (libpq 15's cancel waits on the postmaster unbounded),
- * and the server ends the statement (client_connection_check_interval).
- * A read that fails on a lost connection is retried once on a new one.
+ * db.c - not an apr_reslist (mod_dbd's): a reslist connects under its lock, so
+ * one PostgreSQL that does not answer would stall every thread of the child.
+ * Here a thread reserves a slot under the lock and connects without it.  Every
+ * wait has BlogQueryTimeout's deadline; a query past it is dropped, not
+ * PQcancel'led (libpq 15's cancel waits on the postmaster unbounded), and the
+ * server ends the statement (client_connection_check_interval).  A read that
+ * fails on a lost connection is retried once on a new one.
  */
 #include "db.h"
 #include "pq.h"

@@ -1,14 +1,12 @@
 /*
- * invalidate.c - cached pages dropped the moment the data changes
- * (docs/INVALIDATION.md).
- *
- * pg_blog's triggers NOTIFY blog_cache at commit with the keys a change
- * made stale; one listener per Apache instance deletes them: the child
- * whose thread holds the process mutex (robust: a dead owner releases it)
- * listens, the others try it every INV_ELECT_POLL.  Whatever it could not
- * hear (a new LISTEN, Redis down while a delete was due) it drops whole.
- * Each delete is repeated after INV_REDELETE and after the slowest page
- * call, for a miss that read PostgreSQL just before the commit.
+ * invalidate.c - docs/INVALIDATION.md.  pg_blog's triggers NOTIFY blog_cache
+ * at commit with the keys a change made stale; one listener per Apache
+ * instance deletes them: the child whose thread holds the process mutex
+ * (robust: a dead owner releases it) listens, the others try it every
+ * INV_ELECT_POLL.  Whatever it could not hear (a new LISTEN, Redis down while
+ * a delete was due) it drops whole.  Each delete is repeated after
+ * INV_REDELETE and after the slowest page call, for a miss that read
+ * PostgreSQL just before the commit.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* pipe2 */
@@ -357,7 +355,6 @@ inv_pending_add(const char *payload)
     }
 }
 
-/* Repeat the deletes that are due. */
 static void
 inv_pending_run(void)
 {

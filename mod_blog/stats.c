@@ -122,7 +122,6 @@ stats_pid(apr_uint64_t owner)
     return pid != 0 && stats_owner(pid) == owner ? (pid_t) pid : 0;
 }
 
-/* The slot is free again. */
 static apr_status_t
 stats_child_exit(void *slot)
 {
