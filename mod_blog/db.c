@@ -160,8 +160,7 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
     PQconninfoFree(opts);
     for (i = 0; i < dbs.nkeys; i++) {
         if (counts[i] < 0) {
-            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                         BLOGLOGNO(00023)
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00023)
                          "BlogDatabase lists more than %d hosts; "
                          "connecting in the order written", DBS_MAX_HOSTS);
             return;
@@ -186,10 +185,9 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
     dbs.next = ((apr_uint32_t) getpid() * 2654435761u) % dbs.nperms;
     apr_atomic_set64(&dbs.refresh_due,
                      (apr_uint64_t) (apr_time_now() + DBS_REFRESH));
-    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s,
-                 BLOGLOGNO(00024)
-                 "%d hosts, each connection tries them in another "
-                 "order", dbs.nhosts);
+    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, BLOGLOGNO(00024)
+                 "%d hosts, each connection tries them in another order",
+                 dbs.nhosts);
 }
 
 /*

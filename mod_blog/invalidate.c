@@ -264,10 +264,8 @@ inv_flush(void)
     } while (strcmp(cursor, "0") != 0 && !inv_stopping());
     if (inv_stopping())
         return -1;
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
-                 BLOGLOGNO(00030)
-                 "invalidation: dropped every cached page (%lu keys)",
-                 total);
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s, BLOGLOGNO(00030)
+                 "invalidation: dropped every cached page (%lu keys)", total);
     return 0;
 }
 
@@ -438,13 +436,11 @@ inv_pg_open(void)
     blog_backoff_reset(&inv_pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv_flush_due = 1;
-    blog_outage_end(&inv_pq.log, inv.s,
-                    BLOGLOGNO(00033)
+    blog_outage_end(&inv_pq.log, inv.s, BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
-                 BLOGLOGNO(00034)
-                 "invalidation: listening on " INV_CHANNEL
-                 " (pid %d)", PQbackendPID(inv_pq.conn));
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s, BLOGLOGNO(00034)
+                 "invalidation: listening on " INV_CHANNEL " (pid %d)",
+                 PQbackendPID(inv_pq.conn));
     return 0;
 }
 
@@ -592,8 +588,7 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     rv = ap_proc_mutex_create(&inv_thr.mutex, NULL, INV_MUTEX_TYPE, NULL, s,
                               pconf, 0);
     if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
-                     BLOGLOGNO(00035)
+        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, BLOGLOGNO(00035)
                      "cannot create the invalidation listener's mutex");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
