@@ -24,7 +24,6 @@
 #include "mpm_common.h"
 #include "util_mutex.h"
 #include "apr_atomic.h"
-#include "apr_strings.h"
 #include "apr_proc_mutex.h"
 #include "apr_thread_proc.h"
 

@@ -15,7 +15,6 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
