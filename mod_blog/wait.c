@@ -17,7 +17,6 @@ blog_wait_fd(int fd, short events, apr_time_t deadline)
 
         if (now >= deadline)
             return -1;
-        pfd.revents = 0;
         n = poll(&pfd, 1, (int) ((deadline - now + 999) / 1000));
         if (n > 0)
             return 0;
