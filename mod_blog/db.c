@@ -211,11 +211,8 @@ dbs_permutation(apr_uint32_t k, int n, int *perm)
     }
 }
 
-/*
- * The next connection's keywords and values (returns how many): with
- * several hosts their lists in another order, from p; else "dbname" and
- * BlogDatabase.
- */
+/* The next connection's keywords and values, and how many: with several
+ * hosts their lists reordered (from p), else "dbname" = BlogDatabase. */
 static int
 dbs_params(apr_pool_t *p, const char **keys, const char **vals)
 {

@@ -1,8 +1,7 @@
 /*
- * status.c - mod_blog's part of /server-status and "SetHandler
- * blog-health" (docs/OPERATIONS.md, "Status and health").  A failed
- * check's reason (hosts, roles, paths) is for the admin only: the error
- * log and the status page, never the 503's body.
+ * status.c - docs/OPERATIONS.md, "Status and health".  A failed check's reason
+ * (hosts, roles, paths) is for the admin only: the error log and the status
+ * page, never the 503's body.
  */
 #include "status.h"
 
