@@ -169,8 +169,7 @@ get_list(blog_build *b, const cols *cs, int row, int c, int n,
             return bad(b, col_names[c + j], row);
     items = b_alloc(b, len[0], sizeof(blog_frame));
     vals = b_alloc(b, len[0], sizeof(blog_val) * (size_t) n);
-    dates = c + n > C_COMMENT_TIMES ? b_alloc(b, len[0], BLOG_DATE_LEN)
-        : NULL;
+    dates = c + n > C_COMMENT_TIMES ? b_alloc(b, len[0], BLOG_DATE_LEN) : NULL;
     if (items == NULL || vals == NULL
         || (c + n > C_COMMENT_TIMES && dates == NULL))
         return bad(b, col_names[c], row);

@@ -108,8 +108,7 @@ blog_pages_site(apr_pool_t *p, blog_site *site)
 #define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
 static apr_uint32_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
 
-typedef void (*build_fn) (blog_build *b, const blog_rows *rs,
-                          blog_page *out);
+typedef void (*build_fn) (blog_build *b, const blog_rows *rs, blog_page *out);
 
 /*
  * stmt's page (or /compute's), or 503, logging malformed rows.  The hint is

@@ -273,8 +273,7 @@ redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
     redisReply *reply = NULL;
     blog_redis_io io = blog_redis_command(r, g->redis_user ? 3 : 2, argv,
                                           NULL, deadline, &reply);
-    int         ok = io == BLOG_REDIS_OK
-        && reply->type == REDIS_REPLY_STATUS;
+    int         ok = io == BLOG_REDIS_OK && reply->type == REDIS_REPLY_STATUS;
 
     if (io != BLOG_REDIS_OK)
         apr_snprintf(why, why_len, "AUTH: %s", blog_redis_why[io]);

@@ -170,8 +170,7 @@ blog_seal_make(const blog_seal *k, const char *name, size_t name_len,
     memcpy(head, SEAL_MAGIC, 4);
     if (RAND_bytes(nonce, SEAL_NONCE) != 1)
         return -1;
-    return seal_tag(k, nonce, name, name_len, body, len,
-                    nonce + SEAL_NONCE);
+    return seal_tag(k, nonce, name, name_len, body, len, nonce + SEAL_NONCE);
 }
 
 int

@@ -185,8 +185,7 @@ status_short(request_rec *r, const status_row *rows, int n)
     for (i = 0; i < n; i++) {
         ap_rprintf(r, "BlogSlot%dPID: %" APR_PID_T_FMT "\n", rows[i].slot,
                    rows[i].pid);
-        ap_rprintf(r, "BlogSlot%dGeneration: %d\n", rows[i].slot,
-                   rows[i].gen);
+        ap_rprintf(r, "BlogSlot%dGeneration: %d\n", rows[i].slot, rows[i].gen);
         for (j = 0; j < STATUS_NFIELDS; j++)
             ap_rprintf(r, "BlogSlot%d%s: %" APR_INT64_T_FMT "\n",
                        rows[i].slot, status_fields[j].key, rows[i].f[j]);
