@@ -62,7 +62,7 @@ typedef struct inv_pending
 } inv_pending;
 
 /* The settings, from blog_invalidate_configure. */
-static struct
+static struct inv_settings
 {
     server_rec *s;
     int         on;
@@ -555,15 +555,12 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
 {
     int         i, b;
 
-    memset(&inv, 0, sizeof(inv));
     memset(&inv_thr, 0, sizeof(inv_thr));
-    inv.s = s;
-    inv.db = db;
-    inv.conninfo = conninfo != NULL ? conninfo : db->conninfo;
-    inv.cache = cache;
-    inv.on = on && cache->redis_on && nbases > 0;
-    inv.bases = apr_palloc(pconf, sizeof(*inv.bases)
-                           * (apr_size_t) (nbases > 0 ? nbases : 1));
+    inv = (struct inv_settings) {.s = s, .db = db, .cache = cache,
+        .on = on && cache->redis_on && nbases > 0,
+        .conninfo = conninfo != NULL ? conninfo : db->conninfo,
+        .bases = apr_palloc(pconf, sizeof(*inv.bases)
+                            * (apr_size_t) (nbases > 0 ? nbases : 1))};
     for (i = 0; i < nbases; i++) {
         for (b = 0; b < inv.nbases; b++)
             if (strcmp(inv.bases[b], bases[i]) == 0)
