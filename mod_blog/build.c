@@ -90,11 +90,11 @@ root_init(blog_build *b, blog_val *vals, blog_frame *root,
     *root = (blog_frame) {vals, 0, F_COUNT};
 }
 
-static size_t
-format_label(char *d, int32_t n)
+static void
+val_label(blog_val *v, char *d, int32_t n)
 {
-    return (size_t) snprintf(d, LABEL_MAX, n == 1 ? "%d comment"
-                             : "%d comments", (int) n);
+    val_str(v, d, (size_t) snprintf(d, LABEL_MAX, n == 1 ? "%d comment"
+                                    : "%d comments", (int) n));
 }
 
 const blog_pageset *
@@ -219,8 +219,7 @@ card_fill(blog_build *b, const cols *cs, int row, char *scratch,
         return -1;
     if (blog_dec_int4(cell(cs, row, C_COUNT), &n) != 0)
         return bad(b, col_names[C_COUNT], row);
-    val_str(&v[F_COMMENTS_LABEL - CARD_FIRST], scratch + BLOG_DATE_LEN,
-            format_label(scratch + BLOG_DATE_LEN, n));
+    val_label(&v[F_COMMENTS_LABEL - CARD_FIRST], scratch + BLOG_DATE_LEN, n);
     *item = (blog_frame) {v, CARD_FIRST, CARD_COUNT};
     return 0;
 }
@@ -332,9 +331,8 @@ blog_build_post(blog_build *b, const blog_rows *rs, blog_page *out)
         return;
     }
     vals[F_PAGE_TITLE] = vals[F_TITLE];
-    val_str(&vals[F_COMMENTS_LABEL], scratch + BLOG_DATE_LEN,
-            format_label(scratch + BLOG_DATE_LEN,
-                         (int32_t) vals[F_COMMENTS].len));
+    val_label(&vals[F_COMMENTS_LABEL], scratch + BLOG_DATE_LEN,
+              (int32_t) vals[F_COMMENTS].len);
     page_render(b, b->pages->post, &root, out);
 }
 
