@@ -286,8 +286,7 @@ build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
 }
 
 int
-blog_build_static(blog_build *b, blog_page *not_found,
-                  blog_page *unavailable)
+blog_build_static(blog_build *b, blog_page *not_found, blog_page *unavailable)
 {
     return build_simple(b, b->pages->not_found, "Not found",
                         BLOG_STATUS_NOT_FOUND, not_found) != 0
@@ -371,8 +370,7 @@ blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out)
 }
 
 void
-blog_build_compute(blog_build *b, uint32_t limit, uint64_t sum,
-                   blog_page *out)
+blog_build_compute(blog_build *b, uint32_t limit, uint64_t sum, blog_page *out)
 {
     static const char title[] = "Compute";
     blog_val    vals[F_COUNT];

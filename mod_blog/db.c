@@ -362,7 +362,8 @@ db_open_slot(apr_pool_t *p, apr_time_t deadline)
         db_hand_over(NULL);
     }
     apr_thread_mutex_unlock(db.lock);
-    blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS : BLOG_STAT_POOL_CONNECT_FAILURES);
+    blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS
+                  : BLOG_STAT_POOL_CONNECT_FAILURES);
     if (c == NULL)
         return NULL;
     blog_stat_inc(BLOG_STAT_POOL_OPEN);
@@ -622,8 +623,8 @@ db_child_exit(void *data)
 }
 
 void
-blog_db_child_init(apr_pool_t *pchild, server_rec *s, const blog_db_settings *g,
-                   int eager)
+blog_db_child_init(apr_pool_t *pchild, server_rec *s,
+                   const blog_db_settings *g, int eager)
 {
     apr_time_t  deadline = apr_time_now() + g->query_timeout;
     int         i;

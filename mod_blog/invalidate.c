@@ -548,8 +548,7 @@ inv_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 
 void
 blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
-                          const char *conninfo,
-                          const blog_db_settings *db,
+                          const char *conninfo, const blog_db_settings *db,
                           const blog_cache_settings *cache,
                           const char *const *bases, int nbases)
 {

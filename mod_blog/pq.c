@@ -105,8 +105,7 @@ blog_pq_command(PGconn *pg, const char *sql, apr_time_t deadline, char *why)
     if (timed_out)
         apr_cpystrn(why, "no answer in time", BLOG_PQ_MSG_MAX);
     else if (!ok)
-        blog_pq_msg(why, res ? PQresultErrorMessage(res)
-                    : PQerrorMessage(pg));
+        blog_pq_msg(why, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
     PQclear(res);
     return ok ? 0 : -1;
 }

@@ -61,7 +61,8 @@ redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
         return -1;
     }
     sp = strchr(buf, ' ');
-    g->redis_user = sp ? apr_pstrmemdup(p, buf, (apr_size_t) (sp - buf)) : NULL;
+    g->redis_user = sp ? apr_pstrmemdup(p, buf, (apr_size_t) (sp - buf))
+        : NULL;
     g->redis_pass = apr_pstrdup(p, sp ? sp + 1 : buf);
     memset(buf, 0, sizeof(buf));
     return 0;
@@ -462,8 +463,7 @@ blog_redis_next(blog_redis *r, redisReply **reply)
 
 blog_redis_io
 blog_redis_command(blog_redis *r, int argc, const char **argv,
-                   const size_t *lens, apr_time_t deadline,
-                   redisReply **reply)
+                   const size_t *lens, apr_time_t deadline, redisReply **reply)
 {
     struct iovec iov;
     char       *buf = NULL;

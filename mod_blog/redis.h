@@ -26,7 +26,7 @@ typedef struct blog_redis
 {
     redisContext *ctx;          /* NULL when not connected */
     void       *tls;            /* its SSL, with rediss:// */
-    int         tls_wants_write;        /* SSL_read needs the socket writable */
+    int         tls_wants_write;        /* SSL_read waits for POLLOUT */
     apr_size_t  max_bulk;       /* the largest string reply accepted */
     /* where the bytes read stand in the reply stream */
     int         in_body;        /* inside a string's body */

@@ -148,7 +148,8 @@ seal_tag(const blog_seal *k, const unsigned char *nonce, const char *name,
         return -1;
     /* the key stays; a new nonce starts a new GHASH */
     ok = EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce)
-        && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) SEAL_MAGIC, 4)
+        && EVP_EncryptUpdate(c, NULL, &out,
+                             (const unsigned char *) SEAL_MAGIC, 4)
         && EVP_EncryptUpdate(c, NULL, &out, nl, 4)
         && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) name,
                              (int) name_len)

@@ -445,9 +445,8 @@ typedef struct blog_files
 } blog_files;
 
 static int
-blog_file_partial(void *ctx, const char *name, const char **src,
-                  size_t *len, const char **srcname, char *why,
-                  size_t whylen)
+blog_file_partial(void *ctx, const char *name, const char **src, size_t *len,
+                  const char **srcname, char *why, size_t whylen)
 {
     blog_files *r = ctx;
     const char *file = strcmp(name, "content") == 0 ? r->content : name;
