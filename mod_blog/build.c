@@ -1,7 +1,4 @@
-/*
- * build.c - the page templates, and one function per page from rows to
- * bytes.  Values point into the rows; dates, labels, tag titles are made.
- */
+/* build.c - values point into the rows; dates, labels, tag titles are made. */
 #include "build.h"
 
 #include "date.h"
@@ -93,11 +90,11 @@ root_init(blog_build *b, blog_val *vals, blog_frame *root,
     *root = (blog_frame) {vals, 0, F_COUNT};
 }
 
-static size_t
-format_label(char *d, int32_t n)
+static void
+val_label(blog_val *v, char *d, int32_t n)
 {
-    return (size_t) snprintf(d, LABEL_MAX, n == 1 ? "%d comment"
-                             : "%d comments", (int) n);
+    val_str(v, d, (size_t) snprintf(d, LABEL_MAX, n == 1 ? "%d comment"
+                                    : "%d comments", (int) n));
 }
 
 const blog_pageset *
@@ -172,8 +169,7 @@ get_list(blog_build *b, const cols *cs, int row, int c, int n,
             return bad(b, col_names[c + j], row);
     items = b_alloc(b, len[0], sizeof(blog_frame));
     vals = b_alloc(b, len[0], sizeof(blog_val) * (size_t) n);
-    dates = c + n > C_COMMENT_TIMES ? b_alloc(b, len[0], BLOG_DATE_LEN)
-        : NULL;
+    dates = c + n > C_COMMENT_TIMES ? b_alloc(b, len[0], BLOG_DATE_LEN) : NULL;
     if (items == NULL || vals == NULL
         || (c + n > C_COMMENT_TIMES && dates == NULL))
         return bad(b, col_names[c], row);
@@ -223,8 +219,7 @@ card_fill(blog_build *b, const cols *cs, int row, char *scratch,
         return -1;
     if (blog_dec_int4(cell(cs, row, C_COUNT), &n) != 0)
         return bad(b, col_names[C_COUNT], row);
-    val_str(&v[F_COMMENTS_LABEL - CARD_FIRST], scratch + BLOG_DATE_LEN,
-            format_label(scratch + BLOG_DATE_LEN, n));
+    val_label(&v[F_COMMENTS_LABEL - CARD_FIRST], scratch + BLOG_DATE_LEN, n);
     *item = (blog_frame) {v, CARD_FIRST, CARD_COUNT};
     return 0;
 }
@@ -291,8 +286,7 @@ build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
 }
 
 int
-blog_build_static(blog_build *b, blog_page *not_found,
-                  blog_page *unavailable)
+blog_build_static(blog_build *b, blog_page *not_found, blog_page *unavailable)
 {
     return build_simple(b, b->pages->not_found, "Not found",
                         BLOG_STATUS_NOT_FOUND, not_found) != 0
@@ -336,9 +330,8 @@ blog_build_post(blog_build *b, const blog_rows *rs, blog_page *out)
         return;
     }
     vals[F_PAGE_TITLE] = vals[F_TITLE];
-    val_str(&vals[F_COMMENTS_LABEL], scratch + BLOG_DATE_LEN,
-            format_label(scratch + BLOG_DATE_LEN,
-                         (int32_t) vals[F_COMMENTS].len));
+    val_label(&vals[F_COMMENTS_LABEL], scratch + BLOG_DATE_LEN,
+              (int32_t) vals[F_COMMENTS].len);
     page_render(b, b->pages->post, &root, out);
 }
 
@@ -377,8 +370,7 @@ blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out)
 }
 
 void
-blog_build_compute(blog_build *b, uint32_t limit, uint64_t sum,
-                   blog_page *out)
+blog_build_compute(blog_build *b, uint32_t limit, uint64_t sum, blog_page *out)
 {
     static const char title[] = "Compute";
     blog_val    vals[F_COUNT];

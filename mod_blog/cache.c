@@ -78,10 +78,9 @@ static blog_ratelog cache_write;
 static __thread char cache_why[CACHE_WHY_MAX];
 
 static apr_status_t
-cache_child_exit(void *data)
+cache_child_exit(void *redis)
 {
-    (void) data;
-    blog_redis_close(&cache_l.redis);
+    blog_redis_close(redis);
     return APR_SUCCESS;
 }
 
@@ -92,7 +91,7 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
     (void) s;
     cache_g = g;
     apr_thread_mutex_create(&cache_l.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
-    apr_pool_cleanup_register(pchild, NULL, cache_child_exit,
+    apr_pool_cleanup_register(pchild, &cache_l.redis, cache_child_exit,
                               apr_pool_cleanup_null);
 }
 
@@ -187,8 +186,7 @@ cache_write_queued(void)
         cache_l.queued = cmd->next;
         cmd->next = NULL;
         cmd->reused = cache_l.answered;
-        iov[n].iov_base = (void *) cmd->buf;
-        iov[n++].iov_len = cmd->len;
+        iov[n++] = (struct iovec) {(void *) cmd->buf, cmd->len};
         *cache_l.sent_tail = cmd;
         cache_l.sent_tail = &cmd->next;
     }

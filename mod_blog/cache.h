@@ -1,7 +1,4 @@
-/*
- * cache.h - the Redis page cache of docs/CONTRACT.md section 3, through
- * hiredis.
- */
+/* cache.h - the Redis page cache of docs/CONTRACT.md section 3. */
 #ifndef BLOG_CACHE_H
 #define BLOG_CACHE_H
 

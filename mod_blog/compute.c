@@ -1,7 +1,4 @@
-/*
- * compute.c - docs/CONTRACT.md section 4, literally.  A file of its own, so
- * that no caller's constant limit is folded into the loop at compile time.
- */
+/* compute.c - its own file: no caller's constant is folded into the loop. */
 #include "compute.h"
 
 uint64_t

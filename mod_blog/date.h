@@ -1,7 +1,4 @@
-/*
- * date.h - a timestamptz as the contract writes dates: UTC,
- * "YYYY-MM-DD HH:MM" (docs/CONTRACT.md section 5).  Pure C.
- */
+/* date.h - a timestamptz as a date of docs/CONTRACT.md section 5.  Pure C. */
 #ifndef BLOG_DATE_H
 #define BLOG_DATE_H
 

@@ -1,13 +1,11 @@
 /*
- * db.c - per-child libpq pool and the single round trip of a page.
- *
- * Not an apr_reslist (mod_dbd's): a reslist connects under its lock, so one
- * PostgreSQL that does not answer would stall every thread of the child.
- * Here a thread reserves a slot under the lock and connects without it.
- * Every wait has BlogQueryTimeout's deadline; a query past it is dropped,
- * not PQcancel'led (libpq 15's cancel waits on the postmaster unbounded),
- * and the server ends the statement (client_connection_check_interval).
- * A read that fails on a lost connection is retried once on a new one.
+ * db.c - not an apr_reslist (mod_dbd's): a reslist connects under its lock, so
+ * one PostgreSQL that does not answer would stall every thread of the child.
+ * Here a thread reserves a slot under the lock and connects without it.  Every
+ * wait has BlogQueryTimeout's deadline; a query past it is dropped, not
+ * PQcancel'led (libpq 15's cancel waits on the postmaster unbounded), and the
+ * server ends the statement (client_connection_check_interval).  A read that
+ * fails on a lost connection is retried once on a new one.
  */
 #include "db.h"
 #include "pq.h"
@@ -96,9 +94,8 @@ static struct
  */
 
 #define DBS_MAX_HOSTS       8
-/* how often a child closes a connection prefer-standby left on a primary */
 #define DBS_FALLBACK_RETRY  apr_time_from_msec(500)
-/* and any other, so that the spread comes back after a host returns */
+/* any other: so that the spread comes back after a host returns */
 #define DBS_REFRESH         apr_time_from_sec(5)
 
 /* BlogDatabase's keywords, parsed once per child. */
@@ -163,8 +160,7 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
     PQconninfoFree(opts);
     for (i = 0; i < dbs.nkeys; i++) {
         if (counts[i] < 0) {
-            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                         BLOGLOGNO(00023)
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00023)
                          "BlogDatabase lists more than %d hosts; "
                          "connecting in the order written", DBS_MAX_HOSTS);
             return;
@@ -189,10 +185,9 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
     dbs.next = ((apr_uint32_t) getpid() * 2654435761u) % dbs.nperms;
     apr_atomic_set64(&dbs.refresh_due,
                      (apr_uint64_t) (apr_time_now() + DBS_REFRESH));
-    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s,
-                 BLOGLOGNO(00024)
-                 "%d hosts, each connection tries them in another "
-                 "order", dbs.nhosts);
+    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, BLOGLOGNO(00024)
+                 "%d hosts, each connection tries them in another order",
+                 dbs.nhosts);
 }
 
 /*
@@ -216,11 +211,8 @@ dbs_permutation(apr_uint32_t k, int n, int *perm)
     }
 }
 
-/*
- * The next connection's keywords and values (returns how many): with
- * several hosts their lists in another order, from p; else "dbname" and
- * BlogDatabase.
- */
+/* The next connection's keywords and values, and how many: with several
+ * hosts their lists reordered (from p), else "dbname" = BlogDatabase. */
 static int
 dbs_params(apr_pool_t *p, const char **keys, const char **vals)
 {
@@ -370,13 +362,12 @@ db_open_slot(apr_pool_t *p, apr_time_t deadline)
         db_hand_over(NULL);
     }
     apr_thread_mutex_unlock(db.lock);
-    blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS : BLOG_STAT_POOL_CONNECT_FAILURES);
+    blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS
+                  : BLOG_STAT_POOL_CONNECT_FAILURES);
     if (c == NULL)
         return NULL;
     blog_stat_inc(BLOG_STAT_POOL_OPEN);
-    c->pg = pg;
-    c->gen = apr_atomic_read32(&db.gen);
-    c->next = NULL;
+    *c = (db_conn) {pg, apr_atomic_read32(&db.gen), 0, NULL};
     return c;
 }
 
@@ -412,10 +403,8 @@ db_release(db_conn *c, int reusable)
 
     apr_thread_mutex_lock(db.lock);
     if (!reusable) {
-        db.nopen--;
+        db_discard(c, &expired);
         db_hand_over(NULL);
-        c->next = NULL;
-        expired = c;
     }
     else if (!db_hand_over(c)) {
         c->idle_since = now;
@@ -634,8 +623,8 @@ db_child_exit(void *data)
 }
 
 void
-blog_db_child_init(apr_pool_t *pchild, server_rec *s, const blog_db_settings *g,
-                   int eager)
+blog_db_child_init(apr_pool_t *pchild, server_rec *s,
+                   const blog_db_settings *g, int eager)
 {
     apr_time_t  deadline = apr_time_now() + g->query_timeout;
     int         i;

@@ -1,7 +1,4 @@
-/*
- * decode.c - pg_blog's rows in PostgreSQL's binary format (array_send,
- * int4send, timestamptz_send, textsend) into values that point into them.
- */
+/* decode.c - int4send's, timestamptz_send's, array_send's bytes, in place. */
 #include "decode.h"
 
 /* ndim, flags, element type; then per dimension its size and lower bound */
@@ -9,7 +6,7 @@
 #define ARRAY_DIM           8
 #define ELEMENT_LEN_BYTES   4
 
-uint32_t
+static uint32_t
 blog_be32(const char *p)
 {
     const unsigned char *u = (const unsigned char *) p;

@@ -21,9 +21,6 @@ typedef struct blog_cell
     int         len;
 } blog_cell;
 
-/* A big-endian 32-bit integer at p (4 readable bytes). */
-uint32_t blog_be32(const char *p);
-
 int blog_dec_int4(blog_cell c, int32_t *out);
 /* timestamptz: microseconds since 2000-01-01 00:00 UTC. */
 int blog_dec_int8(blog_cell c, int64_t *out);

@@ -1,7 +1,4 @@
-/*
- * escape.c - docs/CONTRACT.md section 5's escaping: safe runs copied with
- * memcpy, found 16 bytes at a time with SSE2 (a byte at a time elsewhere).
- */
+/* escape.c - safe runs found 16 bytes at a time with SSE2, copied whole. */
 #include <string.h>
 
 #include "escape.h"

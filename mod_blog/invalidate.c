@@ -1,14 +1,12 @@
 /*
- * invalidate.c - cached pages dropped the moment the data changes
- * (docs/INVALIDATION.md).
- *
- * pg_blog's triggers NOTIFY blog_cache at commit with the keys a change
- * made stale; one listener per Apache instance deletes them: the child
- * whose thread holds the process mutex (robust: a dead owner releases it)
- * listens, the others try it every INV_ELECT_POLL.  Whatever it could not
- * hear (a new LISTEN, Redis down while a delete was due) it drops whole.
- * Each delete is repeated after INV_REDELETE and after the slowest page
- * call, for a miss that read PostgreSQL just before the commit.
+ * invalidate.c - docs/INVALIDATION.md.  pg_blog's triggers NOTIFY blog_cache
+ * at commit with the keys a change made stale; one listener per Apache
+ * instance deletes them: the child whose thread holds the process mutex
+ * (robust: a dead owner releases it) listens, the others try it every
+ * INV_ELECT_POLL.  Whatever it could not hear (a new LISTEN, Redis down while
+ * a delete was due) it drops whole.  Each delete is repeated after
+ * INV_REDELETE and after the slowest page call, for a miss that read
+ * PostgreSQL just before the commit.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* pipe2 */
@@ -26,7 +24,6 @@
 #include "mpm_common.h"
 #include "util_mutex.h"
 #include "apr_atomic.h"
-#include "apr_strings.h"
 #include "apr_proc_mutex.h"
 #include "apr_thread_proc.h"
 
@@ -50,9 +47,7 @@ APLOG_USE_MODULE(blog);
 #define INV_REDELETE        apr_time_from_msec(50)
 /* At most this many deletes wait to be repeated; past it, drop every key. */
 #define INV_MAX_PENDING     4096
-/* The repeats: after INV_REDELETE, and after the slowest page call. */
 #define INV_REPEATS         2
-/* How often a child that does not listen tries to take over. */
 #define INV_ELECT_POLL      apr_time_from_msec(100)
 #define INV_MUTEX_TYPE      "blog-invalidate"
 /* The channel pg_blog's triggers NOTIFY (pg_blog--1.1--1.2.sql). */
@@ -67,7 +62,7 @@ typedef struct inv_pending
 } inv_pending;
 
 /* The settings, from blog_invalidate_configure. */
-static struct
+static struct inv_settings
 {
     server_rec *s;
     int         on;
@@ -229,9 +224,8 @@ inv_flush(void)
 {
     char        cursor[32] = "0";
     unsigned long total = 0;
-    inv_batch   b;
+    inv_batch   b = {.n = 0};
 
-    b.n = 0;
     do {
         const char *argv[] = {
             "SCAN", cursor, "MATCH", BLOG_CACHE_PREFIX "*",
@@ -269,10 +263,8 @@ inv_flush(void)
     } while (strcmp(cursor, "0") != 0 && !inv_stopping());
     if (inv_stopping())
         return -1;
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
-                 BLOGLOGNO(00030)
-                 "invalidation: dropped every cached page (%lu keys)",
-                 total);
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s, BLOGLOGNO(00030)
+                 "invalidation: dropped every cached page (%lu keys)", total);
     return 0;
 }
 
@@ -360,7 +352,6 @@ inv_pending_add(const char *payload)
     }
 }
 
-/* Repeat the deletes that are due. */
 static void
 inv_pending_run(void)
 {
@@ -444,13 +435,11 @@ inv_pg_open(void)
     blog_backoff_reset(&inv_pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv_flush_due = 1;
-    blog_outage_end(&inv_pq.log, inv.s,
-                    BLOGLOGNO(00033)
+    blog_outage_end(&inv_pq.log, inv.s, BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s,
-                 BLOGLOGNO(00034)
-                 "invalidation: listening on " INV_CHANNEL
-                 " (pid %d)", PQbackendPID(inv_pq.conn));
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s, BLOGLOGNO(00034)
+                 "invalidation: listening on " INV_CHANNEL " (pid %d)",
+                 PQbackendPID(inv_pq.conn));
     return 0;
 }
 
@@ -559,22 +548,18 @@ inv_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 
 void
 blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
-                          const char *conninfo,
-                          const blog_db_settings *db,
+                          const char *conninfo, const blog_db_settings *db,
                           const blog_cache_settings *cache,
                           const char *const *bases, int nbases)
 {
     int         i, b;
 
-    memset(&inv, 0, sizeof(inv));
     memset(&inv_thr, 0, sizeof(inv_thr));
-    inv.s = s;
-    inv.db = db;
-    inv.conninfo = conninfo != NULL ? conninfo : db->conninfo;
-    inv.cache = cache;
-    inv.on = on && cache->redis_on && nbases > 0;
-    inv.bases = apr_palloc(pconf, sizeof(*inv.bases)
-                           * (apr_size_t) (nbases > 0 ? nbases : 1));
+    inv = (struct inv_settings) {.s = s, .db = db, .cache = cache,
+        .on = on && cache->redis_on && nbases > 0,
+        .conninfo = conninfo != NULL ? conninfo : db->conninfo,
+        .bases = apr_palloc(pconf, sizeof(*inv.bases)
+                            * (apr_size_t) (nbases > 0 ? nbases : 1))};
     for (i = 0; i < nbases; i++) {
         for (b = 0; b < inv.nbases; b++)
             if (strcmp(inv.bases[b], bases[i]) == 0)
@@ -598,8 +583,7 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     rv = ap_proc_mutex_create(&inv_thr.mutex, NULL, INV_MUTEX_TYPE, NULL, s,
                               pconf, 0);
     if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
-                     BLOGLOGNO(00035)
+        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, BLOGLOGNO(00035)
                      "cannot create the invalidation listener's mutex");
         return HTTP_INTERNAL_SERVER_ERROR;
     }

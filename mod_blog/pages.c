@@ -1,7 +1,4 @@
-/*
- * pages.c - a route's pg_blog call (db.h) built (build.h) through libpq's
- * accessors.  The rows live as long as r->pool: the page points into them.
- */
+/* pages.c - the rows live as long as r->pool: the page points into them. */
 #include "pages.h"
 #include "logno.h"
 
@@ -33,14 +30,10 @@ pq_column(const void *src, const char *name)
 static blog_cell
 pq_cell(const void *src, int row, int c)
 {
-    blog_cell   cl = {NULL, 0};
-
     /* PQgetisnull says 1 for a row or column out of range, too */
-    if (!PQgetisnull(src, row, c)) {
-        cl.ptr = PQgetvalue(src, row, c);
-        cl.len = PQgetlength(src, row, c);
-    }
-    return cl;
+    if (PQgetisnull(src, row, c))
+        return (blog_cell) {NULL, 0};
+    return (blog_cell) {PQgetvalue(src, row, c), PQgetlength(src, row, c)};
 }
 
 /* One allocator per child for pages, not the connection's (each keeps
@@ -115,8 +108,7 @@ blog_pages_site(apr_pool_t *p, blog_site *site)
 #define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
 static apr_uint32_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
 
-typedef void (*build_fn) (blog_build *b, const blog_rows *rs,
-                          blog_page *out);
+typedef void (*build_fn) (blog_build *b, const blog_rows *rs, blog_page *out);
 
 /*
  * stmt's page (or /compute's), or 503, logging malformed rows.  The hint is

@@ -39,23 +39,21 @@ blog_pq_connect(const char *const *keys, const char *const *vals,
         apr_cpystrn(why, "out of memory", BLOG_PQ_MSG_MAX);
         return NULL;
     }
-    while (PQstatus(pg) != CONNECTION_BAD && st != PGRES_POLLING_OK
-           && st != PGRES_POLLING_FAILED) {
-        if (blog_wait_fd(PQsocket(pg), st == PGRES_POLLING_WRITING
-                         ? POLLOUT : POLLIN, deadline) != 0) {
-            apr_cpystrn(why, "no answer in time", BLOG_PQ_MSG_MAX);
-            *timed_out = 1;
-            PQfinish(pg);
-            return NULL;
-        }
-        st = PQconnectPoll(pg);
+    while (!*timed_out && PQstatus(pg) != CONNECTION_BAD
+           && st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED) {
+        *timed_out = blog_wait_fd(PQsocket(pg), st == PGRES_POLLING_WRITING
+                                  ? POLLOUT : POLLIN, deadline) != 0;
+        if (!*timed_out)
+            st = PQconnectPoll(pg);
     }
-    if (st != PGRES_POLLING_OK) {
+    if (st == PGRES_POLLING_OK)
+        return pg;
+    if (*timed_out)
+        apr_cpystrn(why, "no answer in time", BLOG_PQ_MSG_MAX);
+    else
         blog_pq_msg(why, PQerrorMessage(pg));
-        PQfinish(pg);
-        return NULL;
-    }
-    return pg;
+    PQfinish(pg);
+    return NULL;
 }
 
 PGresult *
@@ -107,8 +105,7 @@ blog_pq_command(PGconn *pg, const char *sql, apr_time_t deadline, char *why)
     if (timed_out)
         apr_cpystrn(why, "no answer in time", BLOG_PQ_MSG_MAX);
     else if (!ok)
-        blog_pq_msg(why, res ? PQresultErrorMessage(res)
-                    : PQerrorMessage(pg));
+        blog_pq_msg(why, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
     PQclear(res);
     return ok ? 0 : -1;
 }

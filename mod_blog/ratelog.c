@@ -37,8 +37,7 @@ blog_log_limited_(blog_ratelog *rl, const char *file, int line,
                       "%s (%u more in the last %d s)", msg, held,
                       (int) apr_time_sec(now - start));
     else
-        ap_log_error_(file, line, module_index, level, status, s, "%s",
-                      msg);
+        ap_log_error_(file, line, module_index, level, status, s, "%s", msg);
 }
 
 void

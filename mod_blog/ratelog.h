@@ -41,7 +41,6 @@ void blog_outage_begin(blog_ratelog *o);
 #define blog_outage_end(o, s, what) \
     blog_outage_end_(o, APLOG_MARK, s, what)
 void blog_outage_end_(blog_ratelog *o, const char *file, int line,
-                      int module_index, const server_rec *s,
-                      const char *what);
+                      int module_index, const server_rec *s, const char *what);
 
 #endif

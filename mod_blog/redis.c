@@ -15,7 +15,6 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,8 +38,7 @@ blog_redis_close(blog_redis *r)
     /* no close_notify: nothing is left to say, and it could block */
     SSL_free(r->tls);
     r->tls = NULL;
-    if (r->ctx != NULL)
-        redisFree(r->ctx);
+    redisFree(r->ctx);
     r->ctx = NULL;
 }
 
@@ -63,7 +61,8 @@ redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
         return -1;
     }
     sp = strchr(buf, ' ');
-    g->redis_user = sp ? apr_pstrmemdup(p, buf, (apr_size_t) (sp - buf)) : NULL;
+    g->redis_user = sp ? apr_pstrmemdup(p, buf, (apr_size_t) (sp - buf))
+        : NULL;
     g->redis_pass = apr_pstrdup(p, sp ? sp + 1 : buf);
     memset(buf, 0, sizeof(buf));
     return 0;
@@ -275,8 +274,7 @@ redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
     redisReply *reply = NULL;
     blog_redis_io io = blog_redis_command(r, g->redis_user ? 3 : 2, argv,
                                           NULL, deadline, &reply);
-    int         ok = io == BLOG_REDIS_OK
-        && reply->type == REDIS_REPLY_STATUS;
+    int         ok = io == BLOG_REDIS_OK && reply->type == REDIS_REPLY_STATUS;
 
     if (io != BLOG_REDIS_OK)
         apr_snprintf(why, why_len, "AUTH: %s", blog_redis_why[io]);
@@ -284,8 +282,7 @@ redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
         apr_snprintf(why, why_len, "AUTH refused: %s",
                      reply->type == REDIS_REPLY_ERROR ? reply->str
                      : "unexpected reply");
-    if (reply != NULL)
-        freeReplyObject(reply);
+    freeReplyObject(reply);
     return ok ? 0 : -1;
 }
 
@@ -466,8 +463,7 @@ blog_redis_next(blog_redis *r, redisReply **reply)
 
 blog_redis_io
 blog_redis_command(blog_redis *r, int argc, const char **argv,
-                   const size_t *lens, apr_time_t deadline,
-                   redisReply **reply)
+                   const size_t *lens, apr_time_t deadline, redisReply **reply)
 {
     struct iovec iov;
     char       *buf = NULL;
@@ -477,8 +473,7 @@ blog_redis_command(blog_redis *r, int argc, const char **argv,
     *reply = NULL;
     if (len < 0)
         return BLOG_REDIS_BAD;
-    iov.iov_base = buf;
-    iov.iov_len = (size_t) len;
+    iov = (struct iovec) {buf, (size_t) len};
     io = blog_redis_send(r, &iov, 1, deadline);
     redisFreeCommand(buf);
     while (io == BLOG_REDIS_OK && (io = blog_redis_next(r, reply))

@@ -1,8 +1,5 @@
-/*
- * redis.h - the one Redis client of mod_blog, for the page cache and the
- * invalidation listener: a connect, commands and replies each bounded by
- * a deadline, no reply larger than a bound ever buffered (redis.c).
- */
+/* redis.h - mod_blog's one Redis client, for the page cache and the
+ * invalidation listener: each wait and each reply bounded (redis.c). */
 #ifndef BLOG_REDIS_H
 #define BLOG_REDIS_H
 
@@ -29,7 +26,7 @@ typedef struct blog_redis
 {
     redisContext *ctx;          /* NULL when not connected */
     void       *tls;            /* its SSL, with rediss:// */
-    int         tls_wants_write;        /* SSL_read needs the socket writable */
+    int         tls_wants_write;        /* SSL_read waits for POLLOUT */
     apr_size_t  max_bulk;       /* the largest string reply accepted */
     /* where the bytes read stand in the reply stream */
     int         in_body;        /* inside a string's body */

@@ -1,7 +1,5 @@
-/*
- * router.c - docs/CONTRACT.md section 2's routes, byte for byte: "%2f",
- * "//", a trailing slash or a NUL fail to match, and reach no back end.
- */
+/* router.c - docs/CONTRACT.md section 2's routes: what fails to match (a
+ * "%2f", "//", a trailing slash, a NUL) reaches no back end. */
 #include <string.h>
 
 #include "router.h"
@@ -39,8 +37,7 @@ blog_path_has_prefix(const char *path, size_t len, const char *lit,
 /* A slug after the prefix, then nothing or (if cached) "/cached". */
 static void
 blog_route_slug(const char *path, size_t len, size_t prefix_len,
-                blog_route_kind plain, blog_route_kind cached,
-                blog_route *out)
+                blog_route_kind plain, blog_route_kind cached, blog_route *out)
 {
     const char *slug = path + prefix_len;
     size_t rest = len - prefix_len;

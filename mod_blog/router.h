@@ -33,17 +33,12 @@ typedef struct blog_route
 /* 1 when s[0..len) is 1 to 64 bytes of a-z, 0-9 and '-'. */
 int blog_slug_is_valid(const char *s, size_t len);
 
-/*
- * Match path[0..len) (after the mount, starting with '/'; NUL is an
- * ordinary byte) into *out.  An empty path or a malformed slug is
- * NOT_FOUND, with slug and page_path NULL.
- */
+/* path[0..len) after the mount, from its '/' (NUL is an ordinary byte),
+ * into *out; NOT_FOUND's slug and page_path are NULL. */
 void blog_route_match(const char *path, size_t len, blog_route *out);
 
-/*
- * 1 when path[0..len) is the blog's under "BlogMount / shared": "/",
- * "/cached", "/compute", anything under "/post/" or "/tag/".
- */
+/* 1 when path[0..len) is the blog's under "BlogMount / shared": a route's,
+ * or anything under "/post/" or "/tag/". */
 int blog_route_owned(const char *path, size_t len);
 
 #endif

@@ -1,9 +1,8 @@
 /*
- * seal.c - see seal.h.  AES-256-GMAC from libcrypto, 96 random bits of
- * nonce per page (GMAC must never see one twice under a key), the tag
- * checked in constant time; each thread keeps one cipher context, keyed
- * once, on an APR thread key of the seal's own (docs/OPERATIONS.md,
- * BlogCacheKey, for the costs measured).
+ * seal.c - AES-256-GMAC from libcrypto, 96 random bits of nonce per page
+ * (GMAC must never see one twice under a key), the tag checked in constant
+ * time; each thread keeps one cipher context, keyed once, on an APR thread
+ * key of the seal's own (docs/OPERATIONS.md, BlogCacheKey: the costs).
  */
 #include "seal.h"
 
@@ -36,11 +35,9 @@ blog_secret_read(const char *path, char *buf, size_t cap, size_t *len,
     ssize_t     n = -1;
     int         fd = open(path, O_RDONLY | O_CLOEXEC);
 
-    if (fd < 0) {
+    if (fd < 0)
         snprintf(err, err_len, "cannot open %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         snprintf(err, err_len, "%s is not a regular file", path);
     else if (st.st_mode & (S_IRWXG | S_IRWXO))
         snprintf(err, err_len, "%s is mode %04o: a secret must be for its "
@@ -48,7 +45,8 @@ blog_secret_read(const char *path, char *buf, size_t cap, size_t *len,
                  (unsigned) (st.st_mode & 07777));
     else if ((n = read(fd, buf, cap - 1)) < 0)
         snprintf(err, err_len, "cannot read %s: %s", path, strerror(errno));
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     if (n < 0)
         return -1;
     buf[n] = '\0';
@@ -150,7 +148,8 @@ seal_tag(const blog_seal *k, const unsigned char *nonce, const char *name,
         return -1;
     /* the key stays; a new nonce starts a new GHASH */
     ok = EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce)
-        && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) SEAL_MAGIC, 4)
+        && EVP_EncryptUpdate(c, NULL, &out,
+                             (const unsigned char *) SEAL_MAGIC, 4)
         && EVP_EncryptUpdate(c, NULL, &out, nl, 4)
         && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) name,
                              (int) name_len)
@@ -172,8 +171,7 @@ blog_seal_make(const blog_seal *k, const char *name, size_t name_len,
     memcpy(head, SEAL_MAGIC, 4);
     if (RAND_bytes(nonce, SEAL_NONCE) != 1)
         return -1;
-    return seal_tag(k, nonce, name, name_len, body, len,
-                    nonce + SEAL_NONCE);
+    return seal_tag(k, nonce, name, name_len, body, len, nonce + SEAL_NONCE);
 }
 
 int

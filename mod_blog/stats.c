@@ -12,8 +12,6 @@
 #include "ap_mpm.h"
 #include "apr_shm.h"
 
-#include "apr_atomic.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +69,7 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     rv = apr_shm_create(&shm, size, NULL, pproc);
     if (rv != APR_SUCCESS) {
         /* The blog works without; mod_status just has nothing to show. */
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s,
-                     BLOGLOGNO(00041)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00041)
                      "no shared memory for the status counters "
                      "(%" APR_SIZE_T_FMT " bytes)", size);
         stats_seg = NULL;
@@ -124,7 +121,6 @@ stats_pid(apr_uint64_t owner)
     return pid != 0 && stats_owner(pid) == owner ? (pid_t) pid : 0;
 }
 
-/* The slot is free again. */
 static apr_status_t
 stats_child_exit(void *slot)
 {

@@ -8,7 +8,6 @@
 
 #include "httpd.h"
 #include "apr_atomic.h"
-#include "apr_time.h"
 
 typedef enum blog_stat
 {

@@ -1,8 +1,7 @@
 /*
- * status.c - mod_blog's part of /server-status and "SetHandler
- * blog-health" (docs/OPERATIONS.md, "Status and health").  A failed
- * check's reason (hosts, roles, paths) is for the admin only: the error
- * log and the status page, never the 503's body.
+ * status.c - docs/OPERATIONS.md, "Status and health".  A failed check's reason
+ * (hosts, roles, paths) is for the admin only: the error log and the status
+ * page, never the 503's body.
  */
 #include "status.h"
 
@@ -186,8 +185,7 @@ status_short(request_rec *r, const status_row *rows, int n)
     for (i = 0; i < n; i++) {
         ap_rprintf(r, "BlogSlot%dPID: %" APR_PID_T_FMT "\n", rows[i].slot,
                    rows[i].pid);
-        ap_rprintf(r, "BlogSlot%dGeneration: %d\n", rows[i].slot,
-                   rows[i].gen);
+        ap_rprintf(r, "BlogSlot%dGeneration: %d\n", rows[i].slot, rows[i].gen);
         for (j = 0; j < STATUS_NFIELDS; j++)
             ap_rprintf(r, "BlogSlot%d%s: %" APR_INT64_T_FMT "\n",
                        rows[i].slot, status_fields[j].key, rows[i].f[j]);

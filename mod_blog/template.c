@@ -1,7 +1,4 @@
-/*
- * template.c - the mustache subset of template.h, compiled into one array
- * of ops over field ids: rendering neither parses nor compares strings.
- */
+/* template.c - one array of ops on field ids: rendering never parses. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* memmem */
 #endif
@@ -16,7 +13,6 @@
 
 /* Sections nested in sections; bounds both recursion and the frame stack. */
 #define BLOG_TPL_MAX_DEPTH 16
-/* Partials inside partials. */
 #define BLOG_TPL_MAX_INCLUDE 16
 #define BLOG_TPL_MAX_NAME 128
 #define BLOG_TPL_MAX_FILE (1024 * 1024)
@@ -400,8 +396,7 @@ blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
         .partial_ctx = partial_ctx, .err = err, .errlen = errlen};
     blog_tpl   *tpl = NULL;
 
-    if (err && errlen)
-        err[0] = '\0';
+    blog_set_err(err, errlen, "%s", "");
     if (blog_compile_source(&c, src, len, srcname) == 0)
         tpl = env->alloc(env->alloc_ctx, sizeof(*tpl));
     if (tpl == NULL) {
@@ -450,9 +445,8 @@ typedef struct blog_files
 } blog_files;
 
 static int
-blog_file_partial(void *ctx, const char *name, const char **src,
-                  size_t *len, const char **srcname, char *why,
-                  size_t whylen)
+blog_file_partial(void *ctx, const char *name, const char **src, size_t *len,
+                  const char **srcname, char *why, size_t whylen)
 {
     blog_files *r = ctx;
     const char *file = strcmp(name, "content") == 0 ? r->content : name;

@@ -7,19 +7,16 @@
 int
 blog_wait_fd(int fd, short events, apr_time_t deadline)
 {
-    struct pollfd pfd;
+    struct pollfd pfd = {.fd = fd, .events = events};
 
     if (fd < 0)
         return -1;
-    pfd.fd = fd;
-    pfd.events = events;
     for (;;) {
         apr_time_t  now = apr_time_now();
         int         n;
 
         if (now >= deadline)
             return -1;
-        pfd.revents = 0;
         n = poll(&pfd, 1, (int) ((deadline - now + 999) / 1000));
         if (n > 0)
             return 0;

@@ -617,7 +617,8 @@ test_decode_scalars(void)
     int32_t i4 = 0;
     int64_t i8 = 0;
 
-    CHECK(blog_be32("\x80\x00\x00\x01") == 0x80000001u);
+    CHECK(blog_dec_int4(cell_of(a, "\x80\x00\x00\x01", 4), &i4) == 0
+          && i4 == INT32_MIN + 1);
     CHECK(blog_dec_int4(int4_cell(a, -2), &i4) == 0 && i4 == -2);
     CHECK(blog_dec_int4(cell_of(a, "\0\0\0", 3), &i4) == -1);
     CHECK(blog_dec_int4(cell_of(a, "\0\0\0\0\0", 5), &i4) == -1);
