@@ -11,8 +11,10 @@ BLOG_CITIZEN_PORT (8150) to BLOG_CITIZEN_PORT + 4, started with
 `apache2 -k start` and stopped by its PID.  The MPM is --mpm, else
 BLOG_MPM, else event.  Each case asserts facts (statuses, bytes, headers,
 a timeout that fires within its configured time and a generous margin,
-CPU time that stays flat); a case that cannot run fails, none is skipped
-or expected to fail.  Ends with "N passed, N failed"."""
+CPU time that stays flat, a worker's state in mod_status's scoreboard); a
+case that cannot run fails, none is skipped or expected to fail; a check
+of what happens within a time retries when the client saw the time pass
+(a note says when it never could tell).  Ends with "N passed, N failed"."""
 
 import argparse
 import atexit
@@ -24,6 +26,7 @@ import re
 import select
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -61,6 +64,7 @@ KEEPALIVE_TIMEOUT = 3
 HEADER_TIMEOUT = (2, 3)     # RequestReadTimeout header=2-3
 MARGIN = 3.0                # on every deadline: a noisy, shared machine
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+HOLD = 1.0                  # BlogConnectionHold of hold.test and tls.test
 CREDENTIALS = ("citizen", "citizen-secret")
 
 # The pages every case reads, and the golden file each must equal.
@@ -433,7 +437,7 @@ def main_server(mpm, tls_dir):
     body = load("authz_core", "authz_host", "authz_user", "authn_core",
                 "authn_file", "auth_basic", "reqtimeout", "headers", "filter",
                 "deflate", "cache", "cache_disk", "socache_shmcb", "ssl",
-                "http2", "mime", "dir")
+                "http2", "mime", "dir", "status")
     body += """
 TypesConfig /etc/mime.types
 RequestReadTimeout header=%d-%d,MinRate=500
@@ -465,10 +469,31 @@ CacheRoot "{dir}/cache"
     </Directory>
 </VirtualHost>
 """.format(port=PORT_A)
+    # BlogConnectionHold at its maximum, where the hold case looks: the
+    # blog shares its host with static files and mod_status, and an idle
+    # connection outlives the hold in the keep-alive queue.
+    body += """
+<VirtualHost 127.0.0.1:{port}>
+    ServerName hold.test
+    DocumentRoot "{{dir}}/static"
+    BlogMount / shared
+    BlogConnectionHold 1s
+    KeepAliveTimeout 10
+    <Location />
+        Require all granted
+    </Location>
+    <Location /server-status>
+        SetHandler server-status
+    </Location>
+</VirtualHost>
+""".format(port=PORT_A)
+    body += blog_vhost(PORT_A, "holdoff.test",
+                       extra="    BlogConnectionHold Off")
     body += blog_vhost(PORT_TLS, "tls.test", extra="""    SSLEngine on
     SSLCertificateFile "{tls}/cert.pem"
     SSLCertificateKeyFile "{tls}/key.pem"
-    Protocols h2 http/1.1""".format(tls=tls_dir))
+    Protocols h2 http/1.1
+    BlogConnectionHold 1s""".format(tls=tls_dir))
     a = Apache(mpm, "main", [PORT_A, PORT_TLS], body)
     with open(os.path.join(a.dir, "static", "index.html"), "wb") as f:
         f.write(STATIC_INDEX)
@@ -780,6 +805,103 @@ def http_09(core_answer):
             "after %.2f s: %r (core: %r)" % (t, data[:80], core[:80]))
 
 
+def scoreboard():
+    """The main Apache's scoreboard from mod_status, asked on a connection
+    of its own: a character per worker thread, the one answering it W."""
+    r = request(PORT_A, "hold.test", "GET", "/server-status?auto",
+                [("Connection", "close")])
+    m = re.search(rb"^Scoreboard: (\S+)$", r.body, re.M)
+    return m.group(1).decode() if m else "?"
+
+
+def released(board, mpm):
+    """No worker is busy but mod_status's own and, under worker, one
+    waiting for a connection's next request (K): under event, a kept-alive
+    connection no worker holds is in the listener's keep-alive queue."""
+    return (re.sub("[_.K]", "", board) == "W"
+            and (mpm == "event" or board.count("K") == 1))
+
+
+def hold_probe(mpm, raw, port, tls):
+    """Send raw on a connection of its own, then read the scoreboard until
+    its worker is released or the answer is 0.5 s old: (the Response,
+    whether it was released, the connection still open).  Only what is
+    seen within HOLD of the request tells a hold from none, and a busy
+    worker only once the server had time to release it: else the machine
+    was too slow and it tries again; after three such tries, None."""
+    for _ in range(3):
+        bt.wait_for(lambda: re.sub("[_.]", "", scoreboard()) == "W", 10)
+        conn = bt.Conn(8, port=port)
+        if tls:
+            conn.sock = ssl.create_default_context(cafile=CERT).wrap_socket(
+                conn.sock, server_hostname="127.0.0.1")
+        t0 = time.monotonic()
+        conn.send(raw)
+        r = conn.read_response()
+        answered = time.monotonic()
+        while True:
+            asked = time.monotonic()
+            free = released(scoreboard(), mpm)
+            if time.monotonic() - t0 >= HOLD:
+                break
+            if free or asked - answered >= 0.5:
+                return r, free, conn
+            time.sleep(0.1)
+        conn.close()
+    return r, None, None
+
+
+def connection_hold(mpm):
+    """BlogConnectionHold 1s: under event, after the blog's answer on a
+    kept-alive HTTP/1.1 connection, its worker waits there for the next
+    request (state L) until the hold is over, then leaves the connection
+    to the listener; after any other answer, and under worker (a thread
+    reading the connection, K), it is released at once.  The scoreboard
+    tells it, not ConnsAsyncKeepAlive: the listener refreshes that one
+    only when a timeout of its queues expires, seconds later."""
+    def get(host, path="/", version="HTTP/1.1", headers=""):
+        return ("GET %s %s\r\nHost: %s\r\n%s\r\n"
+                % (path, version, host, headers)).encode()
+    probes = (
+        ("hold.test (1s): the blog's answer", get("hold.test"), False,
+         mpm == "event"),
+        ("hold.test (1s): a static file", get("hold.test", "/a.txt"),
+         False, False),
+        ("hold.test (1s): HTTP/1.0 keep-alive",
+         get("hold.test", version="HTTP/1.0",
+             headers="Connection: keep-alive\r\n"), False, False),
+        ("hold.test (1s): an Upgrade header", get("hold.test", headers=(
+            "Upgrade: websocket\r\nConnection: Upgrade\r\n")), False, False),
+        ("tls.test (1s): the blog's answer over TLS", get("tls.test"), True,
+         False),
+        ("holdoff.test (Off): the blog's answer", get("holdoff.test"), False,
+         False))
+    for what, raw, tls, held in probes:
+        r, free, conn = hold_probe(mpm, raw, PORT_TLS if tls else PORT_A, tls)
+        name = "BlogConnectionHold, %s (%s)" % (what, mpm)
+        T.check(r.status == 200 and r.keeps_alive(),
+                "%s: 200 on a kept-alive connection" % name, r.brief()[:200])
+        if free is None:
+            T.note("%s: the machine was too slow to tell, thrice" % name)
+            continue
+        T.check(free != held, "%s: %s" % (name, (
+            "its worker stays on the connection < 1 s after the answer"
+            if held else "its worker is released at once")),
+            "released" if free else "a worker still busy 0.5 s later")
+        if held and not free:
+            after = bt.wait_for(lambda: released(scoreboard(), mpm), 5)
+            try:
+                again = request(PORT_A, "hold.test", "GET", "/a.txt",
+                                conn=conn).status
+            except (OSError, bt.ClosedEarly) as e:
+                again = repr(e)
+            T.check(after and again == 200,
+                    "%s: after the hold its worker is released, the "
+                    "connection kept alive answers its next request" % name,
+                    "released %s, then %s" % (after, again))
+        conn.close()
+
+
 def tunnel_cpu(apache, what, open_tunnel, exchange):
     """Data both ways through a tunnel, then the children's CPU time flat
     while it idles and after the client has gone."""
@@ -1017,6 +1139,9 @@ def main():
         def fast_path_case():
             fast_path_warning(main_apache)
         case(fast_path_case)
+        def hold_case():
+            connection_hold(mpm)
+        case(hold_case)
         no_crash(main_apache)
     main_apache.stop()
 
