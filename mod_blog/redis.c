@@ -58,6 +58,7 @@ redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
     if (len == 0 || strpbrk(buf, "\r\n") != NULL || strlen(buf) != len) {
         apr_snprintf(err, err_len, "%s must hold one line: \"password\" or "
                      "\"user password\"", g->auth_file);
+        memset(buf, 0, sizeof(buf));
         return -1;
     }
     sp = strchr(buf, ' ');
