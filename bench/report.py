@@ -373,13 +373,15 @@ def floor_verdict(res, mpms):
                   res["mpm"][m]["syscalls"].get("/floor/handler", {})
                   .get("per_req")) for m in mpms}
         detail = "; ".join("%s %s vs %s syscalls per request" % (
-            m, fmt(sc[m][0], "%.1f"), fmt(sc[m][1], "%.1f")) for m in mpms)
+            m, fmt(sc[m][0], "%.1f"), fmt(sc[m][1], "%.1f"))
+            for m in mpms if None not in sc[m])
         out.append(
             "quick_handler is ahead under every MPM: it skips translation, "
             "map_to_storage's directory walk (the stat calls), access, auth, "
-            "type checking and fixups (%s).  So BlogFastPath On is the "
-            "faster setting; a blog protected with Require or "
-            "authentication needs it Off." % detail)
+            "type checking, fixups and the output filters%s.  That is why "
+            "`BlogFastPath On` exists, as an opt-in: it bypasses whatever "
+            "an admin configures for the mount, so the blog's default is "
+            "the handler hook." % (" (%s)" % detail if detail else ""))
     return out
 
 
@@ -717,9 +719,9 @@ def write(res, out_dir):
            "- The blog's Apache: `%s`."
            % meta.get("apache_settings", "?").replace("\n", " "),
            "- The ceiling's Apache, the same but for at least as many "
-           "threads per child as there are connections (stock Apache has "
-           "no BlogConnectionPark: with fewer, the event MPM closes "
-           "keep-alive connections when one child's workers are all busy): "
+           "threads per child as there are connections (with fewer, the "
+           "event MPM closes keep-alive connections when one child's "
+           "workers are all busy): "
            "`%s`." % meta.get("ceiling_apache_settings",
                               meta.get("apache_settings", "?")).replace(
                                   "\n", " "),
