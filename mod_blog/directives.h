@@ -33,7 +33,6 @@ typedef enum blog_dir_where
 #define BLOG_HOUR_MS    (3600L * 1000)
 #define BLOG_YEAR_S     (365L * 86400)
 
-
 #define BLOG_DIRECTIVES(X) \
     X(MOUNT, "BlogMount", mount, MOUNT, VHOST, NULL, 0, 0, "/path [shared]", \
       "where the blog answers (links carry the prefix); with shared, only " \

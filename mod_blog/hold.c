@@ -27,6 +27,7 @@ static ap_filter_rec_t *hold_filter;
 /* The connection's, in its pool: a filter added per request would grow it. */
 typedef struct blog_hold
 {
+    int         able;           /* plain HTTP/1.x under an async MPM */
     apr_interval_time_t wait;   /* 0: disarmed */
 } blog_hold;
 
@@ -56,19 +57,22 @@ void
 blog_hold_arm(request_rec *r, apr_interval_time_t hold)
 {
     conn_rec   *c = r->connection;
-    blog_hold  *h;
+    blog_hold  *h = ap_get_module_config(c->conn_config, &blog_module);
 
-    if (hold == 0 || c->cs == NULL || c->master != NULL
-        || r->proto_num < HTTP_VERSION(1, 1) || ap_ssl_conn_is_ssl(c)
+    if (hold == 0 || r->proto_num < HTTP_VERSION(1, 1)
         || apr_table_get(r->headers_in, "Upgrade") != NULL)
         return;
-    h = ap_get_module_config(c->conn_config, &blog_module);
+    /* TLS, HTTP/2 and the MPM are the connection's: asked at its first. */
     if (h == NULL) {
         h = apr_pcalloc(c->pool, sizeof(*h));
         ap_set_module_config(c->conn_config, &blog_module, h);
-        ap_add_input_filter_handle(hold_filter, h, NULL, c);
+        h->able = c->cs != NULL && c->master == NULL
+            && !ap_ssl_conn_is_ssl(c);
+        if (h->able)
+            ap_add_input_filter_handle(hold_filter, h, NULL, c);
     }
-    h->wait = hold;
+    if (h->able)
+        h->wait = hold;
 }
 
 void
