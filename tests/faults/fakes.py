@@ -2,12 +2,14 @@
 command, and a crowd of slow HTTP clients.  Both listen or connect on
 loopback only."""
 
+import os
 import select
 import socket
 import threading
 import time
 
-FAKE_REDIS_PORT = 63901
+# Several checkouts on one machine each give their own (BLOG_FAKE_REDIS_PORT).
+FAKE_REDIS_PORT = int(os.environ.get("BLOG_FAKE_REDIS_PORT", "63901"))
 
 
 def _close(*socks):
