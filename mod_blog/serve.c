@@ -62,7 +62,13 @@ blog_serve(request_rec *r, const blog_site *site, const char *path,
     blog_page   page;
     int         rv;
 
-    /* An unread body would be parsed as the next request. */
+    /*
+     * No page takes a body (docs/CONTRACT.md section 2.1): none is read, the
+     * connection closes after the answer instead (core then reads none), so
+     * a client trickling a body holds no worker.
+     */
+    if (ap_request_has_body(r))
+        r->connection->keepalive = AP_CONN_CLOSE;
     rv = ap_discard_request_body(r);
     if (rv != OK)
         return rv;

@@ -172,6 +172,43 @@ def pipeline_200():
     figure("%d of 200 right in %.0f ms" % (200 - len(bad), 1000 * took))
 
 
+@case("unread-body", "a body that never ends, on GET and POST: answered at once, then closed")
+def unread_body():
+    """No route takes a body: the blog answers without reading one and closes
+    the connection (docs/CONTRACT.md section 2.1), so that a client trickling a
+    body holds no worker.  Core reads a body until mod_reqtimeout's body limit
+    (10 s in the stack) before it answers; each case here waits 8 s at most
+    for the first byte."""
+    cases = [
+        ("POST /cached, Content-Length", b"POST /cached HTTP/1.1\r\nHost: x\r\n"
+         b"Content-Length: 100000\r\n\r\nabc", 405, "/cached"),
+        ("GET /post/post-31, Content-Length", b"GET /post/post-31 HTTP/1.1\r\nHost: x\r\n"
+         b"Content-Length: 100000\r\n\r\nabc", 200, "/post/post-31"),
+        ("GET /compute, chunked", b"GET /compute HTTP/1.1\r\nHost: x\r\n"
+         b"Transfer-Encoding: chunked\r\n\r\n100\r\nabc", 200, "/compute"),
+        ("POST /, Expect: 100-continue", b"POST / HTTP/1.1\r\nHost: x\r\n"
+         b"Expect: 100-continue\r\nContent-Length: 100000\r\n\r\n", 405, "/"),
+    ]
+    slowest = 0.0
+    for label, raw, status, path in cases:
+        first = []
+        got = exchange(raw, timeout=3.0, first=first, first_timeout=8.0)
+        slowest = max(slowest, first[0])
+        head_end = got.find(b"\r\n\r\n")
+        head = got[:head_end].lower()
+        T.check(statuses(got)[:1] == [status] and len(statuses(got)) == 1,
+                "%s: one answer, %d, before the body has come" % (label, status),
+                "statuses %s after %.2f s: %r" % (statuses(got), first[0], got[:120]))
+        T.check(b"\r\nconnection: close" in head and b" 100 continue" not in head,
+                "%s: the answer says Connection: close (no 100 Continue)" % label, repr(head[:300]))
+        if status == 200:
+            want = expected(path)[1]
+            T.check(got[head_end + 4:] == want, "%s: the page, exact" % label,
+                    "%d bytes" % (len(got) - head_end - 4))
+    figure("%d requests with a body that never ends: slowest first byte %.0f ms"
+           % (len(cases), 1000 * slowest))
+
+
 @case("odd-lines", "the e2e suite's odd request lines and headers")
 def odd_lines():
     odd = e2e().ODD_REQUESTS
