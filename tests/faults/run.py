@@ -272,6 +272,39 @@ def graceful_under_load():
     healthy(10)
 
 
+@case("graceful-in-flight", "a graceful restart while a page waits for PostgreSQL")
+def graceful_in_flight():
+    """A child that stops closes each connection after its current answer:
+    the answer says so (Connection: close: core's ap_set_keepalive asks the
+    MPM), so the client's next request goes to a new connection instead of
+    racing that close."""
+    locker = subprocess.Popen(
+        ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c",
+         "BEGIN; LOCK TABLE blog.posts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        T.check(bt.wait_for(lambda: bt.psql(
+            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+            " WHERE c.relname = 'posts' AND l.mode = 'AccessExclusiveLock' AND l.granted")[0][0]
+            == "1", 5), "the lock is held")
+        with Conn(timeout=15) as c:
+            c.send(bt.build("GET", "/post/post-1"))
+            time.sleep(0.3)
+            out = bt.stack("graceful")
+            T.check(out.returncode == 0, "scripts/stack.sh graceful", out.stdout.decode()[-300:])
+            r = c.read_response()
+        check("the page that waited through the graceful restart", r, 200,
+              expected("/post/post-1")[1], None)
+        T.check(not r.keeps_alive(), "its answer says Connection: close",
+                "Connection: %r" % r.get("connection"))
+        figure("answered %d after %.2f s, Connection: %s" % (r.status, r.elapsed,
+                                                            r.get("connection")))
+    finally:
+        locker.wait(10)
+    stable_children()
+    healthy(10)
+
+
 @case("memory-20k", "20 000 mixed requests after warm-up: children's RSS", loaded=True)
 def memory_flat():
     kids = stable_children()
