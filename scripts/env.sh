@@ -21,7 +21,7 @@ BLOG_REDIS=${BLOG_REDIS:-$BLOG_VAR/run/redis.sock}
 BLOG_INVALIDATE=${BLOG_INVALIDATE:-on}
 # Apache's threads per child (4 children), AsyncRequestWorkerFactor,
 # ServerLimit and MaxMemFree (see conf/httpd.conf.in)
-BLOG_THREADS=${BLOG_THREADS:-50}
+BLOG_THREADS=${BLOG_THREADS:-300}
 BLOG_ASYNC_FACTOR=${BLOG_ASYNC_FACTOR:-256}
 BLOG_SERVER_LIMIT=${BLOG_SERVER_LIMIT:-16}
 BLOG_MAXMEMFREE=${BLOG_MAXMEMFREE:-256}

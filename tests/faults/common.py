@@ -494,3 +494,59 @@ def log_lines_since(offset, pattern=None):
     if pattern:
         lines = [line for line in lines if re.search(pattern, line)]
     return lines
+
+
+class Prober:
+    """A client that asks for each of `paths` in turn every `every` seconds,
+    each time on a new connection, until stopped: (end time, seconds,
+    status or 0, path) of every answer in `answers`, failures in `failures`."""
+
+    def __init__(self, paths=("/", "/cached"), every=0.1, timeout=30):
+        self.paths, self.every, self.timeout = paths, every, timeout
+        self.answers, self.failures = [], []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(self.timeout + 5)
+
+    def run(self):
+        i = 0
+        while not self.stop.is_set():
+            path = self.paths[i % len(self.paths)]
+            i += 1
+            t0 = time.monotonic()
+            try:
+                with Conn(timeout=self.timeout) as c:
+                    r = c.request("GET", path, [("Connection", "close")])
+                status, bad = r.status, problems(r, *expected(path))
+            except Exception as e:
+                status, bad = 0, ["%s: %s" % (type(e).__name__, e)]
+            took = time.monotonic() - t0
+            self.answers.append((time.monotonic(), took, status, path))
+            if bad:
+                self.failures.append("%s after %.2f s: %s" % (path, took, "; ".join(bad)))
+            self.stop.wait(max(0.0, self.every - took))
+
+    def latencies(self):
+        return [s for _, s, st, _ in self.answers if st == 200]
+
+
+def siege(n_header, n_body, seconds, settle=2.0):
+    """n_header connections trickling request headers (GET /, one header
+    line a second) and n_body trickling a body to a blog route (POST
+    /cached), then `seconds` of Prober; (prober, header crowd, body crowd)."""
+    import fakes
+    import idle_conns
+    idle_conns.raise_nofile(n_header + n_body + 256)
+    with fakes.SlowClients(bt.HTTP_PORT, n=n_header) as heads, \
+            fakes.SlowClients(bt.HTTP_PORT, n=n_body, path="/cached", body=True) as bodies:
+        time.sleep(settle)
+        with Prober() as probe:
+            time.sleep(seconds)
+    return probe, heads, bodies

@@ -141,14 +141,20 @@ class FakeRedis:
 
 
 class SlowClients:
-    """n connections that each send a request line, then one header line a
-    second, and never finish the request: what a slowloris attacker does.
-    `open_count()` says how many the server has not closed yet."""
+    """n connections that each send a request's first lines, then one more
+    line a second (a header field, or with body=True a line of a body its
+    Content-Length says is far longer), and never finish the request: what
+    a slowloris attacker does.  `open_count()` says how many the server has
+    not closed yet, `answered` how many got an answer (a status line)."""
 
-    def __init__(self, port, n=300, interval=1.0):
+    def __init__(self, port, n=300, interval=1.0, path="/", body=False):
         self.port, self.n, self.interval = port, n, interval
+        self.first = (b"POST %s HTTP/1.1\r\nHost: slow\r\nContent-Length: 1000000\r\n\r\n"
+                      % path.encode() if body
+                      else b"GET %s HTTP/1.1\r\nHost: slow\r\n" % path.encode())
+        self.body = body
         self.socks = []
-        self.closed = 0
+        self.closed = self.answered = 0
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -169,32 +175,39 @@ class SlowClients:
     def open_count(self):
         return len(self.socks) - self.closed
 
+    def _line(self, line):
+        return (b"x" * 20 + b"\r\n") if self.body else b"X-Slow-%d: %d\r\n" % (line, line)
+
     def _run(self):
         line = 0
         alive = set(self.socks)
-        first = True
         while not self.stopping.is_set() and alive:
             for s in list(alive):
-                data = (b"GET /compute HTTP/1.1\r\nHost: slow\r\n" if first
-                        else b"X-Slow-%d: %d\r\n" % (line, line))
                 try:
-                    s.send(data)
+                    s.send(self.first if line == 0 else self._line(line))
                 except BlockingIOError:
                     pass
                 except OSError:
                     alive.discard(s)
                     self.closed += 1
-            first = False
             line += 1
-            # notice the server closing a connection (an answer or EOF)
+            # notice the server answering or closing a connection (poll:
+            # select cannot take descriptors above 1023)
             end = time.monotonic() + self.interval
             while time.monotonic() < end and alive:
-                r, _, _ = select.select(list(alive), [], [], max(0, end - time.monotonic()))
-                for s in r:
+                poller = select.poll()
+                by_fd = {s.fileno(): s for s in alive}
+                for fd in by_fd:
+                    poller.register(fd, select.POLLIN)
+                ready = poller.poll(1000 * max(0, min(0.2, end - time.monotonic())))
+                for fd, _ in ready:
+                    s = by_fd[fd]
                     try:
                         data = s.recv(65536)
                     except OSError:
                         data = b""
+                    if data.startswith(b"HTTP/"):
+                        self.answered += 1
                     if not data:
                         alive.discard(s)
                         self.closed += 1

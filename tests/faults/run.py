@@ -32,9 +32,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (CASES, Case, FAST, NOT_FOUND, STOPPED, UNAVAILABLE, Load,  # noqa: E402
                     T, all_ok, apache_state, apache_with, blog_connections, bt, case,
                     check, conf_seconds, connections_bounded, expected,
-                    figure, healthy, print_table, redis_pid, ref, restore,
-                    run_cases, same_apache, spread, stable_children,
-                    unavailable_ok)
+                    figure, healthy, pct, print_table, redis_pid, ref, restore,
+                    run_cases, same_apache, siege, spread, stable_children,
+                    threads_reading, unavailable_ok)
 from blogtest import Conn  # noqa: E402
 import fakes  # noqa: E402
 import protocol  # noqa: E402,F401  (registers its cases)
@@ -303,6 +303,31 @@ def graceful_in_flight():
         locker.wait(10)
     stable_children()
     healthy(10)
+
+
+@case("slow-clients-short", "300 clients trickle headers, 100 a body, for 6 s; / and /cached "
+      "every 100 ms", loaded=True)
+def slow_clients_short():
+    """The fast form of make faults' slow-clients (docs/OPERATIONS.md,
+    "Sizing"): the figures are reported, the facts checked."""
+    held = []
+    t = threading.Thread(target=lambda: [held.append(threads_reading()) or time.sleep(0.5)
+                                         for _ in range(8)], daemon=True)
+    t.start()
+    probe, heads, bodies = siege(300, 100, 4.0)
+    t.join(10)
+    lat = probe.latencies()
+    figure("%d answers in 4 s, p50 %.1f ms, p99 %.1f ms, max %.2f s; workers reading a "
+           "client at most %d of %d; %d of 100 bodies answered at once"
+           % (len(probe.answers), 1000 * pct(lat, 50), 1000 * pct(lat, 99), max(lat or [0]),
+              max(held or [0]), 4 * int(bt.ENV["BLOG_THREADS"]), bodies.answered))
+    T.check(not probe.failures and len(probe.answers) >= 5,
+            "400 slow clients: every answer of the prober is the page",
+            "%d answers, %d failed: %s" % (len(probe.answers), len(probe.failures),
+                                           probe.failures[:2]))
+    T.check(bodies.answered == 100, "every body trickled to a blog route is answered at once",
+            "%d of 100" % bodies.answered)
+    healthy(30)
 
 
 @case("memory-20k", "20 000 mixed requests after warm-up: children's RSS", loaded=True)
