@@ -4,6 +4,7 @@
 # stops only what var/run's pid files say this stack started.
 #
 #   scripts/stack.sh start|stop|restart|status [pg|redis|httpd ...]
+#   scripts/stack.sh graceful|graceful-stop   (Apache: apachectl -k graceful, -k graceful-stop)
 #   scripts/stack.sh psql [args]        psql as the cluster's superuser
 #
 # BLOG_MPM=event|worker and BLOG_FASTPATH=on|off choose Apache's MPM and
@@ -182,7 +183,7 @@ httpd_conf() {
         -e "s|@REDIS_PORT@|$BLOG_REDIS_PORT|g" -e "s|@PG_PORT@|$BLOG_PG_PORT|g" \
         -e "s|@MODULE@|$(module_path)|g" -e "s|@FASTPATH@|$fast|g" \
         -e "s|@REDIS@|$BLOG_REDIS|g" -e "s|@TIMEOUT@|$BLOG_TIMEOUT|g" \
-        -e "s|@INVALIDATE@|$BLOG_INVALIDATE|g" \
+        -e "s|@INVALIDATE@|$BLOG_INVALIDATE|g" -e "s|@HOLD@|$BLOG_HOLD|g" \
         -e "s|@THREADS@|$BLOG_THREADS|g" -e "s|@WORKERS@|$((4 * BLOG_THREADS))|g" \
         -e "s|@SERVER_LIMIT@|$BLOG_SERVER_LIMIT|g" \
         -e "s|@ASYNC_FACTOR@|$BLOG_ASYNC_FACTOR|g" -e "s|@MAXMEMFREE@|$BLOG_MAXMEMFREE|g" \
@@ -196,7 +197,7 @@ httpd_conf() {
 # Apache's envvars (the module sets nothing process-wide): one arena per
 # child, where glibc would give each busy thread its own, each keeping its
 # own free memory.
-apachectl_() { MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-1} /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"; }
+apachectl_() { env MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-1} ${BLOG_GLIBC_TUNABLES:+GLIBC_TUNABLES=$BLOG_GLIBC_TUNABLES} /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"; }
 
 start_httpd() {
     make_dirs
@@ -244,6 +245,16 @@ graceful_httpd() {
     kill -USR1 "$(cat "$f")"
 }
 
+# apachectl -k graceful-stop: the children finish the requests they have,
+# the parent exits after them (GracefulShutdownTimeout: none, httpd's default).
+graceful_stop_httpd() {
+    local f; f=$(httpd_pidfile)
+    pid_alive "$f" || return 0
+    local pid; pid=$(cat "$f")
+    kill -WINCH "$pid"
+    wait_until 60 bash -c "! kill -0 $pid" || die "Apache ($pid) did not stop gracefully"
+}
+
 status() {
     if [ -f "$BLOG_VAR/pg/PG_VERSION" ] && pg_running; then echo "postgresql: running (port $BLOG_PG_PORT)"; else echo "postgresql: stopped"; fi
     if pid_alive "$(redis_pidfile)"; then echo "redis: running (port $BLOG_REDIS_PORT)"; else echo "redis: stopped"; fi
@@ -258,7 +269,8 @@ case "$cmd" in
     restart) for ((i = ${#parts[@]} - 1; i >= 0; i--)); do "stop_${parts[i]}"; done
              for p in "${parts[@]}"; do "start_$p"; done ;;
     graceful) graceful_httpd ;;
+    graceful-stop) graceful_stop_httpd ;;
     status)  status ;;
     psql)    exec psql -X "$@" ;;
-    *) die "usage: $0 start|stop|restart|graceful|status [pg|redis|httpd ...] | psql [args]" ;;
+    *) die "usage: $0 start|stop|restart|graceful|graceful-stop|status [pg|redis|httpd ...] | psql [args]" ;;
 esac

@@ -2,9 +2,12 @@
 restarts something for seconds under load and measures what the clients
 and the error log see.  Every loaded case takes the load lock."""
 
+import contextlib
 import math
+import os
 import re
 import subprocess
+import tempfile
 import time
 
 from common import (T, Load, apache_state, apache_with, blog_connections,
@@ -207,11 +210,12 @@ def redis_outlier():
 
 
 # ------------------------------------------------------------------- (d)
-def wrk(path, seconds, connections=50, script=None):
-    cmd = ["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "--latency", "--timeout", "10s"]
+def wrk(path, seconds, connections=50, script=None, threads=2, port=None):
+    cmd = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds, "--latency",
+           "--timeout", "10s"]
     if script:
         cmd += ["-s", script]
-    cmd.append("http://127.0.0.1:%d%s" % (bt.HTTP_PORT, path))
+    cmd.append("http://127.0.0.1:%d%s" % (port or bt.HTTP_PORT, path))
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
@@ -235,8 +239,35 @@ def gracefuls(n, every):
         time.sleep(every)
 
 
-@case("graceful-x20", "20 graceful restarts, one a second, under load (retrying client; wrk)",
-      long=True, loaded=True)
+FAIR_MIX = """-- the fair run's cached and uncached pages in turn
+local paths = {"/", "/post/post-31", "/cached", "/post/post-31/cached"}
+local i = 0
+request = function()
+  i = i + 1
+  return wrk.format("GET", paths[i % #paths + 1])
+end
+"""
+
+
+@contextlib.contextmanager
+def static_site():
+    """A virtual host of the same Apache on a port of its own that serves
+    the cached index's bytes as a static file: what Apache itself loses."""
+    root = os.path.join(bt.VAR, "faults-static")
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "index.html"), "wb") as f:
+        f.write(expected("/cached")[1])
+    os.chmod(root, 0o755)
+    os.chmod(os.path.join(root, "index.html"), 0o644)
+    port = bt.free_port()
+    with apache_with('Listen 127.0.0.1:%d\n<VirtualHost 127.0.0.1:%d>\n    BlogMount /not-here\n'
+                     '    DocumentRoot "%s"\n    <Directory "%s">\n        Require all granted\n'
+                     '    </Directory>\n</VirtualHost>' % (port, port, root, root)):
+        yield port
+
+
+@case("graceful-x20", "20 graceful restarts, one a second, under load (retrying client; wrk on "
+      "the blog beside a static file)", long=True, loaded=True)
 def graceful_x20():
     with Load(threads=8, routes=MIXED) as load:
         time.sleep(1.0)
@@ -245,21 +276,56 @@ def graceful_x20():
     connections_bounded("10 s after 20 graceful restarts", limit=32)
     stable_children(20)
     healthy(10)
-    w = wrk("/", 24)
-    time.sleep(1.0)
-    gracefuls(20, 1.0)
-    text = w.communicate(timeout=60)[0].decode()
-    f = wrk_figures(text)
-    errors = f["connect"] + f["read"] + f["write"] + f["timeout"]
-    figure("retrying client: %d good, %d retried once, %d failed; wrk (no retry): %d requests, "
-           "%d socket errors (connect %d, read %d, write %d, timeout %d), %d non-2xx, p99 %.0f ms"
-           % (load.ok, load.retried, len(load.failures), f["requests"], errors, f["connect"],
-              f["read"], f["write"], f["timeout"], f["non2xx"], 1000 * f["p99"]))
+    with static_site() as port, tempfile.NamedTemporaryFile("w", suffix=".lua") as mix:
+        mix.write(FAIR_MIX)
+        mix.flush()
+        blog = wrk("/", 24, connections=25, script=mix.name, threads=1)
+        static = wrk("/index.html", 24, connections=25, threads=1, port=port)
+        time.sleep(1.0)
+        gracefuls(20, 1.0)
+        fb = wrk_figures(blog.communicate(timeout=60)[0].decode())
+        fs = wrk_figures(static.communicate(timeout=60)[0].decode())
+    errors = {k: f["connect"] + f["read"] + f["write"] + f["timeout"] for k, f in
+              (("blog", fb), ("static", fs))}
+    figure("retrying client: %d good, %d retried once, %d failed; wrk (no retry), 25 connections "
+           "each: the blog %d requests, %d socket errors (read %d), %d non-2xx; a static file of "
+           "the same Apache %d requests, %d socket errors (read %d)"
+           % (load.ok, load.retried, len(load.failures), fb["requests"], errors["blog"],
+              fb["read"], fb["non2xx"], fs["requests"], errors["static"], fs["read"]))
     T.check(not load.failures and load.ok > 1000,
             "a client that retries an idempotent GET once sees 0 failures",
             "%d: %s" % (len(load.failures), load.failures[:3]))
-    T.check(f["requests"] > 0 and f["non2xx"] == 0, "wrk sees no wrong status", text[-400:])
+    T.check(fb["requests"] > 0 and fb["non2xx"] == 0, "wrk sees no wrong status on the blog")
+    T.check(errors["blog"] <= errors["static"],
+            "wrk loses no more requests on the blog than on a static file of the same Apache",
+            "blog %d, static %d" % (errors["blog"], errors["static"]))
     stable_children(20)
+    healthy(10)
+
+
+@case("graceful-stop", "apachectl graceful-stop, then start, under load (retrying client)",
+      long=True, loaded=True)
+def graceful_stop():
+    """While Apache is stopped nothing listens: connections are refused
+    until it starts again.  What must not happen is an accepted request
+    left without its answer."""
+    with Load(threads=8, routes=MIXED, accept_503=True) as load:
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        out = bt.stack("graceful-stop")
+        t1 = time.monotonic()
+        T.check(out.returncode == 0, "scripts/stack.sh graceful-stop", out.stdout.decode()[-200:])
+        out = bt.stack("start", "httpd")
+        t2 = time.monotonic()
+        T.check(out.returncode == 0, "scripts/stack.sh start httpd", out.stdout.decode()[-200:])
+        time.sleep(2.0)
+    refused = [f for f in load.failures if "Connection refused" in f or "ConnectionRefused" in f]
+    other = [f for f in load.failures if f not in refused]
+    figure("stopped in %.2f s, serving again %.2f s later: %d good, %d retried once, %d refused "
+           "while nothing listened, %d other failures"
+           % (t1 - t0, t2 - t1, load.ok, load.retried, len(refused), len(other)))
+    T.check(not other, "every request Apache accepted is answered (only connects refused while "
+            "stopped)", "%d: %s" % (len(other), other[:3]))
     healthy(10)
 
 
