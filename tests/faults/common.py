@@ -501,8 +501,8 @@ class Prober:
     each time on a new connection, until stopped: (end time, seconds,
     status or 0, path) of every answer in `answers`, failures in `failures`."""
 
-    def __init__(self, paths=("/", "/cached"), every=0.1, timeout=30):
-        self.paths, self.every, self.timeout = paths, every, timeout
+    def __init__(self, paths=("/", "/cached"), every=0.1, timeout=30, port=None):
+        self.paths, self.every, self.timeout, self.port = paths, every, timeout, port
         self.answers, self.failures = [], []
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
@@ -522,7 +522,7 @@ class Prober:
             i += 1
             t0 = time.monotonic()
             try:
-                with Conn(timeout=self.timeout) as c:
+                with Conn(timeout=self.timeout, port=self.port) as c:
                     r = c.request("GET", path, [("Connection", "close")])
                 status, bad = r.status, problems(r, *expected(path))
             except Exception as e:
@@ -537,16 +537,17 @@ class Prober:
         return [s for _, s, st, _ in self.answers if st == 200]
 
 
-def siege(n_header, n_body, seconds, settle=2.0):
+def siege(n_header, n_body, seconds, settle=2.0, port=None):
     """n_header connections trickling request headers (GET /, one header
     line a second) and n_body trickling a body to a blog route (POST
     /cached), then `seconds` of Prober; (prober, header crowd, body crowd)."""
+    port = port or bt.HTTP_PORT
     import fakes
     import idle_conns
     idle_conns.raise_nofile(n_header + n_body + 256)
-    with fakes.SlowClients(bt.HTTP_PORT, n=n_header) as heads, \
-            fakes.SlowClients(bt.HTTP_PORT, n=n_body, path="/cached", body=True) as bodies:
+    with fakes.SlowClients(port, n=n_header) as heads, \
+            fakes.SlowClients(port, n=n_body, path="/cached", body=True) as bodies:
         time.sleep(settle)
-        with Prober() as probe:
+        with Prober(port=port) as probe:
             time.sleep(seconds)
     return probe, heads, bodies
