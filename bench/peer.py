@@ -271,6 +271,13 @@ def record(rnd, r, d_sides, d_redis, size):
             "redis_calls": sum(c for c, _ in d_redis.values())}
 
 
+def failure(e):
+    """A run's failure in one line: wrk's last words (loads.LoadError
+    carries its whole output), or the error."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    return lines[-1][:200] if lines else type(e).__name__
+
+
 def one_run(cfg, rnd, side, path, target, sizes):
     """A warm-up and a timed run of one side on one endpoint, recorded;
     sizes keeps each side's response size (its first GET)."""
@@ -327,9 +334,9 @@ def alternate(cfg, blog_sides, about, say):
                 # own and are reported
                 if side == "blog":
                     raise
-                runs[side].append({"round": rnd, "failed": str(e)[:500]})
-                say("round %d peer %-22s FAILED: %s"
-                    % (rnd + 1, path, str(e).splitlines()[0]))
+                why = failure(e)
+                runs[side].append({"round": rnd, "failed": why})
+                say("round %d peer %-22s FAILED: %s" % (rnd + 1, path, why))
                 continue
             r = runs[side][-1]
             say("round %d %-4s %-22s %8.0f req/s, p99 %.2f ms, %d errors"

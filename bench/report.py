@@ -534,9 +534,11 @@ def peer_rows(res, stage):
         b, p = s["blog"], s["peer"]
         lo, hi = s["interval"]
         label = "`%s` %.2f [%.2f, %.2f]" % (path, s["ratio"], lo, hi)
-        if s["ratios"]:
+        if len(s["ratios"]) > 1:
             notes["ahead" if lo > 1 else "behind" if hi < 1
                   else "unsure"].append(label)
+        elif s["ratios"]:
+            notes["unsure"].append(label + " (one round)")
         for side, x in (("blog", b), ("peer", p)):
             if x["non2xx"] or x["socket_errors"] or x["bad_sizes"] \
                     or x["failed"]:
@@ -545,8 +547,9 @@ def peer_rows(res, stage):
                     "bytes per response did not fit the page%s" % (
                         side, path, x["non2xx"], x["socket_errors"],
                         x["bad_sizes"], "".join(
-                            ", a run not made: %s" % f.splitlines()[0]
-                            for f in x["failed"])))
+                            ", %d runs not made (%s)" % (
+                                x["failed"].count(f), f)
+                            for f in sorted(set(x["failed"])))))
         floor = both(b["rps"] / fl if fl and b["rps"] else None,
                      p["rps"] / fl if fl and p["rps"] else None) \
             if path in ("/cached", "/post/post-31/cached") else "-"

@@ -167,6 +167,24 @@ def a_failed_run_is_left_out():
     # round 1 has no peer run: its ratio is not made up
     assert s["ratios"] == [2.0], s["ratios"]
     assert s["peer"]["runs"] == 1 and len(s["peer"]["failed"]) == 3
+    md, _ = report.peer_section(result({"about": ABOUT,
+                                        "routes": {"/": runs}}))
+    text = "\n".join(md)
+    assert "3 runs not made (wrk failed: refused)" in text
+    # one ratio: no interval to judge by
+    assert "Not told apart (the interval holds 1): `/` 2.00 [2.00, 2.00] " \
+        "(one round)" in text, text
+
+
+@test
+def failure_in_one_line():
+    import loads
+    e = loads.LoadError("wrk failed for http://127.0.0.1:1/:\n$ wrk -t 2\n"
+                        "unable to connect to 127.0.0.1:1 Connection "
+                        "refused\n\n")
+    assert peer.failure(e) == "unable to connect to 127.0.0.1:1 " \
+        "Connection refused"
+    assert peer.failure(OSError()) == "OSError"
 
 
 def result(stage):
