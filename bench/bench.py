@@ -17,7 +17,12 @@ IDLE_SECONDS (3), CHECK (1: compare every page first), BENCH_ONLY=ceilings
 which bench/run.sh builds, in BENCH_BASE_SPEC's configuration, alternated
 with the tree's under the event MPM on every endpoint: BASE_ROUNDS rounds
 (6), each base, new, new, base, with runs of BASE_SECONDS (3) after
-BASE_WARMUP (1)).
+BASE_WARMUP (1)), PEER_URL (another implementation of the contract,
+whose pages are checked like the blog's and which bench/peer.py runs
+alternated with the blog under the event MPM: PEER_ROUNDS rounds (4) of
+blog, peer, peer, blog on every endpoint, each run a PEER_WARMUP (1) s
+warm-up and a DURATION s run; PEER_NAME says what it is, PEER_PID which
+process serves it when the bench cannot find it from its port).
 """
 
 import datetime
@@ -37,6 +42,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import idle_conns  # noqa: E402
 import procs  # noqa: E402
 import loads  # noqa: E402
+import peer  # noqa: E402
 import report  # noqa: E402
 import reference  # noqa: E402
 import sweep  # noqa: E402
@@ -108,6 +114,23 @@ class Config:
         if self.base and not self.base_module:
             raise SystemExit("bench: BENCH_BASE needs bench/run.sh, which "
                              "builds its module")
+        self.peer_url = env.get("PEER_URL") or None
+        self.peer_name = env.get("PEER_NAME") or None
+        self.peer_pid = num("PEER_PID", 0) or None
+        self.peer_rounds = num("PEER_ROUNDS", 4)
+        self.peer_warmup = num("PEER_WARMUP", 1)
+        self.peer = None
+        if self.peer_url:
+            try:
+                self.peer = peer.parse_url(self.peer_url)
+            except peer.PeerError as e:
+                raise SystemExit("bench: %s" % e)
+            if "event" not in self.mpms or env.get("BENCH_ONLY"):
+                raise SystemExit("bench: PEER_URL is measured beside the "
+                                 "blog under the event MPM: MPMS must "
+                                 "name event, and BENCH_ONLY be unset")
+            if self.peer_rounds < 1:
+                raise SystemExit("bench: PEER_ROUNDS must be 1 or more")
         self.blog_port = num("BLOG_HTTP_PORT", 8080)
         self.redis_port = num("BLOG_REDIS_PORT", 63790)
         self.var = env["BLOG_VAR"]
@@ -126,7 +149,8 @@ class Config:
             "blog_port", "pg_user", "fastpath", "only_ceilings",
             "endpoints", "perf", "idle", "idle_seconds", "check",
             "syscall_events", "base", "base_spec", "base_rounds",
-            "base_seconds", "base_warmup")}
+            "base_seconds", "base_warmup", "peer_url", "peer_name",
+            "peer_rounds", "peer_warmup")}
 
 
 T0 = time.time()
@@ -273,6 +297,10 @@ def run_mpm(cfg, mpm, ceiling):
         close_window(*settle())
     if mpm == "event" and cfg.base and not cfg.only_ceilings:
         out["base"] = against_base(cfg)
+    if mpm == "event" and cfg.peer:
+        blog_sides = sides(cfg, blog_pid(cfg))
+        blog_sides["server"] = blog_sides.pop("apache")
+        out["peer"] = peer.alternate(cfg, blog_sides, cfg.peer_about, say)
     # last: a thousand connections leave Apache's memory larger (MaxMemFree
     # 0 keeps it), which would show in the next endpoint's Pss
     if mpm == "event" and cfg.idle and "/cached" in cfg.endpoints \
@@ -371,6 +399,14 @@ def round_trips(res):
 def check_failures(res, cfg):
     fails = []
     for mpm, m in res["mpm"].items():
+        # the peer's own errors are reported, not failures of the blog
+        for path, runs in m.get("peer", {}).get("routes", {}).items():
+            s = peer.summary(runs, cfg.connections)["blog"]
+            if s["non2xx"] or s["socket_errors"] or s["bad_sizes"]:
+                fails.append("%s %s beside the peer: %d non-2xx, %d socket "
+                             "errors, %d runs of the wrong size" % (
+                                 mpm, path, s["non2xx"], s["socket_errors"],
+                                 s["bad_sizes"]))
         for path, pair in m.get("base", {}).get("routes", {}).items():
             for name, o in pair.items():
                 if o["errors"]:
@@ -461,6 +497,23 @@ def main():
         if check.returncode != 0:
             say("the page check failed: no load is sent")
             return 1
+    if cfg.peer:
+        try:
+            cfg.peer_about = peer.describe(cfg)
+        except peer.PeerError as e:
+            say("%s: no load is sent" % e)
+            return 1
+        say("the peer: " + peer.about_line(cfg.peer_about))
+        if cfg.check:
+            # the blog's check has just filled the keys both serve from
+            sweep.flush_pages()
+            check = subprocess.run([sys.executable,
+                                    os.path.join(HERE, "checkpages.py"),
+                                    cfg.peer[0], str(cfg.peer[1])])
+            if check.returncode != 0:
+                say("the peer's page check failed: it is not measured, "
+                    "and no load is sent")
+                return 1
     ceiling = CeilingApache(cfg.var, cfg.port, cfg.connections)
     ceiling.write_pages(cached_pages(cfg))
     res["db"] = db_ceilings(cfg)

@@ -21,12 +21,17 @@ class LoadError(Exception):
     pass
 
 
-def response_size(port, path):
+def url_host(host):
+    """host as a URL writes it (an IPv6 address in brackets)."""
+    return "[%s]" % host if ":" in host else host
+
+
+def response_size(port, path, host="127.0.0.1"):
     """Bytes of one whole response (status line, headers, body), as wrk
     counts them: the expected bytes per request of a correct run."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n"
-                   % (path, port)).encode())
+    with socket.create_connection((host, port), timeout=10) as s:
+        s.sendall(("GET %s HTTP/1.1\r\nHost: %s:%d\r\n\r\n"
+                   % (path, url_host(host), port)).encode())
         data = b""
         while b"\r\n\r\n" not in data:
             chunk = s.recv(65536)
@@ -47,11 +52,12 @@ def response_size(port, path):
         return status, len(head) + 4 + want
 
 
-def wrk(cfg, port, path, seconds, raw_name=None, during=None, prefix=()):
+def wrk(cfg, port, path, seconds, raw_name=None, during=None, prefix=(),
+        host="127.0.0.1"):
     """One wrk run; `during` is called once half-way through (sampling).
     The result carries wrk's own CPU time and context switches (its
     rusage), unless `prefix` (a command wrk runs under) is given."""
-    url = "http://127.0.0.1:%d%s" % (port, path)
+    url = "http://%s:%d%s" % (url_host(host), port, path)
     cmd = list(prefix) + [
         "wrk", "-t", str(cfg.threads), "-c", str(cfg.connections),
         "-d", "%ds" % seconds, "--latency", "-s",
@@ -206,6 +212,30 @@ def _per(value, n):
     return value / n if n else None
 
 
+def add_into(acc, d):
+    """Add the counters of d into acc, key by key."""
+    for k, v in d.items():
+        acc[k] = acc.get(k, 0) + v
+
+
+def timed_run(cfg, port, path, seconds, sides, raw_name, redis_port=None,
+              pss_pid=None, host="127.0.0.1"):
+    """One timed wrk run with every side's counters read just before and
+    just after it: (wrk's result, {side: procstat.side_delta} with wrk's
+    own rusage as the side "wrk", the machine's /proc/stat delta, Redis's
+    {command: (calls, usec)}).  pss_pid's Pss is sampled half-way through
+    (the result's "sample")."""
+    r0 = procstat.redis_commandstats(redis_port) if redis_port else {}
+    before = procstat.snapshot(sides)
+    r = wrk(cfg, port, path, seconds, raw_name, host=host,
+            during=(lambda: procstat.pss_kib(pss_pid)) if pss_pid else None)
+    after = procstat.snapshot(sides)
+    r1 = procstat.redis_commandstats(redis_port) if redis_port else {}
+    d_sides, d_mach = procstat.delta_all(before, after)
+    d_sides["wrk"] = dict(r["rusage"], minflt=0)
+    return r, d_sides, d_mach, procstat.redis_delta(r0, r1)
+
+
 def endpoint(cfg, port, path, sides, raw_name, redis_port=None, beside=None):
     """docs/CONTRACT.md section 6 for one endpoint: a warm-up, then cfg.runs
     runs; the run with the median requests/s gives the figures, errors add up
@@ -248,22 +278,14 @@ def endpoint(cfg, port, path, sides, raw_name, redis_port=None, beside=None):
     for _ in range(cfg.runs):
         if beside is not None:
             beside_runs.append(beside())
-        r0 = procstat.redis_commandstats(redis_port) if redis_port else {}
-        before = procstat.snapshot(sides)
-        r = wrk(cfg, port, path, cfg.duration, raw_name,
-                during=lambda: procstat.pss_kib(apache_pid))
-        after = procstat.snapshot(sides)
-        r1 = procstat.redis_commandstats(redis_port) if redis_port else {}
+        r, d_sides, d_mach, d_redis = timed_run(
+            cfg, port, path, cfg.duration, sides, raw_name,
+            redis_port=redis_port, pss_pid=apache_pid)
         runs.append(r)
-        d_sides, d_mach = procstat.delta_all(before, after)
-        d_sides["wrk"] = dict(r["rusage"], minflt=0)
         for side, d in d_sides.items():
-            acc = cpu.setdefault(side, {})
-            for k, v in d.items():
-                acc[k] = acc.get(k, 0) + v
-        for k, v in d_mach.items():
-            mach[k] = mach.get(k, 0) + v
-        for k, (calls, usec) in procstat.redis_delta(r0, r1).items():
+            add_into(cpu.setdefault(side, {}), d)
+        add_into(mach, d_mach)
+        for k, (calls, usec) in d_redis.items():
             c, u = rcmd.get(k, (0, 0))
             rcmd[k] = (c + calls, u + usec)
     timed = sum(r["requests"] for r in runs)

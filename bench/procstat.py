@@ -12,6 +12,7 @@ time (irq, softirq, steal, idle) from /proc/stat.
 """
 
 import os
+import shlex
 import socket
 
 TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
@@ -101,6 +102,21 @@ def _stat_fields(pid):
     if stat is None:
         return None
     return stat[stat.rindex(")") + 2:].split()
+
+
+def ppid(pid):
+    """The parent's pid, or 0 when pid is gone."""
+    f = _stat_fields(pid)
+    return int(f[1]) if f else 0
+
+
+def cmdline(pid):
+    """The process's command line, its arguments quoted as a shell would
+    need them, or None when it is gone or hidden."""
+    raw = _read("/proc/%d/cmdline" % pid)
+    if not raw:
+        return None
+    return shlex.join(raw.rstrip("\0").split("\0"))
 
 
 def _proc(pid):

@@ -6,6 +6,7 @@ import os
 import statistics
 import subprocess
 
+import peer
 import sweep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -506,6 +507,138 @@ def base_section(res):
     return md, term
 
 
+PEER_HEAD = ["endpoint", "blog req/s", "peer req/s", "blog / peer [95 %]",
+             "per round", "p50 ms blog / peer", "p99 ms blog / peer",
+             "p99/p50 blog / peer", "errors blog / peer",
+             "x floor blog / peer"]
+PEER_CPU_HEAD = ["endpoint", "server us", "PG us", "Redis us", "wrk us",
+                 "all sides us", "server ctxsw/req", "server Pss MiB",
+                 "Redis cmds/req"]
+
+
+def both(b, p, spec="%.2f"):
+    return "%s / %s" % (fmt(b, spec), fmt(p, spec))
+
+
+def peer_rows(res, stage):
+    """(figures, CPU rows, notes) of the peer stage's table."""
+    cfg = res["meta"]["config"]
+    fl = floor_rps(res, "event")
+    rows, cpu, notes = [], [], {"ahead": [], "behind": [], "unsure": [],
+                                "errors": []}
+    for path in ENDPOINTS:
+        runs = stage["routes"].get(path)
+        if not runs:
+            continue
+        s = peer.summary(runs, cfg["connections"])
+        b, p = s["blog"], s["peer"]
+        lo, hi = s["interval"]
+        label = "`%s` %.2f [%.2f, %.2f]" % (path, s["ratio"], lo, hi)
+        if len(s["ratios"]) > 1:
+            notes["ahead" if lo > 1 else "behind" if hi < 1
+                  else "unsure"].append(label)
+        elif s["ratios"]:
+            notes["unsure"].append(label + " (one round)")
+        for side, x in (("blog", b), ("peer", p)):
+            if x["non2xx"] or x["socket_errors"] or x["bad_sizes"] \
+                    or x["failed"]:
+                notes["errors"].append(
+                    "%s `%s`: %d non-2xx, %d socket errors, %d runs whose "
+                    "bytes per response did not fit the page%s" % (
+                        side, path, x["non2xx"], x["socket_errors"],
+                        x["bad_sizes"], "".join(
+                            ", %d runs not made (%s)" % (
+                                x["failed"].count(f), f)
+                            for f in sorted(set(x["failed"])))))
+        floor = both(b["rps"] / fl if fl and b["rps"] else None,
+                     p["rps"] / fl if fl and p["rps"] else None) \
+            if path in ("/cached", "/post/post-31/cached") else "-"
+        rows.append([path, fmt(b["rps"]), fmt(p["rps"]),
+                     "%.2f [%.2f, %.2f]" % (s["ratio"], lo, hi)
+                     if s["ratios"] else "-",
+                     " ".join("%.2f" % r for r in s["ratios"]),
+                     both(b["p50_ms"], p["p50_ms"]),
+                     both(b["p99_ms"], p["p99_ms"]),
+                     both(b["tail"], p["tail"], "%.1f"),
+                     "%d / %d" % (b["non2xx"] + b["socket_errors"],
+                                  p["non2xx"] + p["socket_errors"]),
+                     floor])
+
+        def us(x, side):
+            return x["us"].get(side)
+        cpu.append([path] + [both(us(b, k), us(p, k), "%.1f")
+                             for k in peer.SIDES]
+                   + [both(sum(b["us"].values()) if b["us"] else None,
+                           sum(p["us"].values()) if p["us"] else None,
+                           "%.1f"),
+                      both(b["ctxsw"], p["ctxsw"]),
+                      both(b["pss_kib"] and b["pss_kib"] / 1024.0,
+                           p["pss_kib"] and p["pss_kib"] / 1024.0, "%.1f"),
+                      both(b["redis_per_req"], p["redis_per_req"], "%.3f")])
+    return rows, cpu, notes
+
+
+def peer_verdict(notes):
+    out = []
+    for key, words in (("ahead", "The blog ahead of the peer, the whole "
+                        "95 % interval above 1"),
+                       ("behind", "The peer ahead, the whole interval "
+                        "below 1"),
+                       ("unsure", "Not told apart (the interval holds 1)")):
+        if notes[key]:
+            out.append("%s: %s." % (words, "; ".join(notes[key])))
+    out.append("Errors: %s." % ("; ".join(notes["errors"])
+                                if notes["errors"] else "none"))
+    return " ".join(out)
+
+
+def peer_section(res):
+    """(markdown lines, terminal lines) of the run against PEER_URL, or
+    ([], [])."""
+    stage = res["mpm"].get("event", {}).get("peer")
+    if not stage:
+        return [], []
+    cfg = res["meta"]["config"]
+    rows, cpu, notes = peer_rows(res, stage)
+    fl = floor_rps(res, "event")
+    about = peer.about_line(stage["about"])
+    verdict = peer_verdict(notes)
+    floor = ("`x floor`: req/s over the quick_handler floor of the same "
+             "run (%s req/s, event MPM)" % fmt(fl)) if fl else \
+        "`x floor`: no floor was measured"
+    md = ["## Against a peer (event MPM)", "",
+          "The peer: %s." % about, "",
+          "Its pages were checked byte for byte like the blog's before any "
+          "load.  Then, per endpoint, %d rounds of blog, peer, peer, blog "
+          "(a drift linear in time weighs on both alike), each run a %d s "
+          "warm-up and a %d s wrk run (%d connections, %d threads), the "
+          "cached pages (`blog:page:*`, which both serve from the same "
+          "Redis) deleted before each side's first run in a round.  req/s: "
+          "the median over the rounds of each round's mean; `blog / "
+          "peer`: the median of the per-round ratios, with a 95 %% "
+          "percentile-bootstrap interval of that median; p50, p99 and "
+          "p99/p50: the medians over the runs; errors: non-2xx + socket "
+          "errors over the runs; %s.  (%s, `%s`)"
+          % (cfg["peer_rounds"], cfg["peer_warmup"], cfg["duration"],
+             cfg["connections"], cfg["threads"], floor,
+             res["meta"]["stamp"], res["meta"]["apache"]), "",
+          md_table(PEER_HEAD, rows), "", verdict, "",
+          "CPU microseconds per request of each side, blog's run / peer's "
+          "run (user + system, /proc, summed over the timed runs over "
+          "their requests): `server` the blog's Apache (parent and "
+          "children) or the peer's process (and its children), PG the "
+          "postmaster and every backend, Redis, wrk (its rusage); the "
+          "server's context switches per request (every thread) and its "
+          "largest Pss sampled half-way through a run; Redis's commands "
+          "per request.  A `-`: the peer's process is unknown.", "",
+          md_table(PEER_CPU_HEAD, cpu), ""]
+    term = ["\nagainst the peer, alternated (event): " + about.replace(
+                "`", ""),
+            text_table(PEER_HEAD, rows), text_table(PEER_CPU_HEAD, cpu),
+            verdict.replace("`", "")]
+    return md, term
+
+
 def terminal(res):
     out = []
     for mpm in res["mpm"]:
@@ -547,6 +680,7 @@ def terminal(res):
                "per request, user + system, of each side)")
     out.append(text_table(SUMMARY_HEAD, summary_rows(res)))
     out += base_section(res)[1]
+    out += peer_section(res)[1]
     out.append("\nresult: %s" % ("FAILED" if res["failures"] else "ok"))
     return "\n".join(out)
 
@@ -610,6 +744,7 @@ def write(res, out_dir):
            "sections below break each figure down.", "",
            md_table(SUMMARY_HEAD, summary_rows(res)), ""]
     md += base_section(res)[0]
+    md += peer_section(res)[0]
     for mpm in res["mpm"]:
         if not res["mpm"][mpm]["blog"]:
             continue

@@ -3,7 +3,7 @@
 # MPMs, beside the ceilings and Apache's floor; results in
 # results/<date-time>/ (report.md, chart.svg, results.json, raw/) and
 # results/latest.  See bench/README.md for the knobs (ENDPOINTS, DURATION,
-# WARMUP, RUNS, MPMS, PERF, IDLE, BENCH_BASE, ...).
+# WARMUP, RUNS, MPMS, PERF, IDLE, BENCH_BASE, PEER_URL, ...).
 #
 # The stack is started if it is not running, and the parts this script
 # started are stopped at the end; the blog's Apache is left on the event MPM.

@@ -48,6 +48,8 @@ trap cleanup EXIT
 part tree tests/tree/refs.sh
 part versions tests/tree/versions.sh
 part "log tags" python3 tests/tree/logno.py
+# the peer's figures in make bench (bench/peer.py), on made-up runs
+part "bench: peer figures" python3 tests/bench/peer.py
 part unit make -s -C tests/unit check
 part valgrind make -s -C tests/unit valgrind
 
