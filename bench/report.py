@@ -14,6 +14,15 @@ ENDPOINTS = ["/", "/post/post-31", "/tag/tag-7", "/cached",
              "/post/post-31/cached", "/compute"]
 
 
+
+def memory(m):
+    """(the blog's max Pss, the stock Apache's max Pss over its static and
+    floor runs, their ratio) of one MPM, as text."""
+    blog = max([ep["pss_kib"] for ep in m["blog"].values()] or [0])
+    stock = max([ep["pss_kib"] for kind in ("static", "floor")
+                 for ep in m.get(kind, {}).values()] or [0])
+    return mib(blog), mib(stock), "%.2f" % (blog / stock) if stock else "-"
+
 def ceiling(res, mpm, path):
     """(requests/s, what it is) this endpoint cannot beat on this machine."""
     if path in res.get("db", {}):
@@ -668,9 +677,8 @@ def terminal(res):
     head, rows = ceiling_rows(res)
     out.append("")
     out.append(text_table(head, rows))
-    mem = ", ".join("%s %s MiB" % (mpm, mib(max(
-        [ep["pss_kib"] for ep in m["blog"].values()] or [0])))
-        for mpm, m in res["mpm"].items() if m["blog"])
+    mem = ", ".join("%s %s MiB (stock Apache %s MiB, x %s)" % ((mpm,) + memory(m))
+                    for mpm, m in res["mpm"].items() if m["blog"])
     if mem:
         out.append("\nApache's memory under load (sum of Pss, max): " + mem)
     f = fastest(res)
@@ -818,14 +826,17 @@ def write(res, out_dir):
            "map_to_storage, access and auth) or from the `handler` hook "
            "(after all of them); beside it the static file and the blog's "
            "own `/cached`.", "", md_table(head, rows), ""]
-    mem = [[mpm, mib(max([ep["pss_kib"] for ep in m["blog"].values()] or [0]))]
-           for mpm, m in res["mpm"].items() if m["blog"]]
+    mem = [[mpm] + list(memory(m)) for mpm, m in res["mpm"].items() if m["blog"]]
     if mem:
         md += ["## Apache's memory under load", "",
                "Sum of Pss over the parent and its children, from "
-               "/proc/PID/smaps_rollup, sampled half-way through each run; "
-               "the per-endpoint figure is in the tables above.", "",
-               md_table(["MPM", "max Pss MiB"], mem), ""]
+               "/proc/PID/smaps_rollup, sampled half-way through each run, the "
+               "largest over the endpoints (each endpoint's is in the tables "
+               "above); beside it the ceiling Apache's, a stock Apache with "
+               "the same MPM settings under the same wrk load (its static "
+               "files and floor module).", "",
+               md_table(["MPM", "blog max Pss MiB", "stock Apache max Pss MiB",
+                         "blog / stock"], mem), ""]
     if cfg.get("strace"):
         md += ["## Syscalls per request, by name", "",
                "From `strace -c -f` attached to every Apache child during a "

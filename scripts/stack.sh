@@ -193,11 +193,17 @@ httpd_conf() {
     mv "$BLOG_VAR/httpd/httpd.conf.new" "$BLOG_VAR/httpd/httpd.conf"
 }
 
-# The stack's own malloc setting, from outside as an admin would set it in
-# Apache's envvars (the module sets nothing process-wide): one arena per
+# The stack's own malloc settings, from outside as an admin would set them
+# in Apache's envvars (the module sets nothing process-wide): one arena per
 # child, where glibc would give each busy thread its own, each keeping its
-# own free memory.
-apachectl_() { env MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-1} ${BLOG_GLIBC_TUNABLES:+GLIBC_TUNABLES=$BLOG_GLIBC_TUNABLES} /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"; }
+# own free memory; and no per-thread cache of freed blocks (tcache), which
+# each of 1 200 threads would keep filled with libpq's and hiredis's blocks
+# (1.5-2 MiB of heap with every thread used: bench/LEVERS.md).
+apachectl_() {
+    env MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}" \
+        GLIBC_TUNABLES="${BLOG_GLIBC_TUNABLES-glibc.malloc.tcache_count=0}" \
+        /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"
+}
 
 start_httpd() {
     make_dirs
