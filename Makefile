@@ -13,7 +13,7 @@ endif
 export PG_CONFIG
 
 .PHONY: all build deps run stop status check unit coverage installcheck e2e faults \
-        cluster-test soak bench freshness install install-ext install-module uninstall installcheck-system \
+        cluster-test soak bench freshness sizing install install-ext install-module uninstall installcheck-system \
         deb system-test system-test-source pg-versions quickstart-test version clean
 
 all: build
@@ -83,6 +83,13 @@ bench: deps build install-ext
 freshness: build install-ext
 	scripts/stack.sh start
 	bash -c ". scripts/env.sh && exec python3 bench/freshness.py"
+
+# docs/OPERATIONS.md's sizing figures: memory idle and under load beside a
+# stock Apache, req/s and slow clients taken, per ThreadsPerChild
+# (bench/sizing.py; SIZING_THREADS; takes the load lock; a few minutes).
+sizing: build install-ext
+	scripts/stack.sh start
+	bash -c ". scripts/env.sh && exec python3 bench/sizing.py"
 
 # A system install: Debian's Apache and PostgreSQL (see docs/INSTALL.md).
 # DESTDIR stages both into a folder (tests/system/run.sh checks that

@@ -9,8 +9,8 @@ trickling request headers the blog takes while a client asking for / and
 /cached every 100 ms still gets every answer quickly (tests/faults'
 siege, at workers - 100 tricklers, 1 000 at most).
 
-    flock -o /tmp/blog-load.lock python3 bench/sizing.py
-    SIZING_THREADS="25 50 300" SIZING_SECONDS=8 ...
+    make sizing          # the stack started first; takes the load lock
+    SIZING_THREADS="25 50 300" SIZING_SECONDS=8 make sizing
 
 A report, never a test: nothing passes or fails.  The stack's Apache is
 restarted with each setting and left with the stack's own at the end.
@@ -27,6 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "faults"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import loadlock  # noqa: E402
 import procstat  # noqa: E402
 from ceiling_httpd import CeilingApache  # noqa: E402
 import common  # noqa: E402  (tests/faults: the siege and its prober)
@@ -129,12 +131,13 @@ def main():
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as mix:
         mix.write(MIX)
         mix.flush()
-        try:
-            for t in threads:
-                print("sizing: %d threads per child" % t, flush=True)
-                rows.append(one(t, seconds, mix.name))
-        finally:
-            stack(None)
+        with loadlock.held(lambda m: print("sizing: " + m, flush=True)):
+            try:
+                for t in threads:
+                    print("sizing: %d threads per child" % t, flush=True)
+                    rows.append(one(t, seconds, mix.name))
+            finally:
+                stack(None)
     print(table(rows))
 
 
