@@ -93,7 +93,18 @@ box_enter() {
         HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "${cmd[@]}"
 }
-box_host() { local cmd=("$@"); box_enter; }
+# Boxes share the downloads (the archives folder), which apt-get locks:
+# one box at a time runs its host commands, so that two runs side by side
+# wait for each other instead of failing on the lock.
+box_host() {
+    local cmd=("$@")
+    exec 7>"$SYSTEST_CACHE/apt.lock"
+    flock 7
+    box_enter 7>&-      # nothing it starts keeps the lock
+    local rc=$?
+    exec 7>&-
+    return $rc
+}
 box_ns() { local cmd=("$@"); box_enter -n; }
 # a host's program in the box's network (the checks' curl and load client)
 box_net() { nsenter -t "$holder" -n "$@"; }
