@@ -24,7 +24,7 @@ root=$(cd "$here/../.." && pwd)
 tree=$root
 if [ "${1:-}" = --tree ]; then tree=$(cd "$2" && pwd) || exit 2; shift 2; fi
 suite=${1:-trixie}
-cache=/var/cache/blog-system-test
+cache=${BLOG_SYSTEST_CACHE:-/var/cache/blog-system-test}
 logs=$root/var/quickstart
 npass=0
 nfail=0
