@@ -153,7 +153,7 @@ deb:
 # docs/INSTALL.md as written in fresh minbase systems of Debian 12 and 13
 # (SYSTEST_SUITES): the packages built there and their autopkgtest, both
 # ways of installing, removal, install again, the previous release's
-# packages upgraded under load (SYSTEST_PARTS; about half an hour).
+# packages upgraded under load (SYSTEST_PARTS; about 47 min per release).
 SYSTEST_SUITES = bookworm trixie
 SYSTEST_PARTS = build packages source upgrade
 system-test:
