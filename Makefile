@@ -97,6 +97,8 @@ sizing: build install-ext
 MODS_AVAILABLE = $(DESTDIR)/etc/apache2/mods-available
 SHARE_DIR = $(DESTDIR)/usr/share/mod_blog
 MAN7_DIR = $(DESTDIR)/usr/share/man/man7
+# the man page names the extension's package of the PostgreSQL built for
+PG_CONFIG_MAJOR = $(shell $(PG_CONFIG) --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
 
 install: install-module install-ext
 
@@ -106,22 +108,26 @@ install-module: build
 	$(SUDO) install -m 644 conf/blog.load conf/blog.conf $(MODS_AVAILABLE)/
 	$(SUDO) install -m 644 templates/*.html $(SHARE_DIR)/templates/
 	$(SUDO) install -m 644 sql/setup.sql $(SHARE_DIR)/
-	$(SUDO) install -m 644 man/mod_blog.7 $(MAN7_DIR)/
+	sh scripts/man-page.sh $(PG_CONFIG_MAJOR) | \
+	    $(SUDO) sh -c 'cat >$(MAN7_DIR)/mod_blog.7 && chmod 644 $(MAN7_DIR)/mod_blog.7'
 
 # Undoes `make install`.  The module is disabled first (a dangling link in
-# mods-enabled would stop Apache); databases that use the extension keep it
-# in their catalogue: drop them first (docs/INSTALL.md).
+# mods-enabled would stop Apache), and a2dismod's record of it purged, as
+# the package's purge does: a record of an admin's a2dismod would keep a
+# later package install from enabling it.  Databases that use the
+# extension keep it in their catalogue: drop them first (docs/INSTALL.md).
 uninstall:
-	if [ -z "$(DESTDIR)" ] && [ -e /etc/apache2/mods-enabled/blog.load ]; then \
-	    $(SUDO) a2dismod -q blog; fi
+	if [ -z "$(DESTDIR)" ] && command -v a2dismod >/dev/null; then \
+	    $(SUDO) a2dismod -q -p blog >/dev/null 2>&1 || true; fi
 	$(SUDO) rm -f $(MODS_AVAILABLE)/blog.load $(MODS_AVAILABLE)/blog.conf \
 	    $(MAN7_DIR)/mod_blog.7
 	$(SUDO) rm -rf $(SHARE_DIR)
 	$(SUDO) $(MAKE) -C mod_blog uninstall DESTDIR=$(DESTDIR)
 	$(SUDO) $(MAKE) -C pg_blog_ext uninstall PG_CONFIG=$(PG_CONFIG) DESTDIR=$(DESTDIR)
-	@echo "make uninstall removed the files; it leaves the database blog, the roles" \
-	    "blog_web, pgblog_web and pgblog_writer and the blog lines of pg_hba.conf and" \
-	    "pg_ident.conf (docs/INSTALL.md, 'Removing it', drops them)"
+	@echo "make uninstall removed the files; restart Apache (service apache2 restart)." \
+	    "It leaves the database blog, the roles blog_web, pgblog_web and pgblog_writer," \
+	    "the blog lines of pg_hba.conf and pg_ident.conf and the virtual host's BlogMount" \
+	    "(docs/INSTALL.md, 'Removing it', removes them)"
 
 # pg_regress against the system cluster (as its superuser postgres when run
 # as root), without the private stack; drops its database afterwards.
@@ -145,20 +151,24 @@ deb:
 	    tmp=$$(mktemp -d) && chmod 755 "$$tmp" && \
 	    cp $(DEB_DIR)/*.changes $(DEB_DIR)/*.buildinfo $(DEB_DIR)/*.deb "$$tmp"/ && \
 	    chmod 644 "$$tmp"/* && \
-	    (cd "$$tmp" && runuser -u nobody -- lintian --info --display-info --pedantic \
+	    (cd "$$tmp" && runuser -u nobody -- lintian --info --display-info --pedantic --fail-on error,warning \
 	        "$$(basename "$$changes")"); \
 	    rc=$$?; rm -rf "$$tmp"; [ $$rc -eq 0 ]; \
-	else lintian --info --display-info --pedantic "$$changes"; fi
+	else lintian --info --display-info --pedantic --fail-on error,warning "$$changes"; fi
 	@ls -l $(DEB_DIR)/*.deb
 
-# The packages installed into a fresh chroot of the host's Debian, docs/INSTALL.md's system
-# install run there, the golden pages from Debian's Apache (several minutes).
+# docs/INSTALL.md as written in fresh minbase systems of Debian 12 and 13
+# (SYSTEST_SUITES): the packages built there and their autopkgtest, both
+# ways of installing, removal, install again, the previous release's
+# packages upgraded under load (SYSTEST_PARTS; about 47 min per release).
+SYSTEST_SUITES = bookworm trixie
+SYSTEST_PARTS = build packages source upgrade
 system-test:
-	tests/system/run.sh
+	tests/system/run.sh --suites "$(SYSTEST_SUITES)" --parts "$(SYSTEST_PARTS)"
 
-# The same with `./blog install` and `make uninstall` instead of the packages.
+# Only the source way (`./blog install`, `make uninstall`).
 system-test-source:
-	tests/system/run.sh --source
+	tests/system/run.sh --suites "$(SYSTEST_SUITES)" --parts source
 
 # The README's quick start (./blog run, make stop, ./blog check) as written,
 # in a fresh minbase chroot of QUICKSTART_SUITE (trixie: Debian 13), in

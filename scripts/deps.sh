@@ -40,8 +40,9 @@ iproute2 pgbouncer debootstrap"
 # dh-apache2 is provided by apache2-dev (in build)
 # build-essential: dpkg-buildpackage checks for it
 deb="build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"
-# procps: pgrep finds the namespace holder (tests/pgversions/lib.sh)
-systest="debootstrap iproute2 util-linux procps python3"
+# procps: pgrep finds the namespace holder (tests/pgversions/lib.sh); curl:
+# the system test's checks; git: the previous release's tree
+systest="debootstrap iproute2 util-linux procps python3 curl git"
 coverage="gcovr"
 # tests/e2e/citizen.py: a certificate (openssl), htpasswd (apache2-utils) and
 # the h2c Upgrade (python3-h2); its other HTTP/2 cases need Debian's curl,

@@ -1,7 +1,10 @@
 #!/bin/bash
 # The README's quick start as a new user meets it: `./blog run`, `make stop`
 # and `./blog check`, as written, in a fresh debootstrap minbase chroot of a
-# Debian release (default trixie: Debian 13 and its PostgreSQL 17).
+# Debian release (default trixie: Debian 13 and its PostgreSQL 17), and
+# each of its sentences about them: what `./blog run` installs and does not,
+# where the stack listens and as whom it runs, `make run` twice, `make
+# stop`, what `./blog check` installs, prints and stops.
 #
 #   tests/system/quickstart.sh [--tree DIR] [SUITE]
 #
@@ -21,7 +24,7 @@ root=$(cd "$here/../.." && pwd)
 tree=$root
 if [ "${1:-}" = --tree ]; then tree=$(cd "$2" && pwd) || exit 2; shift 2; fi
 suite=${1:-trixie}
-cache=/var/cache/blog-system-test
+cache=${BLOG_SYSTEST_CACHE:-/var/cache/blog-system-test}
 logs=$root/var/quickstart
 npass=0
 nfail=0
@@ -112,16 +115,55 @@ step() {
     return $rc
 }
 
-# apt-get needs the archive: the package sets `./blog check` installs,
-# in the host's network (the only step outside the README's words).
-step packages in_host "apt-get update -q && apt-get install -y -q git && sh scripts/deps.sh" ||
+# check NAME CMD...: one of the README's sentences
+check() {
+    local name=$1
+    shift
+    if "$@"; then npass=$((npass + 1)); echo "PASS $name"
+    else nfail=$((nfail + 1)); echo "FAIL $name"; fi
+}
+installed() { in_host dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
+# the processes of the namespace: "name uid" a line (minbase has no procps)
+procs() { in_ns sh -c 'for f in /proc/[0-9]*/status; do cat "$f" 2>/dev/null; done |
+    awk "/^Name:/ { n = \$2 } /^Uid:/ { print n, \$2 }"'; }
+listening() { nsenter -t "$holder" -n ss -Hltn "sport = :$1" | grep -q .; }
+runs_as() { procs | grep -q "^$1 $2\$"; }             # runs_as NAME UID
+no_stack_left() { ! procs | grep -Eq '^(postgres|redis-server|apache2) '; }
+stack_ports="8080 54329 63790"
+
+# apt-get needs the archive: what `./blog run` installs, in the host's
+# network (`./blog deps run`: its first half); `./blog run` then finds
+# nothing missing.
+step packages in_host "apt-get update -q && apt-get install -y -q git && ./blog deps run" ||
     die "the packages did not install"
 in_host sh -c 'ls -d /usr/lib/postgresql/*/bin' | sed 's/^/    PostgreSQL: /'
+for p in gcc make apache2 redis-server libhiredis-dev curl; do
+    check "./blog run installs $p" installed $p
+done
+pg=$(in_host sh -c 'cd /root/blog && sh scripts/pgmajor.sh')
+check "./blog run installs postgresql-$pg" installed postgresql-$pg
+for p in wrk valgrind strace; do
+    check "./blog run does not install the test tool $p" eval "! installed $p"
+done
+
 step run in_ns "./blog run" && curl_ok=1 || curl_ok=0
 if [ $curl_ok = 1 ]; then
-    step get in_ns "curl -sf -o /dev/null http://127.0.0.1:8080/"
+    step get in_ns "curl -sf -o /tmp/index.html http://127.0.0.1:8080/ && cmp /tmp/index.html tests/golden/index.html"
+    for port in $stack_ports; do check "the stack listens on $port" listening $port; done
+    check "PostgreSQL's socket in var/run" in_host test -S /root/blog/var/run/.s.PGSQL.54329
+    check "PostgreSQL runs as pgblog" runs_as postgres "$(in_host id -u pgblog)"
+    check "Apache's children run as www-data" runs_as apache2 33
+    check "var is a link to a folder under /var/tmp ($(readlink "$chroot_dir/root/blog/var"))" \
+        bash -c "readlink '$chroot_dir/root/blog/var' | grep -q '^/var/tmp/'"
+    step run-again in_ns "make run"
+    step status in_ns "make status"
 fi
 step stop in_ns "make stop"
+for port in $stack_ports; do check "make stop: nothing listens on $port" eval "! listening $port"; done
+check "make stop: no postgres, redis-server or apache2 left" no_stack_left
+
+step deps-check in_host "./blog deps check"
+for p in wrk valgrind strace; do check "./blog check installs the test tool $p" installed $p; done
 # The chroot's /tmp/blog-load.lock is its own: the host's is held around
 # the whole check, so that it does not load the machine beside another load.
 lock=${BLOG_LOAD_LOCK-/tmp/blog-load.lock}
@@ -134,6 +176,10 @@ step check in_ns "./blog check"
 [ -z "$lock" ] || exec 8>&-
 grep -E '^(check: FAILED|==== (FAILED|SKIP))|^[0-9]+ passed, [0-9]+ failed' "$logs/check.log" |
     sed 's/^/    /'
+check "./blog check prints how long each part took" grep -q '^==== time' "$logs/check.log"
+check "./blog check ends with N passed, N failed (then make's error, if any)" \
+    bash -c "grep -v '^make: \*\*\* ' '$logs/check.log' | tail -n1 | grep -Eq '^[0-9]+ passed, [0-9]+ failed\$'"
+check "./blog check stops what it started" no_stack_left
 
 say "$suite: $(( $(date +%s) - t0 )) s"
 echo "$npass passed, $nfail failed"
