@@ -95,6 +95,7 @@ sizing: build install-ext
 # DESTDIR stages both into a folder (tests/system/run.sh checks that
 # uninstall removes every file install puts there).
 MODS_AVAILABLE = $(DESTDIR)/etc/apache2/mods-available
+CONF_AVAILABLE = $(DESTDIR)/etc/apache2/conf-available
 SHARE_DIR = $(DESTDIR)/usr/share/mod_blog
 MAN7_DIR = $(DESTDIR)/usr/share/man/man7
 # the man page names the extension's package of the PostgreSQL built for
@@ -104,8 +105,9 @@ install: install-module install-ext
 
 install-module: build
 	$(SUDO) $(MAKE) -C mod_blog install DESTDIR=$(DESTDIR)
-	$(SUDO) install -d $(MODS_AVAILABLE) $(SHARE_DIR)/templates $(MAN7_DIR)
+	$(SUDO) install -d $(MODS_AVAILABLE) $(CONF_AVAILABLE) $(SHARE_DIR)/templates $(MAN7_DIR)
 	$(SUDO) install -m 644 conf/blog.load conf/blog.conf $(MODS_AVAILABLE)/
+	$(SUDO) install -m 644 conf/blog-mpm.conf $(CONF_AVAILABLE)/
 	$(SUDO) install -m 644 templates/*.html $(SHARE_DIR)/templates/
 	$(SUDO) install -m 644 sql/setup.sql $(SHARE_DIR)/
 	sh scripts/man-page.sh $(PG_CONFIG_MAJOR) | \
@@ -118,9 +120,10 @@ install-module: build
 # extension keep it in their catalogue: drop them first (docs/INSTALL.md).
 uninstall:
 	if [ -z "$(DESTDIR)" ] && command -v a2dismod >/dev/null; then \
-	    $(SUDO) a2dismod -q -p blog >/dev/null 2>&1 || true; fi
+	    $(SUDO) a2dismod -q -p blog >/dev/null 2>&1 || true; \
+	    $(SUDO) a2disconf -q -p blog-mpm >/dev/null 2>&1 || true; fi
 	$(SUDO) rm -f $(MODS_AVAILABLE)/blog.load $(MODS_AVAILABLE)/blog.conf \
-	    $(MAN7_DIR)/mod_blog.7
+	    $(CONF_AVAILABLE)/blog-mpm.conf $(MAN7_DIR)/mod_blog.7
 	$(SUDO) rm -rf $(SHARE_DIR)
 	$(SUDO) $(MAKE) -C mod_blog uninstall DESTDIR=$(DESTDIR)
 	$(SUDO) $(MAKE) -C pg_blog_ext uninstall PG_CONFIG=$(PG_CONFIG) DESTDIR=$(DESTDIR)

@@ -6,6 +6,7 @@ import contextlib
 import math
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -335,6 +336,40 @@ def graceful_x20():
     T.check(errors["blog"] <= errors["static"],
             "wrk loses no more requests on the blog than on a static file of the same Apache",
             "blog %d, static %d" % (errors["blog"], errors["static"]))
+    stable_children(20)
+    healthy(10)
+
+
+def connections_of(pid):
+    """Established connections to the stack's port that process pid holds."""
+    out = subprocess.run(["ss", "-tnpH", "state", "established",
+                          "( sport = :%d )" % bt.HTTP_PORT], stdout=subprocess.PIPE,
+                         text=True).stdout
+    return len(re.findall(r"pid=%d," % pid, out))
+
+
+@case("child-killed-wrk", "SIGKILL one Apache child under the fair run's load (wrk, 50 "
+      "connections, cached and uncached pages)", long=True, loaded=True)
+def child_killed_wrk():
+    """What a crashed child costs: the requests on its own connections,
+    nothing on the others."""
+    kids = stable_children()
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as mix:
+        mix.write(FAIR_MIX)
+        mix.flush()
+        w = wrk("/", 10, connections=50, script=mix.name)
+        time.sleep(3.0)
+        victim = kids[0]
+        held = connections_of(victim)
+        os.kill(victim, signal.SIGKILL)
+        f = wrk_figures(w.communicate(timeout=60)[0].decode())
+    errors = f["connect"] + f["read"] + f["write"] + f["timeout"]
+    figure("the killed child held %d of wrk's 50 connections; wrk: %d requests, %d socket errors "
+           "(read %d, connect %d), %d non-2xx" % (held, f["requests"], errors, f["read"],
+                                                  f["connect"], f["non2xx"]))
+    T.check(f["non2xx"] == 0, "no wrong status")
+    T.check(errors <= held, "wrk loses at most one request per connection of the killed child",
+            "%d errors, %d connections" % (errors, held))
     stable_children(20)
     healthy(10)
 
