@@ -70,7 +70,7 @@ CREATE FUNCTION golden.post_html(s text) RETURNS text LANGUAGE sql STABLE AS $$
 $$;
 
 CREATE FUNCTION golden.sha(html text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-	SELECT encode(sha256(convert_to(html, 'UTF8')), 'hex')
+	SELECT encode(sha256(convert_to(html, getdatabaseencoding())), 'hex')
 $$;
 
 -- The hashes are copied from tests/golden/MANIFEST.
