@@ -101,19 +101,18 @@ blog_materialize(FunctionCallInfo fcinfo)
 
 /*
  * The start of a page found by the slug of its first argument: materialize
- * mode, then fn with the columns cols of the visible row of table whose
- * unique index index holds the slug.  False (a page without rows) when the
- * slug is not one or names no row.
+ * mode, then fn with the columns of read of the visible row whose slug it
+ * is.  False (a page without rows) when the slug is not one or names no
+ * row.
  */
 bool
-blog_page_by_slug(FunctionCallInfo fcinfo, BlogRel table, BlogRel index,
-				  const char *const *cols, int ncols, BlogRowFn fn, void *arg)
+blog_page_by_slug(FunctionCallInfo fcinfo, BlogRead read, BlogRowFn fn,
+				  void *arg)
 {
 	Datum		slug = PG_GETARG_DATUM(0);
 
 	blog_materialize(fcinfo);
-	return slug_is_valid(slug) &&
-		blog_fetch_by_text(table, index, slug, cols, ncols, fn, arg);
+	return slug_is_valid(slug) && blog_fetch_by_text(read, slug, fn, arg);
 }
 
 /*
