@@ -14,7 +14,16 @@
 #include "lib/qunique.h"
 #include "utils/array.h"
 
+/*
+ * From PostgreSQL 18 on the module's magic block carries its name and
+ * version (the control file's default_version, which the Makefile passes
+ * as PG_BLOG_VERSION), which pg_get_loaded_modules() shows.
+ */
+#if PG_VERSION_NUM >= 180000
+PG_MODULE_MAGIC_EXT(.name = "pg_blog", .version = PG_BLOG_VERSION);
+#else
 PG_MODULE_MAGIC;
+#endif
 
 /* The qunique() and bsearch() order of int32 keys */
 int

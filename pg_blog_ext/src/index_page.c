@@ -35,7 +35,8 @@ newest_first(Relation index, Relation posts)
 		(options[0] & INDOPTION_DESC) == (options[1] & INDOPTION_DESC);
 	if (!ok)
 		blog_refuse_layout(index);
-	return (options[0] & INDOPTION_DESC) ? ForwardScanDirection : BackwardScanDirection;
+	return (options[0] & INDOPTION_DESC) ?
+		ForwardScanDirection : BackwardScanDirection;
 }
 
 static void

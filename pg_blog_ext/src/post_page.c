@@ -68,7 +68,7 @@ keep_comment(Datum *values, int key, void *arg)
 	c->n++;
 }
 
-/* The post's comments, oldest first: the order of (post_id, created_at, id). */
+/* The post's comments, oldest first: the order of (post_id, created_at, id) */
 static void
 fetch_comments(int32 post_id, Datum *values)
 {

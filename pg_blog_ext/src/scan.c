@@ -425,7 +425,8 @@ entries_per_key(Relation heap, Relation index)
 		return 1.0;
 	if (attnum == 0 || reltuples <= 0)
 		return -1.0;
-	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(RelationGetRelid(heap)),
+	tuple = SearchSysCache3(STATRELATTINH,
+							ObjectIdGetDatum(RelationGetRelid(heap)),
 							Int16GetDatum(attnum), BoolGetDatum(false));
 	if (HeapTupleIsValid(tuple))
 	{
@@ -526,7 +527,11 @@ blog_entry_int4(const BlogEntry *entry, AttrNumber attnum)
 	Datum		d = index_getattr(entry->itup, attnum, entry->itupdesc, &isnull);
 
 	if (isnull)
-		unexpected_null(NameStr(TupleDescAttr(entry->itupdesc, attnum - 1)->attname));
+	{
+		Form_pg_attribute att = TupleDescAttr(entry->itupdesc, attnum - 1);
+
+		unexpected_null(NameStr(att->attname));
+	}
 	return DatumGetInt32(d);
 }
 

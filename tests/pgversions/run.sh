@@ -110,6 +110,14 @@ cluster SQL_ASCII "--no-locale"
 step stop
 as_pg "$pgbin/pg_ctl -D /tmp/pgdata -w stop -m fast"
 cluster UTF8 "--locale=C.UTF-8"
+# PostgreSQL 18 on: the library names itself and its version
+if [ "$major" -ge 18 ]; then
+    step magic
+    as_pg "$pgbin/psql -XAt -d contrib_regression -c \"SELECT count(*) FROM blog.index_page(1)\" \
+           -c \"SELECT module_name, version FROM pg_get_loaded_modules()\"" >/tmp/modules.out
+    cat /tmp/modules.out
+    grep -q "^pg_blog|[0-9]" /tmp/modules.out
+fi
 step upgrade.sh
 as_pg "PGHOST=/tmp PG_BINDIR=$pgbin ./test/upgrade.sh" >/tmp/upgrade.out 2>&1 ||
     { cat /tmp/upgrade.out; exit 1; }
