@@ -678,6 +678,7 @@ find_columns(ReadColumns *c, const BlogReadDef *def, Relation rel,
 	AttrNumber	in_index[BLOG_MAX_COLS] = {0};
 	int			i;
 
+	c->indexid = InvalidOid;	/* valid again only once all are found */
 	c->index_only = true;
 	for (i = 0; i < def->ncols; i++)
 	{
