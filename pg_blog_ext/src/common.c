@@ -20,7 +20,10 @@
  * as PG_BLOG_VERSION), which pg_get_loaded_modules() shows.
  */
 #if PG_VERSION_NUM >= 180000
-PG_MODULE_MAGIC_EXT(.name = "pg_blog", .version = PG_BLOG_VERSION);
+PG_MODULE_MAGIC_EXT(
+					.name = "pg_blog",
+					.version = PG_BLOG_VERSION
+);
 #else
 PG_MODULE_MAGIC;
 #endif
