@@ -180,8 +180,9 @@ QUICKSTART_SUITE = trixie
 quickstart-test:
 	tests/system/quickstart.sh $(QUICKSTART_SUITE)
 
-# pg_blog built with -Wall -Wextra -Werror, its pg_regress suite and
-# test/upgrade.sh on each PostgreSQL Debian ships, each in a minbase chroot
+# pg_blog built with -Wall -Wextra -Werror, its pg_regress suite (on an
+# SQL_ASCII and a UTF8 cluster) and test/upgrade.sh on each PostgreSQL
+# Debian ships, from a copy of pg_blog_ext/ alone, each in a minbase chroot
 # of its distribution (bookworm 15, trixie 17, sid 18), kept in
 # /var/cache/blog-pgchroots (a few minutes; the first run makes them).
 # PG_SUITES=... picks some.

@@ -25,10 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# sql/ beside it, as in the checkout: the tests may read ../sql/setup.sql
 mkdir "$work/pg_blog_ext"
 cp -r pg_blog_ext/. "$work/pg_blog_ext"
-cp -r sql "$work/sql"
 rm -rf "$work/pg_blog_ext/results" "$work/pg_blog_ext"/regression.*
 [ "$(id -u)" -ne 0 ] || chown -R postgres: "$work"
 if as_pg make -s -C "$work/pg_blog_ext" installcheck; then

@@ -35,7 +35,8 @@ newest_first(Relation index, Relation posts)
 		(options[0] & INDOPTION_DESC) == (options[1] & INDOPTION_DESC);
 	if (!ok)
 		blog_refuse_layout(index);
-	return (options[0] & INDOPTION_DESC) ? ForwardScanDirection : BackwardScanDirection;
+	return (options[0] & INDOPTION_DESC) ?
+		ForwardScanDirection : BackwardScanDirection;
 }
 
 static void
@@ -66,8 +67,7 @@ fetch_latest(int32 n, BlogPost **out)
 
 	index_close(index, NoLock);
 	table_close(posts, NoLock);
-	blog_fetch_first(BLOG_REL_posts, BLOG_REL_posts_published_idx, dir, n,
-					 blog_post_cols, BLOG_POST_NCOLS, keep_post, &list);
+	blog_fetch_first(BLOG_READ_CARDS_LATEST, dir, n, keep_post, &list);
 
 	array = palloc(sizeof(BlogPost) * Max(list_length(list), 1));
 	foreach(lc, list)
@@ -88,6 +88,7 @@ blog_index_page(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 
 	nposts = fetch_latest(n, &posts);
+	blog_posts_copies(posts, nposts);
 	blog_posts_authors(posts, nposts);
 	blog_cards_emit(fcinfo, posts, nposts, NULL, 0);
 

@@ -4,6 +4,8 @@
  *	  Every difference between the PostgreSQL majors pg_blog builds
  *	  against (15, 17 and 18), in one place, each under PG_VERSION_NUM:
  *	  the rest of the extension is written against the newest spelling.
+ *	  (The module's magic block, which must be in one .c file, is in
+ *	  common.c.)
  *
  *-------------------------------------------------------------------------
  */

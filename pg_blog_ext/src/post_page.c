@@ -48,8 +48,6 @@ typedef struct Comments
 	Datum	   *times;
 } Comments;
 
-static const char *const comment_cols[] = {"author_name", "body", "created_at"};
-
 static void
 keep_comment(Datum *values, int key, void *arg)
 {
@@ -70,7 +68,7 @@ keep_comment(Datum *values, int key, void *arg)
 	c->n++;
 }
 
-/* The post's comments, oldest first: the order of (post_id, created_at, id). */
+/* The post's comments, oldest first: the order of (post_id, created_at, id) */
 static void
 fetch_comments(int32 post_id, Datum *values)
 {
@@ -81,9 +79,7 @@ fetch_comments(int32 post_id, Datum *values)
 	c.authors = palloc(sizeof(Datum) * c.size);
 	c.bodies = palloc(sizeof(Datum) * c.size);
 	c.times = palloc(sizeof(Datum) * c.size);
-	blog_fetch_by_int4(BLOG_REL_comments, BLOG_REL_comments_post_idx,
-					   &post_id, 1, comment_cols, lengthof(comment_cols),
-					   keep_comment, &c);
+	blog_fetch_by_int4(BLOG_READ_COMMENTS, &post_id, 1, keep_comment, &c);
 	/* no comments: '{}', as construct_array() makes an empty array */
 	values[COL_COMMENT_AUTHORS] = blog_text_array(c.authors, c.n);
 	values[COL_COMMENT_BODIES] = blog_text_array(c.bodies, c.n);
@@ -93,53 +89,46 @@ fetch_comments(int32 post_id, Datum *values)
 										TYPALIGN_DOUBLE));
 }
 
-/* The post's own columns, read in the order of post_cols. */
-enum
-{
-	POST_ID, POST_AUTHOR_ID, POST_TITLE, POST_BODY, POST_PUBLISHED,
-	POST_TAG_IDS, POST_NCOLS
-};
-
-static const char *const post_cols[POST_NCOLS] = {
-	"id", "author_id", "title", "body", "published_at", "tag_ids"
-};
-
 static void
 keep_post(Datum *values, int key, void *arg)
 {
 	Datum	   *row = (Datum *) arg;
 
 	(void) key;
-	memcpy(row, values, sizeof(Datum) * POST_NCOLS);
+	memcpy(row, values, sizeof(Datum) * BLOG_DETAIL_NCOLS);
 	/* the texts are copied before the buffer is unpinned */
-	row[POST_TITLE] = blog_text_copy(values[POST_TITLE]);
-	row[POST_BODY] = blog_text_copy(values[POST_BODY]);
-	row[POST_TAG_IDS] = blog_int4_array_copy(values[POST_TAG_IDS]);
+	row[BLOG_DETAIL_TITLE] = blog_text_copy(values[BLOG_DETAIL_TITLE]);
+	row[BLOG_DETAIL_BODY] = blog_text_copy(values[BLOG_DETAIL_BODY]);
+	/* (Datum) 0 in a schema before 1.3: blog_posts_copies() finds them */
+	if (values[BLOG_DETAIL_TAG_IDS] != (Datum) 0)
+		row[BLOG_DETAIL_TAG_IDS] =
+			blog_int4_array_copy(values[BLOG_DETAIL_TAG_IDS]);
 }
 
 Datum
 blog_post_page(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		row[POST_NCOLS];
+	Datum		row[BLOG_DETAIL_NCOLS];
 	Datum		values[NUM_COLS];
 	bool		nulls[NUM_COLS] = {0};
 	BlogPost	post = {0};
 	BlogTagArrays tags;
 
-	if (!blog_page_by_slug(fcinfo, BLOG_REL_posts, BLOG_REL_posts_slug_key,
-						   post_cols, POST_NCOLS, keep_post, row))
+	if (!blog_page_by_slug(fcinfo, BLOG_READ_POST_BY_SLUG, keep_post, row))
 		return (Datum) 0;
 
-	post.id = DatumGetInt32(row[POST_ID]);
-	post.author_id = DatumGetInt32(row[POST_AUTHOR_ID]);
+	post.id = DatumGetInt32(row[BLOG_DETAIL_ID]);
+	post.author_id = DatumGetInt32(row[BLOG_DETAIL_AUTHOR_ID]);
+	post.tag_ids = row[BLOG_DETAIL_TAG_IDS];
+	blog_posts_copies(&post, 1);
 	blog_posts_authors(&post, 1);
-	blog_tag_arrays(&row[POST_TAG_IDS], 1, &tags);
+	blog_tag_arrays(&post.tag_ids, 1, &tags);
 
-	values[COL_TITLE] = row[POST_TITLE];
+	values[COL_TITLE] = row[BLOG_DETAIL_TITLE];
 	values[COL_AUTHOR] = post.author;
-	values[COL_PUBLISHED] = row[POST_PUBLISHED];
-	values[COL_BODY] = row[POST_BODY];
+	values[COL_PUBLISHED] = row[BLOG_DETAIL_PUBLISHED];
+	values[COL_BODY] = row[BLOG_DETAIL_BODY];
 	values[COL_TAG_SLUGS] = tags.slugs[0];
 	values[COL_TAG_NAMES] = tags.names[0];
 	fetch_comments(post.id, values);

@@ -43,9 +43,10 @@ static const char *const rel_names[BLOG_NUM_RELS] = {BLOG_RELATIONS(REL_NAME)};
  * The OIDs of the namespace "blog" and of its relations, kept per backend
  * once looked up: a catalog lookup per relation per call costs about a
  * tenth of a detail page.  Any invalidation of a relation or namespace
- * name forgets them all, so a lookup after DDL (DROP and CREATE EXTENSION)
- * sees what get_relname_relid() would see.  Only names are kept, never
- * rows.
+ * name forgets them all, so a lookup after DDL (DROP and CREATE EXTENSION,
+ * ALTER EXTENSION UPDATE) sees what get_relname_relid() would see.  Only
+ * names are kept, never rows; a relation that the schema does not have is
+ * looked up again on the next call.
  */
 static Oid	relid_cache[BLOG_NUM_RELS];
 static Oid	nsp_cache = InvalidOid;
@@ -62,7 +63,7 @@ relid_cache_reset(Datum arg, int cacheid, uint32 hashvalue)
 }
 
 static Oid
-blog_relid(BlogRel rel)
+lookup_relid(BlogRel rel, bool missing_ok)
 {
 	if (!relid_cache_registered)
 	{
@@ -76,13 +77,18 @@ blog_relid(BlogRel rel)
 	if (!OidIsValid(nsp_cache))
 		nsp_cache = get_namespace_oid("blog", false);
 	relid_cache[rel] = get_relname_relid(rel_names[rel], nsp_cache);
-	if (!OidIsValid(relid_cache[rel]))
+	if (!OidIsValid(relid_cache[rel]) && !missing_ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("relation \"blog.%s\" does not exist", rel_names[rel]),
-				 errdetail("pg_blog's functions read the relations its extension script creates."),
-				 errhint("If the extension is older than its library, ALTER EXTENSION pg_blog UPDATE adds what is missing and keeps every row.")));
+				 errdetail("pg_blog's functions read the relations its extension scripts create.")));
 	return relid_cache[rel];
+}
+
+static Oid
+blog_relid(BlogRel rel)
+{
+	return lookup_relid(rel, false);
 }
 
 Relation
@@ -101,10 +107,10 @@ blog_refuse_layout(Relation index)
 }
 
 /* A B-tree of heap; anything else is refused rather than misread. */
-Relation
-blog_open_index(BlogRel index, Relation heap)
+static Relation
+open_btree(Oid indexid, Relation heap)
 {
-	Relation	rel = index_open(blog_relid(index), AccessShareLock);
+	Relation	rel = index_open(indexid, AccessShareLock);
 
 	if (rel->rd_index->indrelid != RelationGetRelid(heap) ||
 		rel->rd_rel->relam != BTREE_AM_OID)
@@ -112,15 +118,20 @@ blog_open_index(BlogRel index, Relation heap)
 	return rel;
 }
 
+Relation
+blog_open_index(BlogRel index, Relation heap)
+{
+	return open_btree(blog_relid(index), heap);
+}
+
 /*
- * A B-tree of heap whose first natts key columns are int4, the first in
- * the default ascending order with nulls last, as blog_index_lookup()
+ * Refuse an index unless its first natts key columns are int4, the first
+ * in the default ascending order with nulls last, as blog_index_lookup()
  * reads it.
  */
-Relation
-blog_open_int4_index(BlogRel index, Relation heap, int natts)
+static Relation
+check_int4_index(Relation rel, int natts)
 {
-	Relation	rel = blog_open_index(index, heap);
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
 
@@ -135,8 +146,16 @@ blog_open_int4_index(BlogRel index, Relation heap, int natts)
 	return rel;
 }
 
-AttrNumber
-blog_attnum(Relation rel, const char *name)
+/* A B-tree of heap read by its int4 columns (check_int4_index()) */
+Relation
+blog_open_int4_index(BlogRel index, Relation heap, int natts)
+{
+	return check_int4_index(blog_open_index(index, heap), natts);
+}
+
+/* The attribute number of the column name of rel, or InvalidAttrNumber */
+static AttrNumber
+find_attnum(Relation rel, const char *name)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
@@ -148,23 +167,22 @@ blog_attnum(Relation rel, const char *name)
 		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
 			return att->attnum;
 	}
+	return InvalidAttrNumber;
+}
+
+AttrNumber
+blog_attnum(Relation rel, const char *name)
+{
+	AttrNumber	attnum = find_attnum(rel, name);
+
+	if (attnum != InvalidAttrNumber)
+		return attnum;
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_COLUMN),
 			 errmsg("column \"%s\" of relation \"blog.%s\" does not exist",
 					name, RelationGetRelationName(rel)),
-			 errdetail("pg_blog's functions read the columns its extension script creates."),
-			 errhint("If the extension is older than its library, ALTER EXTENSION pg_blog UPDATE adds what is missing and keeps every row.")));
+			 errdetail("pg_blog's functions read the columns its extension scripts create.")));
 	return InvalidAttrNumber;	/* keep compiler quiet */
-}
-
-/* The attribute numbers of the columns names[0 .. n) of rel. */
-void
-blog_attnums(Relation rel, const char *const *names, int n, AttrNumber *out)
-{
-	int			i;
-
-	for (i = 0; i < n; i++)
-		out[i] = blog_attnum(rel, names[i]);
 }
 
 /* Every column the pages read is NOT NULL: a null is a broken table. */
@@ -178,7 +196,8 @@ unexpected_null(const char *column)
 
 /*
  * values[i] = the column atts[i] (named names[i]) of a deformed row, whose
- * attribute k is all[k - 1] (null if isnull[k - 1]).
+ * attribute k is all[k - 1] (null if isnull[k - 1]); (Datum) 0 for a
+ * column the schema lacks (InvalidAttrNumber).
  */
 static void
 pick_values(const Datum *all, const bool *isnull, const AttrNumber *atts,
@@ -188,9 +207,12 @@ pick_values(const Datum *all, const bool *isnull, const AttrNumber *atts,
 
 	for (i = 0; i < n; i++)
 	{
-		if (isnull[atts[i] - 1])
+		if (atts[i] == InvalidAttrNumber)
+			values[i] = (Datum) 0;
+		else if (isnull[atts[i] - 1])
 			unexpected_null(names[i]);
-		values[i] = all[atts[i] - 1];
+		else
+			values[i] = all[atts[i] - 1];
 	}
 }
 
@@ -198,9 +220,9 @@ pick_values(const Datum *all, const bool *isnull, const AttrNumber *atts,
  * The values of the columns atts[0 .. n) (named names) of the row in slot,
  * deformed once.
  */
-void
-blog_slot_values(TupleTableSlot *slot, const AttrNumber *atts,
-				 const char *const *names, int n, Datum *values)
+static void
+slot_values(TupleTableSlot *slot, const AttrNumber *atts,
+			const char *const *names, int n, Datum *values)
 {
 	AttrNumber	max = 0;
 	int			i;
@@ -403,7 +425,8 @@ entries_per_key(Relation heap, Relation index)
 		return 1.0;
 	if (attnum == 0 || reltuples <= 0)
 		return -1.0;
-	tuple = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(RelationGetRelid(heap)),
+	tuple = SearchSysCache3(STATRELATTINH,
+							ObjectIdGetDatum(RelationGetRelid(heap)),
 							Int16GetDatum(attnum), BoolGetDatum(false));
 	if (HeapTupleIsValid(tuple))
 	{
@@ -504,7 +527,11 @@ blog_entry_int4(const BlogEntry *entry, AttrNumber attnum)
 	Datum		d = index_getattr(entry->itup, attnum, entry->itupdesc, &isnull);
 
 	if (isnull)
-		unexpected_null(NameStr(TupleDescAttr(entry->itupdesc, attnum - 1)->attname));
+	{
+		Form_pg_attribute att = TupleDescAttr(entry->itupdesc, attnum - 1);
+
+		unexpected_null(NameStr(att->attname));
+	}
 	return DatumGetInt32(d);
 }
 
@@ -535,12 +562,145 @@ blog_linked_ids(BlogRel index_rel, int32 id)
 	return ids;
 }
 
+/*
+ * The reads by key of the pages (BlogRead): the table, the index walked
+ * and the columns returned, in order.  The library serves a schema of
+ * every version ever released, until ALTER EXTENSION pg_blog UPDATE brings
+ * it to the library's: one of version 1.0 has none of the covering indexes
+ * (1.1 made them) and is read through index_1_0, which has the same key,
+ * from the heap; one before 1.3 has only the first ncols_1_0 columns of a
+ * read, the columns after them reading as (Datum) 0 (the posts' copies of
+ * their comment counts and tag ids, which blog_posts_copies() finds where
+ * they are kept in such a schema).
+ */
+typedef struct BlogReadDef
+{
+	BlogRel		table;
+	BlogRel		index;
+	BlogRel		index_1_0;
+	int			ncols;
+	int			ncols_1_0;
+	const char *cols[BLOG_MAX_COLS];
+} BlogReadDef;
+
+/* in the order of BlogPostCol */
+#define POST_CARD_COLS "id", "author_id", "slug", "title", "summary", \
+	"published_at", "comment_count", "tag_ids"
+
+static const BlogReadDef read_defs[BLOG_NUM_READS] = {
+	[BLOG_READ_CARDS_BY_ID] = {
+		BLOG_REL_posts, BLOG_REL_posts_card_idx, BLOG_REL_posts_pkey,
+		8, 6, {POST_CARD_COLS}
+	},
+	[BLOG_READ_CARDS_LATEST] = {
+		BLOG_REL_posts, BLOG_REL_posts_published_idx,
+		BLOG_REL_posts_published_idx, 8, 6, {POST_CARD_COLS}
+	},
+	[BLOG_READ_POST_BY_SLUG] = {
+		BLOG_REL_posts, BLOG_REL_posts_slug_key, BLOG_REL_posts_slug_key,
+		6, 5, {"id", "author_id", "title", "body", "published_at", "tag_ids"}
+	},
+	[BLOG_READ_AUTHOR_NAMES] = {
+		BLOG_REL_authors, BLOG_REL_authors_name_idx, BLOG_REL_authors_pkey,
+		1, 1, {"name"}
+	},
+	[BLOG_READ_TAG_TEXTS] = {
+		BLOG_REL_tags, BLOG_REL_tags_text_idx, BLOG_REL_tags_pkey,
+		2, 2, {"slug", "name"}
+	},
+	[BLOG_READ_TAG_BY_SLUG] = {
+		BLOG_REL_tags, BLOG_REL_tags_slug_key, BLOG_REL_tags_slug_key,
+		2, 2, {"id", "name"}
+	},
+	[BLOG_READ_COMMENTS] = {
+		BLOG_REL_comments, BLOG_REL_comments_post_idx,
+		BLOG_REL_comments_post_idx, 3, 3, {"author_name", "body", "created_at"}
+	},
+};
+
+/*
+ * The index of a read: its own, or in a schema of version 1.0 the one that
+ * has the same key.
+ */
+static Relation
+open_read_index(const BlogReadDef *def, Relation heap)
+{
+	Oid			indexid = lookup_relid(def->index, def->index_1_0 != def->index);
+
+	if (!OidIsValid(indexid))
+		indexid = blog_relid(def->index_1_0);
+	return open_btree(indexid, heap);
+}
+
+/*
+ * Where a read finds its columns: in the index when it holds them all (key
+ * or INCLUDE columns), which makes the read index-only, else in the heap
+ * row; InvalidAttrNumber for a column the schema lacks.  Kept per backend
+ * for each read, like the relation OIDs (a name lookup per column per call
+ * costs more than the read of a tag), with the index they were found in,
+ * and forgotten on any relation cache invalidation, which any DDL on the
+ * table or the index sends.
+ */
+typedef struct ReadColumns
+{
+	Oid			indexid;		/* InvalidOid: not found yet */
+	bool		index_only;
+	AttrNumber	atts[BLOG_MAX_COLS];
+} ReadColumns;
+
+static ReadColumns read_columns[BLOG_NUM_READS];
+static bool read_columns_registered = false;
+
+static void
+read_columns_reset(Datum arg, Oid relid)
+{
+	(void) arg;
+	(void) relid;
+	memset(read_columns, 0, sizeof(read_columns));
+}
+
+/* The column of index that holds the column att of its table, or 0 */
+static AttrNumber
+index_column(Relation index, AttrNumber att)
+{
+	int			j;
+
+	for (j = 0; j < index->rd_index->indnatts; j++)
+		if (index->rd_index->indkey.values[j] == att)
+			return j + 1;
+	return InvalidAttrNumber;
+}
+
+static void
+find_columns(ReadColumns *c, const BlogReadDef *def, Relation rel,
+			 Relation index)
+{
+	AttrNumber	in_index[BLOG_MAX_COLS] = {0};
+	int			i;
+
+	c->indexid = InvalidOid;	/* valid again only once all are found */
+	c->index_only = true;
+	for (i = 0; i < def->ncols; i++)
+	{
+		/* only the columns after the first ncols_1_0 may be missing */
+		c->atts[i] = i < def->ncols_1_0 ?
+			blog_attnum(rel, def->cols[i]) : find_attnum(rel, def->cols[i]);
+		if (c->atts[i] == InvalidAttrNumber)
+			continue;
+		in_index[i] = index_column(index, c->atts[i]);
+		if (in_index[i] == InvalidAttrNumber)
+			c->index_only = false;
+	}
+	if (c->index_only)
+		memcpy(c->atts, in_index, sizeof(c->atts));
+	c->indexid = RelationGetRelid(index);
+}
+
 typedef struct FetchState
 {
 	Relation	index;
 	const char *const *cols;
 	int			ncols;
-	/* the columns' attribute numbers in the index, if it covers them all */
 	bool		index_only;
 	AttrNumber	atts[BLOG_MAX_COLS];
 	bool	   *found;
@@ -548,101 +708,25 @@ typedef struct FetchState
 	void	   *arg;
 } FetchState;
 
-/*
- * Where fetch_row() finds the columns of a read, kept per backend like the
- * relation OIDs (a name lookup per column per call costs more than the
- * read of a tag): keyed by the caller's constant column list and the
- * index, and forgotten on any relation cache invalidation, which any DDL on
- * the table or the index sends.
- */
-typedef struct ColumnCacheEntry
-{
-	const char *const *cols;
-	Oid			indexid;
-	bool		index_only;
-	AttrNumber	atts[BLOG_MAX_COLS];
-} ColumnCacheEntry;
-
-/*
- * The pages make six distinct reads (a post and a tag by slug; authors,
- * tags, comments and card posts by id); a read beyond the cache's size
- * still works, looking its columns up on every call.
- */
-#define COLUMN_CACHE_SIZE 8
-
-static ColumnCacheEntry column_cache[COLUMN_CACHE_SIZE];
-static int	column_cache_n = 0;
-static bool column_cache_registered = false;
-
 static void
-column_cache_reset(Datum arg, Oid relid)
+fetch_prepare(FetchState *st, BlogRead read, Relation rel, Relation index,
+			  bool *found, BlogRowFn fn, void *arg)
 {
-	(void) arg;
-	(void) relid;
-	column_cache_n = 0;
-}
+	const BlogReadDef *def = &read_defs[read];
+	ReadColumns *c = &read_columns[read];
 
-/*
- * The columns cols of rel: in index when it holds them all (key or INCLUDE
- * columns), which makes the read index-only, else in the heap row.
- */
-static void
-find_columns(ColumnCacheEntry *e, Relation rel, Relation index,
-			 const char *const *cols, int ncols)
-{
-	AttrNumber	in_index[BLOG_MAX_COLS];
-	int			i;
-
-	e->cols = cols;
-	e->indexid = RelationGetRelid(index);
-	blog_attnums(rel, cols, ncols, e->atts);
-	e->index_only = true;
-	for (i = 0; i < ncols && e->index_only; i++)
+	if (!read_columns_registered)
 	{
-		int			j = 0;
-
-		while (j < index->rd_index->indnatts &&
-			   index->rd_index->indkey.values[j] != e->atts[i])
-			j++;
-		e->index_only = j < index->rd_index->indnatts;
-		in_index[i] = j + 1;
+		CacheRegisterRelcacheCallback(read_columns_reset, (Datum) 0);
+		read_columns_registered = true;
 	}
-	if (e->index_only)
-		memcpy(e->atts, in_index, sizeof(AttrNumber) * ncols);
-}
-
-static void
-fetch_prepare(FetchState *st, Relation rel, Relation index,
-			  const char *const *cols, int ncols, bool *found,
-			  BlogRowFn fn, void *arg)
-{
-	ColumnCacheEntry *e = NULL;
-	ColumnCacheEntry scratch;
-	int			i;
-
-	Assert(ncols <= BLOG_MAX_COLS);
-	if (!column_cache_registered)
-	{
-		CacheRegisterRelcacheCallback(column_cache_reset, (Datum) 0);
-		column_cache_registered = true;
-	}
-	for (i = 0; i < column_cache_n && e == NULL; i++)
-		if (column_cache[i].cols == cols &&
-			column_cache[i].indexid == RelationGetRelid(index))
-			e = &column_cache[i];
-	if (e == NULL)
-	{
-		e = column_cache_n < COLUMN_CACHE_SIZE ?
-			&column_cache[column_cache_n] : &scratch;
-		find_columns(e, rel, index, cols, ncols);
-		if (e != &scratch)
-			column_cache_n++;
-	}
+	if (c->indexid != RelationGetRelid(index))
+		find_columns(c, def, rel, index);
 	st->index = index;
-	st->cols = cols;
-	st->ncols = ncols;
-	st->index_only = e->index_only;
-	memcpy(st->atts, e->atts, sizeof(AttrNumber) * ncols);
+	st->cols = def->cols;
+	st->ncols = def->ncols;
+	st->index_only = c->index_only;
+	memcpy(st->atts, c->atts, sizeof(st->atts));
 	st->found = found;
 	st->fn = fn;
 	st->arg = arg;
@@ -670,33 +754,31 @@ fetch_row(const BlogEntry *entry, void *arg)
 		pick_values(ivalues, inulls, st->atts, st->cols, st->ncols, values);
 	}
 	else
-		blog_slot_values(entry->row, st->atts, st->cols, st->ncols, values);
+		slot_values(entry->row, st->atts, st->cols, st->ncols, values);
 	st->fn(values, entry->key, st->arg);
 }
 
 /*
- * Call fn with the columns cols of each visible row of table whose key,
- * the int4 first column of the index index_rel, is one of keys[0 ..
- * nkeys) (sorted, distinct), in index order; returns how many keys have a
- * row.  A unique index is checked to give at most one row per key.  The
- * rows are read in place, from the index alone when it holds the columns:
- * only what fn keeps is copied.
+ * Call fn with the columns of read of each visible row whose key, the int4
+ * first column of the read's index, is one of keys[0 .. nkeys) (sorted,
+ * distinct), in index order; returns how many keys have a row.  A unique
+ * index is checked to give at most one row per key.  The rows are read in
+ * place, from the index alone when it holds the columns: only what fn
+ * keeps is copied.
  */
 int
-blog_fetch_by_int4(BlogRel table, BlogRel index_rel, const int32 *keys,
-				   int nkeys, const char *const *cols, int ncols,
+blog_fetch_by_int4(BlogRead read, const int32 *keys, int nkeys,
 				   BlogRowFn fn, void *arg)
 {
-	Relation	rel = blog_open_table(table);
-	Relation	index = blog_open_int4_index(index_rel, rel, 1);
-	bool		one_found;
-	bool	   *found = nkeys == 1 ? &one_found : palloc(sizeof(bool) * nkeys);
+	Relation	rel = blog_open_table(read_defs[read].table);
+	Relation	index = check_int4_index(open_read_index(&read_defs[read], rel), 1);
+	bool		one_found = false;
+	bool	   *found = nkeys == 1 ? &one_found : palloc0(sizeof(bool) * nkeys);
 	FetchState	st;
 	int			n = 0;
 	int			i;
 
-	memset(found, 0, sizeof(bool) * nkeys);
-	fetch_prepare(&st, rel, index, cols, ncols, found, fn, arg);
+	fetch_prepare(&st, read, rel, index, found, fn, arg);
 	blog_index_lookup(rel, index, keys, nkeys, !st.index_only, fetch_row, &st);
 	for (i = 0; i < nkeys; i++)
 		n += found[i];
@@ -706,16 +788,16 @@ blog_fetch_by_int4(BlogRel table, BlogRel index_rel, const int32 *keys,
 }
 
 /*
- * Call fn (with key 0) with the columns cols of each of the first n visible
- * rows of table in the order of the index index_rel walked in direction
- * dir, from the index alone when it holds the columns; returns how many.
+ * Call fn (with key 0) with the columns of read of each of the first n
+ * visible rows in the order of its index walked in direction dir, from the
+ * index alone when it holds the columns; returns how many.
  */
 int
-blog_fetch_first(BlogRel table, BlogRel index_rel, ScanDirection dir, int n,
-				 const char *const *cols, int ncols, BlogRowFn fn, void *arg)
+blog_fetch_first(BlogRead read, ScanDirection dir, int n, BlogRowFn fn,
+				 void *arg)
 {
-	Relation	rel = blog_open_table(table);
-	Relation	index = blog_open_index(index_rel, rel);
+	Relation	rel = blog_open_table(read_defs[read].table);
+	Relation	index = open_read_index(&read_defs[read], rel);
 	bool		found = false;
 	FetchState	fst;
 	LookupState st;
@@ -724,7 +806,7 @@ blog_fetch_first(BlogRel table, BlogRel index_rel, ScanDirection dir, int n,
 	BlogEntry	entry;
 	int			count = 0;
 
-	fetch_prepare(&fst, rel, index, cols, ncols, &found, fn, arg);
+	fetch_prepare(&fst, read, rel, index, &found, fn, arg);
 	lookup_begin(&st, rel, index, !fst.index_only, fetch_row, &fst);
 	scan = blog_index_beginscan(rel, index, GetActiveSnapshot(), 0, 0);
 	scan->xs_want_itup = true;
@@ -749,15 +831,15 @@ blog_fetch_first(BlogRel table, BlogRel index_rel, ScanDirection dir, int n,
 }
 
 /*
- * Call fn (with key 0) with the columns cols of the visible row of table
- * whose unique text index index_rel holds value; false if there is none.
+ * Call fn (with key 0) with the columns of read of the visible row whose
+ * key, in the unique text index of the read, is value; false if there is
+ * none.
  */
 bool
-blog_fetch_by_text(BlogRel table, BlogRel index_rel, Datum value,
-				   const char *const *cols, int ncols, BlogRowFn fn, void *arg)
+blog_fetch_by_text(BlogRead read, Datum value, BlogRowFn fn, void *arg)
 {
-	Relation	rel = blog_open_table(table);
-	Relation	index = blog_open_index(index_rel, rel);
+	Relation	rel = blog_open_table(read_defs[read].table);
+	Relation	index = open_read_index(&read_defs[read], rel);
 	bool		found = false;
 	FetchState	st;
 
@@ -765,7 +847,7 @@ blog_fetch_by_text(BlogRel table, BlogRel index_rel, Datum value,
 		index->rd_opcintype[0] != TEXTOID ||
 		!index->rd_index->indisunique)
 		blog_refuse_layout(index);
-	fetch_prepare(&st, rel, index, cols, ncols, &found, fn, arg);
+	fetch_prepare(&st, read, rel, index, &found, fn, arg);
 	index_lookup_text(rel, index, value, !st.index_only, fetch_row, &st);
 	index_close(index, NoLock);
 	table_close(rel, NoLock);

@@ -69,12 +69,12 @@ fetch_posts(const int32 *ids, int n, BlogPost *out)
 	int			found = 0;
 	int			i;
 
-	blog_fetch_by_int4(BLOG_REL_posts, BLOG_REL_posts_card_idx, ids, n,
-					   blog_post_cols, BLOG_POST_NCOLS, keep_post, by_key);
+	blog_fetch_by_int4(BLOG_READ_CARDS_BY_ID, ids, n, keep_post, by_key);
 	/* newest first is mostly highest id first: the sort finds it sorted */
 	for (i = n - 1; i >= 0; i--)
 		if (by_key[i].slug != (Datum) 0)
 			out[found++] = by_key[i];
+	blog_posts_copies(out, found);
 	blog_posts_authors(out, found);
 	sort_posts(out, found);
 	return found;
@@ -83,7 +83,6 @@ fetch_posts(const int32 *ids, int n, BlogPost *out)
 Datum
 blog_tag_page(PG_FUNCTION_ARGS)
 {
-	static const char *const tag_cols[] = {"id", "name"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Tag			tag = {0};
 	List	   *links;
@@ -93,8 +92,7 @@ blog_tag_page(PG_FUNCTION_ARGS)
 	BlogPost   *posts;
 	int			nposts;
 
-	if (!blog_page_by_slug(fcinfo, BLOG_REL_tags, BLOG_REL_tags_slug_key,
-						   tag_cols, lengthof(tag_cols), keep_tag, &tag))
+	if (!blog_page_by_slug(fcinfo, BLOG_READ_TAG_BY_SLUG, keep_tag, &tag))
 		return (Datum) 0;
 
 	/* the ids of the posts carrying the tag, in id order */

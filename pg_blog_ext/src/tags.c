@@ -60,7 +60,6 @@ keep_tag(Datum *values, int key, void *arg)
 void
 blog_tag_arrays(const Datum *tag_ids, int nposts, BlogTagArrays *out)
 {
-	static const char *const cols[] = {"slug", "name"};
 	int32	   *ids;
 	TagText    *tags;
 	Datum	   *slugs;
@@ -90,8 +89,7 @@ blog_tag_arrays(const Datum *tag_ids, int nposts, BlogTagArrays *out)
 	/* the distinct tags, each read once, by one walk of their index */
 	ntags = blog_sort_unique(ids, nlinks);
 	tags = palloc0(sizeof(TagText) * Max(ntags, 1));
-	blog_fetch_by_int4(BLOG_REL_tags, BLOG_REL_tags_text_idx, ids, ntags, cols,
-					   lengthof(cols), keep_tag, tags);
+	blog_fetch_by_int4(BLOG_READ_TAG_TEXTS, ids, ntags, keep_tag, tags);
 
 	out->slugs = palloc(sizeof(Datum) * nposts);
 	out->names = palloc(sizeof(Datum) * nposts);

@@ -2,18 +2,20 @@
 # make pg-versions: pg_blog on every PostgreSQL Debian ships, each in a
 # chroot of its own distribution (tests/pgversions/chroot.sh): bookworm (15),
 # trixie (17) and sid (18).  In each: build with -Wall -Wextra -Werror,
-# install, start a throw-away cluster as the chroot's postgres user, run the
-# whole pg_regress suite (make installcheck) and test/upgrade.sh.  One PASS
-# or FAIL line per version with the reason, then "N passed, N failed".
+# install, then as the chroot's postgres user the whole pg_regress suite
+# (make installcheck) against two throw-away clusters, one initialised
+# without a locale (SQL_ASCII, C) and one in C.UTF-8 (UTF8), and
+# test/upgrade.sh.  One PASS or FAIL line per version with the reason, then
+# "N passed, N failed".
 #
 #   tests/pgversions/run.sh [--tree DIR] [SUITE...]
 #   tests/pgversions/run.sh --probe [SUITE...]   why it cannot run here
 #                                      (exit 77), or nothing (exit 0)
 #
 # --tree DIR: the checkout whose pg_blog_ext/ to test (default: this one);
-# pg_blog_ext/ goes in with sql/ beside it (the tests run ../sql/setup.sql),
-# their tracked and unignored files only, so that no object built for the
-# host goes in.  The cached chroot is never written: each run works in an
+# pg_blog_ext/ goes in alone, as a packager who builds only the extension
+# has it, its tracked and unignored files only, so that no object built for
+# the host goes in.  The cached chroot is never written: each run works in an
 # overlay on it, which goes at exit with its mounts, pass or fail.  Logs:
 # var/pgversions/<suite>.log.
 set -uo pipefail
@@ -89,15 +91,33 @@ step build
 as_pg "make PG_CONFIG=$pgbin/pg_config COPT=\"-Wall -Wextra -Werror\""
 step install
 make -s PG_CONFIG=$pgbin/pg_config install
-step cluster
-as_pg "$pgbin/initdb -D /tmp/pgdata -A trust -U postgres --no-sync >/tmp/initdb.log"
-as_pg "$pgbin/pg_ctl -D /tmp/pgdata -w -l /tmp/pg.log \
-       -o \"-c listen_addresses= -c unix_socket_directories=/tmp -c fsync=off\" start" ||
-    { cat /tmp/pg.log; exit 1; }
 export PGHOST=/tmp PGPORT=5432 PGUSER=postgres
-step installcheck
-as_pg "PGHOST=/tmp make PG_CONFIG=$pgbin/pg_config installcheck" ||
-    { cat regression.diffs 2>/dev/null | head -n 40; exit 1; }
+# cluster NAME INITDB-OPTIONS: a throw-away cluster, the suite against it
+cluster() {
+    step cluster $1
+    rm -rf /tmp/pgdata
+    as_pg "$pgbin/initdb -D /tmp/pgdata -A trust -U postgres --no-sync $2 >/tmp/initdb.log"
+    as_pg "$pgbin/pg_ctl -D /tmp/pgdata -w -l /tmp/pg.log \
+           -o \"-c listen_addresses= -c unix_socket_directories=/tmp -c fsync=off\" start" ||
+        { cat /tmp/pg.log; exit 1; }
+    as_pg "$pgbin/psql -XAtc \"SELECT getdatabaseencoding(), datcollate FROM pg_database WHERE datname = current_database()\""
+    step installcheck $1
+    as_pg "PGHOST=/tmp make PG_CONFIG=$pgbin/pg_config installcheck" ||
+        { cat regression.diffs 2>/dev/null | head -n 40; exit 1; }
+}
+# initdb with no locale (C) makes SQL_ASCII; C.UTF-8, UTF8
+cluster SQL_ASCII "--no-locale"
+step stop
+as_pg "$pgbin/pg_ctl -D /tmp/pgdata -w stop -m fast"
+cluster UTF8 "--locale=C.UTF-8"
+# PostgreSQL 18 on: the library names itself and its version
+if [ "$major" -ge 18 ]; then
+    step magic
+    as_pg "$pgbin/psql -XAt -d contrib_regression -c \"SELECT count(*) FROM blog.index_page(1)\" \
+           -c \"SELECT module_name, version FROM pg_get_loaded_modules()\"" >/tmp/modules.out
+    cat /tmp/modules.out
+    grep -q "^pg_blog|[0-9]" /tmp/modules.out
+fi
 step upgrade.sh
 as_pg "PGHOST=/tmp PG_BINDIR=$pgbin ./test/upgrade.sh" >/tmp/upgrade.out 2>&1 ||
     { cat /tmp/upgrade.out; exit 1; }
@@ -107,13 +127,14 @@ step stop
 as_pg "$pgbin/pg_ctl -D /tmp/pgdata -w stop -m fast"
 '
 
+
 # reason LOG: the first thing that went wrong, on one line
 reason() {
     local log=$1 stepname line
     stepname=$(sed -n 's/^== //p' "$log" | tail -n1)
     case $stepname in
         build) line=$(grep -m1 -E 'error:|Error [0-9]' "$log") ;;
-        installcheck) line=$(grep -E '^not ok|FAILED|failed \(ignored\)' "$log" |
+        installcheck*) line=$(grep -E '^not ok|FAILED|failed \(ignored\)' "$log" |
                              sed -E 's/^not ok +[0-9]+ +[-+] +//; s/ +\.\.\. .*//; s/^test +//; s/ +[0-9]+ ms$//' |
                              tr -s ' ' | paste -sd, -)
                       line="failed: ${line:-see log}" ;;
@@ -148,18 +169,18 @@ for suite in "$@"; do
     dest=$m/var/lib/postgresql/blog
     mkdir -p "$dest"
     if git -C "$tree" rev-parse --git-dir >/dev/null 2>&1; then
-        (cd "$tree" && git ls-files -co --exclude-standard -z -- pg_blog_ext sql |
+        (cd "$tree" && git ls-files -co --exclude-standard -z -- pg_blog_ext |
             tar --null -T - -cf -) | tar -C "$dest" -xf -
     else
         tar -C "$tree" --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-            --exclude=results --exclude='regression.*' -cf - pg_blog_ext sql |
+            --exclude=results --exclude='regression.*' -cf - pg_blog_ext |
             tar -C "$dest" -xf -
     fi
     in_chroot "$m" chown -R postgres: /var/lib/postgresql/blog
 
     if in_chroot "$m" sh -c "$inner" inner "$major" >>"$log" 2>&1; then
-        tests=$(grep -m1 -oE 'All [0-9]+ tests passed' "$log" | cut -d' ' -f2)
-        echo "PASS PostgreSQL $major ($suite): build -Werror, installcheck ($tests tests), upgrade.sh ($(( $(date +%s) - t0 )) s)"
+        tests=$(grep -oE 'All [0-9]+ tests passed' "$log" | cut -d' ' -f2 | paste -sd/ -)
+        echo "PASS PostgreSQL $major ($suite): build -Werror, installcheck on SQL_ASCII and UTF8 ($tests tests), upgrade.sh ($(( $(date +%s) - t0 )) s)"
         npass=$((npass + 1))
     else
         echo "FAIL PostgreSQL $major ($suite): $(reason "$log") ($(( $(date +%s) - t0 )) s; $log)"

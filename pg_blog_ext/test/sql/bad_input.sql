@@ -1,4 +1,9 @@
 -- Unknown and malformed slugs return no rows; nothing crashes.
+-- Invisible characters are given as their UTF-8 bytes: a Unicode escape
+-- (E'\u200b') is refused by a database that is not UTF8 (SQL_ASCII), which
+-- keeps the bytes as they are.
+CREATE FUNCTION pg_temp.utf8(bytes bytea) RETURNS text
+LANGUAGE sql AS $$ SELECT convert_from(bytes, getdatabaseencoding()) $$;
 CREATE TEMP TABLE bad (label text, slug text);
 INSERT INTO bad VALUES
 	('null', NULL),
@@ -28,9 +33,9 @@ INSERT INTO bad VALUES
 	('cjk', '数据库'),
 	('emoji', 'post-😀'),
 	('fullwidth digits', 'post-３１'),
-	('combining mark', E'post-31\u0301'),
-	('zero width space', E'post\u200b-31'),
-	('right-to-left mark', E'\u200fpost-31'),
+	('combining mark', 'post-31' || pg_temp.utf8('\xcc81')),          -- U+0301
+	('zero width space', 'post' || pg_temp.utf8('\xe2808b') || '-31'), -- U+200B
+	('right-to-left mark', pg_temp.utf8('\xe2808f') || 'post-31'),     -- U+200F
 	('tag for a post', 'tag-7x'),
 	('64 valid chars of a tag', 'tag-' || repeat('7', 60));
 

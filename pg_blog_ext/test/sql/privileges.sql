@@ -1,20 +1,26 @@
--- The web role may call the page functions and nothing else.
-SELECT rolname, rolcanlogin, rolsuper, rolinherit FROM pg_roles WHERE rolname = 'pgblog_web';
+-- The web role may call the page functions and nothing else.  The roles
+-- are this test's, made and granted as a site's set-up makes pgblog_web and
+-- blog_web (sql/setup.sql of the repository), and dropped at its end.
+CREATE ROLE regress_pgblog_web NOLOGIN;
+GRANT USAGE ON SCHEMA blog TO regress_pgblog_web;
+GRANT EXECUTE ON FUNCTION blog.index_page(integer) TO regress_pgblog_web;
+GRANT EXECUTE ON FUNCTION blog.post_page(text) TO regress_pgblog_web;
+GRANT EXECUTE ON FUNCTION blog.tag_page(text) TO regress_pgblog_web;
 
 SELECT p.proname,
-	   has_function_privilege('pgblog_web', p.oid, 'EXECUTE') AS web_execute,
+	   has_function_privilege('regress_pgblog_web', p.oid, 'EXECUTE') AS web_execute,
 	   has_function_privilege('public', p.oid, 'EXECUTE') AS public_execute
 FROM pg_proc p WHERE p.pronamespace = 'blog'::regnamespace ORDER BY 1;
 
 SELECT c.relname,
-	   has_table_privilege('pgblog_web', c.oid, 'SELECT') AS sel,
-	   has_table_privilege('pgblog_web', c.oid, 'INSERT') AS ins,
-	   has_table_privilege('pgblog_web', c.oid, 'UPDATE') AS upd,
-	   has_table_privilege('pgblog_web', c.oid, 'DELETE') AS del
+	   has_table_privilege('regress_pgblog_web', c.oid, 'SELECT') AS sel,
+	   has_table_privilege('regress_pgblog_web', c.oid, 'INSERT') AS ins,
+	   has_table_privilege('regress_pgblog_web', c.oid, 'UPDATE') AS upd,
+	   has_table_privilege('regress_pgblog_web', c.oid, 'DELETE') AS del
 FROM pg_class c WHERE c.relnamespace = 'blog'::regnamespace AND c.relkind = 'r' ORDER BY 1;
 
--- A login role for the web server, as the stack creates it.
-CREATE ROLE regress_blog_web LOGIN IN ROLE pgblog_web;
+-- A login role for the web server, as a site creates it.
+CREATE ROLE regress_blog_web LOGIN IN ROLE regress_pgblog_web;
 CREATE ROLE regress_blog_nobody LOGIN;
 
 SET ROLE regress_blog_web;
@@ -30,7 +36,7 @@ DELETE FROM blog.comments;
 CREATE TABLE blog.evil (i int);
 RESET ROLE;
 
--- A role outside pgblog_web cannot call the functions.  It is given USAGE
+-- A role outside regress_pgblog_web cannot call the functions.  It is given USAGE
 -- on the schema, so that the one right it lacks is EXECUTE, which the
 -- extension revokes from PUBLIC.
 GRANT USAGE ON SCHEMA blog TO regress_blog_nobody;
@@ -65,3 +71,5 @@ SELECT title FROM blog.posts WHERE id = 1;
 
 DROP ROLE regress_blog_web;
 DROP ROLE regress_blog_nobody;
+DROP OWNED BY regress_pgblog_web;
+DROP ROLE regress_pgblog_web;

@@ -3,8 +3,7 @@
 -- and index by name in the schema blog: a caller's search_path, a schema
 -- before it with same-named tables, or a temporary table must not change
 -- what they read.  Their per-backend cache of those OIDs must follow DDL,
--- and a relation missing from an older schema is reported with a hint that
--- keeps the rows.
+-- and a missing relation is named.
 SET TimeZone = 'UTC';
 
 -- Same-named tables in a schema searched first, holding hijacked rows.
@@ -68,32 +67,33 @@ SELECT count(*), min(title) FILTER (WHERE slug = 'post-992') FROM blog.tag_page(
 ROLLBACK;
 SELECT title FROM blog.tag_page('tag-7') LIMIT 1;
 
--- A schema older than the library (1.0's has no covering indexes, and no
--- comment_count or tag_ids on posts): what is missing is named, and the
--- hint's ALTER EXTENSION UPDATE makes the pages work again without losing
--- a row added before it, which the update counts.
+-- A schema older than the library is read as it is (the test versions
+-- shows its pages), and its update keeps a row added before it: 1.0's
+-- (no covering indexes, and no comment_count or tag_ids on posts) and
+-- 1.2's (whose update sets the copies from the rows as they are).
 BEGIN;
 SELECT FROM pg_temp.recreate('1.0');
 INSERT INTO blog.comments VALUES (10001, 31, 'Late', 'Added under 1.0', now());
-SAVEPOINT before_update;
-SELECT title FROM blog.post_page('post-31');
-ROLLBACK TO before_update;
+SELECT title, cardinality(comment_bodies) AS comments, comment_bodies[11]
+FROM blog.post_page('post-31');
 ALTER EXTENSION pg_blog UPDATE;
 SELECT title, cardinality(comment_bodies) AS comments, comment_bodies[11]
 FROM blog.post_page('post-31');
 SELECT comment_count FROM blog.index_page(1000) WHERE slug = 'post-31';
 ROLLBACK;
 
--- 1.2's layout (the pages counted comments and read post_tags) is refused
--- the same way, and its update sets the copies from the rows as they are.
 BEGIN;
 SELECT FROM pg_temp.recreate('1.2');
 INSERT INTO blog.comments VALUES (10001, 1000, 'Late', 'Added under 1.2', now());
 DELETE FROM blog.post_tags WHERE post_id = 1000 AND tag_id = 3;
-SAVEPOINT before_update;
-SELECT count(*) FROM blog.index_page(20);
-ROLLBACK TO before_update;
+SELECT slug, comment_count, tag_slugs FROM blog.index_page(1);
 ALTER EXTENSION pg_blog UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'pg_blog';
 SELECT slug, comment_count, tag_slugs FROM blog.index_page(1);
+ROLLBACK;
+
+-- A relation that every version has is named when it is missing.
+BEGIN;
+DROP INDEX blog.posts_published_idx;
+SELECT count(*) FROM blog.index_page(20);
 ROLLBACK;

@@ -1,13 +1,19 @@
--- The extension creates no role: the site's set-up, sql/setup.sql of the
--- repository, makes the roles and grants that the tests privileges and
--- writes check (the path is the tests' working directory, pg_blog_ext).
--- Run twice, as a site may: the second run changes nothing.
-SET client_min_messages = warning;
-\i ../sql/setup.sql
-\i ../sql/setup.sql
-RESET client_min_messages;
-SELECT rolname, rolcanlogin, rolsuper, rolinherit
-FROM pg_roles WHERE rolname IN ('pgblog_web', 'pgblog_writer', 'blog_web')
-ORDER BY 1;
-SELECT pg_has_role('blog_web', 'pgblog_web', 'MEMBER') AS web_member,
-	   pg_has_role('blog_web', 'pgblog_writer', 'MEMBER') AS writer_member;
+-- The suite's own set-up, made from this folder alone whatever the
+-- cluster's defaults, as contrib's tests make theirs: the roles a test
+-- needs are made by that test (regress_*) and dropped at its end; this
+-- test sets what every later session of the suite's database assumes.
+--
+-- client_encoding UTF8: the seed's names are UTF-8, and psql aligns its
+-- columns by the characters of the client encoding, which is otherwise the
+-- database's (on SQL_ASCII it would count bytes).  (pg_regress itself sets
+-- lc_messages and the other lc_* to C on the database.)
+--
+-- Then the tables' visibility map and statistics, which the page
+-- functions' index-only reads use (a site's set-up runs the same VACUUM).
+-- The VACUUM can mark a page all-visible only once the seed's commit is
+-- flushed: on a cluster with synchronous_commit = off it may not be yet,
+-- and a synchronous commit before it flushes everything up to its own.
+SET synchronous_commit = on;
+ALTER DATABASE :"DBNAME" SET client_encoding = 'UTF8';
+VACUUM (ANALYZE);
+SELECT extname, extversion FROM pg_extension WHERE extname = 'pg_blog';

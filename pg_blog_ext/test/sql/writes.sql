@@ -55,19 +55,33 @@ SELECT blog.add_comment('post-1', 'Reader', repeat('b', 10001));
 SELECT count(*) AS posts, (SELECT count(*) FROM blog.comments) AS comments,
 	   (SELECT count(*) FROM blog.post_tags) AS links FROM blog.posts;
 
--- Who may write: pgblog_writer, through the four functions only.
+-- Who may write: the writers' role, through the four functions only; the
+-- web role may call none of them.  Both are this test's, granted as a
+-- site's set-up grants pgblog_writer and pgblog_web (sql/setup.sql of the
+-- repository), and dropped at its end.
+CREATE ROLE regress_pgblog_writer NOLOGIN;
+GRANT USAGE ON SCHEMA blog TO regress_pgblog_writer;
+GRANT EXECUTE ON FUNCTION blog.publish_post(integer, text, text, text, text, text[], timestamptz) TO regress_pgblog_writer;
+GRANT EXECUTE ON FUNCTION blog.edit_post(text, text, text, text, text[]) TO regress_pgblog_writer;
+GRANT EXECUTE ON FUNCTION blog.add_comment(text, text, text) TO regress_pgblog_writer;
+GRANT EXECUTE ON FUNCTION blog.delete_comment(integer) TO regress_pgblog_writer;
+CREATE ROLE regress_pgblog_web NOLOGIN;
+GRANT USAGE ON SCHEMA blog TO regress_pgblog_web;
+GRANT EXECUTE ON FUNCTION blog.index_page(integer) TO regress_pgblog_web;
+GRANT EXECUTE ON FUNCTION blog.post_page(text) TO regress_pgblog_web;
+GRANT EXECUTE ON FUNCTION blog.tag_page(text) TO regress_pgblog_web;
 SELECT p.proname,
-	   has_function_privilege('pgblog_writer', p.oid, 'EXECUTE') AS writer,
-	   has_function_privilege('pgblog_web', p.oid, 'EXECUTE') AS web,
+	   has_function_privilege('regress_pgblog_writer', p.oid, 'EXECUTE') AS writer,
+	   has_function_privilege('regress_pgblog_web', p.oid, 'EXECUTE') AS web,
 	   has_function_privilege('public', p.oid, 'EXECUTE') AS public,
 	   p.prosecdef AS definer,
 	   p.proconfig
 FROM pg_proc p WHERE p.pronamespace = 'blog'::regnamespace ORDER BY 1;
 SELECT c.relname,
-	   has_table_privilege('pgblog_writer', c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE') AS writer_any
+	   has_table_privilege('regress_pgblog_writer', c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE') AS writer_any
 FROM pg_class c WHERE c.relnamespace = 'blog'::regnamespace AND c.relkind = 'r' ORDER BY 1;
-CREATE ROLE regress_blog_writer LOGIN IN ROLE pgblog_writer;
-CREATE ROLE regress_blog_reader LOGIN IN ROLE pgblog_web;
+CREATE ROLE regress_blog_writer LOGIN IN ROLE regress_pgblog_writer;
+CREATE ROLE regress_blog_reader LOGIN IN ROLE regress_pgblog_web;
 
 \set ON_ERROR_STOP 0
 SET ROLE regress_blog_reader;
@@ -151,7 +165,9 @@ FROM seed_sums s JOIN (
 	UNION ALL SELECT 'posts', md5(string_agg(p::text, '|' ORDER BY p.id)) FROM blog.posts p
 	UNION ALL SELECT 'post_tags', md5(string_agg(pt::text, '|' ORDER BY pt.post_id, pt.tag_id)) FROM blog.post_tags pt
 	UNION ALL SELECT 'comments', md5(string_agg(c::text, '|' ORDER BY c.id)) FROM blog.comments c) n
-	ON n.t = s.t ORDER BY 1;
+	ON n.t = s.t ORDER BY s.t COLLATE "C";  -- the same order under any locale
 
 DROP ROLE regress_blog_writer;
 DROP ROLE regress_blog_reader;
+DROP OWNED BY regress_pgblog_writer, regress_pgblog_web;
+DROP ROLE regress_pgblog_writer, regress_pgblog_web;
