@@ -177,7 +177,7 @@ blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
         return apr_psprintf(p, "%s must be host:port, [v6addr]:port, "
                             "rediss://host:port, a socket path, or off",
                             d->name);
-    cs->redis_host = scope ? apr_pstrcat(p, host, "%", scope, NULL) : host;
+    cs->redis_host = scope ? apr_psprintf(p, "%s%%%s", host, scope) : host;
     cs->redis_port = port;
     return NULL;
 }
@@ -297,7 +297,7 @@ blog_cmd(cmd_parms *cmd, void *dummy, const char *arg, const char *arg2)
     (void) dummy;
     if (arg2 != NULL && d->type != BLOG_DT_MOUNT)
         return apr_pstrcat(cmd->pool, d->name, " takes one argument, ",
-                           cmd->cmd->errmsg, NULL);
+                           cmd->cmd->errmsg, (char *) NULL);
     if (d->where == BLOG_DW_SERVER)
         err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
     if (err == NULL)
@@ -486,7 +486,7 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
 
     if (apr_atomic_xchg32(&site->fast_path_checked, 1))
         return;
-    uri = apr_pstrcat(r->pool, site->base, "/", NULL);
+    uri = apr_pstrcat(r->pool, site->base, "/", (char *) NULL);
     sub = ap_sub_req_lookup_uri(uri, r, NULL);
     if (sub->status == HTTP_UNAUTHORIZED || sub->status == HTTP_FORBIDDEN)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server, BLOGLOGNO(00006)
@@ -567,7 +567,8 @@ blog_translate_name(request_rec *r)
     if (!site->mounted || r->proxyreq != PROXYREQ_NONE
         || !blog_owns(r, site, &path, &len))
         return DECLINED;
-    r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri, NULL);
+    r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri,
+                              (char *) NULL);
     r->handler = "blog";
     return OK;
 }

@@ -48,6 +48,8 @@ trap cleanup EXIT
 part tree tests/tree/refs.sh
 part versions tests/tree/versions.sh
 part "log tags" python3 tests/tree/logno.py
+# cppcheck: warning, performance and portability findings (none allowed)
+part cppcheck tests/tree/cppcheck.sh
 part unit make -s -C tests/unit check
 part valgrind make -s -C tests/unit valgrind
 

@@ -590,7 +590,7 @@ static void
 find_columns(ColumnCacheEntry *e, Relation rel, Relation index,
 			 const char *const *cols, int ncols)
 {
-	AttrNumber	in_index[BLOG_MAX_COLS];
+	AttrNumber	in_index[BLOG_MAX_COLS] = {0};
 	int			i;
 
 	e->cols = cols;
@@ -617,7 +617,7 @@ fetch_prepare(FetchState *st, Relation rel, Relation index,
 			  BlogRowFn fn, void *arg)
 {
 	ColumnCacheEntry *e = NULL;
-	ColumnCacheEntry scratch;
+	ColumnCacheEntry scratch = {0};
 	int			i;
 
 	Assert(ncols <= BLOG_MAX_COLS);
@@ -689,7 +689,7 @@ blog_fetch_by_int4(BlogRel table, BlogRel index_rel, const int32 *keys,
 {
 	Relation	rel = blog_open_table(table);
 	Relation	index = blog_open_int4_index(index_rel, rel, 1);
-	bool		one_found;
+	bool		one_found = false;
 	bool	   *found = nkeys == 1 ? &one_found : palloc(sizeof(bool) * nkeys);
 	FetchState	st;
 	int			n = 0;

@@ -105,7 +105,8 @@ test_cache_off(void)
     CHECK(tc_ping(NULL) == 0);  /* no cache: nothing to ask */
     apr_pool_create(&tc_child, tc_root);
     tc_dir = t_sockdir(tc_root);
-    tc_path = apr_pstrcat(tc_root, tc_dir, "/redis.sock", NULL);
+    tc_path = apr_pstrcat(tc_root, tc_dir, "/redis.sock",
+                          (char *) NULL);
     tc_redis = fake_redis_start(tc_path);
     tc_g.redis_on = 0;
     tc_g.redis_host = tc_path;
@@ -264,7 +265,8 @@ test_cache_backoff(void)
 
     fake_redis_set(FAKE_GARBAGE, 1);
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
-    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock", NULL);
+    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock",
+                                  (char *) NULL);
     usleep(60000);
     e0 = t_stat(BLOG_STAT_CACHE_ERRORS);
     t0 = apr_time_now();
@@ -325,7 +327,8 @@ test_cache_connect_refused(void)
 
     fake_redis_set(FAKE_GARBAGE, 1);
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
-    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock", NULL);
+    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock",
+                                  (char *) NULL);
     usleep(60000);
     CHECK(tc_ping(NULL) == -1);
     CHECK(strstr(tc_why, "connect failed") != NULL);

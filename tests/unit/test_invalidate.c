@@ -119,7 +119,7 @@ test_inv_not_configured(void)
     ti_dir = t_sockdir(ti_root);
     ti_pg = fake_pg_start(ti_dir);
     ti_redis = fake_redis_start(apr_pstrcat(ti_root, ti_dir, "/redis.sock",
-                                            NULL));
+                                            (char *) NULL));
     ti_db.conninfo = apr_psprintf(ti_root, "host=%s port=5432 "
                                   "sslmode=disable gssencmode=disable",
                                   ti_dir);
@@ -130,7 +130,8 @@ test_inv_not_configured(void)
      */
     ti_db.query_timeout = apr_time_from_sec(2);
     ti_cache.redis_on = 1;
-    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/redis.sock", NULL);
+    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/redis.sock",
+                                      (char *) NULL);
     ti_cache.redis_port = 0;
     ti_cache.redis_connect_timeout = apr_time_from_msec(300);
     ti_cache.redis_timeout = apr_time_from_sec(2);
@@ -304,7 +305,8 @@ test_inv_redis_down_at_start(void)
     t_hook.child_stopping(ti_child, 1);
     CHECK(ti_wait_listeners(0));
     apr_pool_destroy(ti_child);
-    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/none.sock", NULL);
+    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/none.sock",
+                                      (char *) NULL);
     fake_redis_put("blog:page:/post/v", "v");
     /* a new child: the listener's state as the fork gives it */
     ti_configure(1);

@@ -267,7 +267,7 @@ test_seal_secret_files(void)
     CHECK(strstr(err, "one line") != NULL);
     g.auth_file = ts_file("auth", "a\nb\n", 0600);
     CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
-    g.auth_file = apr_pstrcat(p, ts_dir, "/none", NULL);
+    g.auth_file = apr_pstrcat(p, ts_dir, "/none", (char *) NULL);
     CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "cannot open") != NULL);
     g.auth_file = ts_dir;
@@ -328,9 +328,9 @@ test_auth_exchange(void)
 
     apr_pool_create(&ta_pool, NULL);
     ta_redis = fake_redis_start(apr_pstrcat(ta_pool, ts_dir, "/r.sock",
-                                            NULL));
+                                            (char *) NULL));
     ta_g.redis_on = 1;
-    ta_g.redis_host = apr_pstrcat(ta_pool, ts_dir, "/r.sock", NULL);
+    ta_g.redis_host = apr_pstrcat(ta_pool, ts_dir, "/r.sock", (char *) NULL);
     ta_g.redis_connect_timeout = apr_time_from_msec(300);
     ta_g.redis_timeout = apr_time_from_sec(10);
 
@@ -380,7 +380,7 @@ test_auth_exchange(void)
         char        err[256];
 
         ta_g.redis_tls = 1;
-        ta_g.tls_ca = apr_pstrcat(ta_pool, ts_dir, "/none.pem", NULL);
+        ta_g.tls_ca = apr_pstrcat(ta_pool, ts_dir, "/none.pem", (char *) NULL);
         CHECK(blog_redis_load(ta_pool, &ta_g, err, sizeof(err)) == -1);
         CHECK(strstr(err, "BlogRedisTLSCA") != NULL);
         ta_g.tls_ca = NULL;
