@@ -88,9 +88,17 @@ void
 blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
                       const blog_cache_settings *g)
 {
-    (void) s;
+    apr_status_t rv;
+
     cache_g = g;
-    apr_thread_mutex_create(&cache_l.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+    rv = apr_thread_mutex_create(&cache_l.lock, APR_THREAD_MUTEX_DEFAULT,
+                                 pchild);
+    if (rv != APR_SUCCESS) {
+        cache_l.lock = NULL;
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00064)
+                     "no lock for the Redis connection: this child "
+                     "bypasses the cache");
+    }
     apr_pool_cleanup_register(pchild, &cache_l.redis, cache_child_exit,
                               apr_pool_cleanup_null);
 }
@@ -261,6 +269,10 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
 
     if (!cache_g->redis_on)
         return NULL;
+    if (cache_l.lock == NULL) {     /* child_init said why */
+        apr_cpystrn(cache_why, "no lock in this child", sizeof(cache_why));
+        return NULL;
+    }
     va_start(ap, fmt);
     len = redisvFormatCommand(&buf, fmt, ap);
     va_end(ap);
