@@ -39,6 +39,7 @@ from blogtest import Conn  # noqa: E402
 import fakes  # noqa: E402
 import protocol  # noqa: E402,F401  (registers its cases)
 import long_cases  # noqa: E402,F401  (registers its cases)
+import stale_cases  # noqa: E402,F401  (registers its cases)
 
 
 # ------------------------------------------------------------- the faults
