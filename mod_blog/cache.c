@@ -347,13 +347,14 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
     }
     *body = reply->str;
     *len = reply->len;
-    if (cache_g->seal.on && blog_seal_open(&cache_g->seal, key, key_len,
-                                           reply->str, reply->len, body,
-                                           len) != 0) {
+    if (cache_g->seal.on
+        && blog_seal_open(&cache_g->seal, key, key_len, reply->str,
+                          reply->len, apr_time_sec(apr_time_now()),
+                          cache_g->cache_ttl, body, len) != 0) {
         blog_log_limited(&cache_seal_log, APLOG_WARNING, 0, r->server,
                          BLOGLOGNO(00061) "the cached %.*s fails its "
-                         "BlogCacheKey MAC: rebuilt as a miss", (int) key_len,
-                         key);
+                         "BlogCacheKey MAC or is older than BlogCacheTTL: "
+                         "rebuilt as a miss", (int) key_len, key);
         freeReplyObject(reply);
         return BLOG_CACHE_MISS;
     }
@@ -373,7 +374,7 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     /* What a GET would refuse is not stored. */
     if (len + hlen > CACHE_MAX_VALUE
         || (hlen && blog_seal_make(&cache_g->seal, key, key_len, body, len,
-                                   head) != 0))
+                                   apr_time_sec(apr_time_now()), head) != 0))
         return -1;
     reply = cache_run(r, "SET", "SET %b %b%b EX %d", key, (size_t) key_len,
                       head, hlen, body, (size_t) len, cache_g->cache_ttl);
