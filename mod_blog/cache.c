@@ -91,14 +91,13 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
     apr_status_t rv;
 
     cache_g = g;
+    /* once per child: a lock not made is still NULL */
     rv = apr_thread_mutex_create(&cache_l.lock, APR_THREAD_MUTEX_DEFAULT,
                                  pchild);
-    if (rv != APR_SUCCESS) {
-        cache_l.lock = NULL;
+    if (rv != APR_SUCCESS)
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00064)
                      "no lock for the Redis connection: this child "
                      "bypasses the cache");
-    }
     apr_pool_cleanup_register(pchild, &cache_l.redis, cache_child_exit,
                               apr_pool_cleanup_null);
 }
@@ -267,12 +266,8 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
     int         len, attempt;
     va_list     ap;
 
-    if (!cache_g->redis_on)
+    if (!cache_g->redis_on || cache_l.lock == NULL)
         return NULL;
-    if (cache_l.lock == NULL) {     /* child_init said why */
-        apr_cpystrn(cache_why, "no lock in this child", sizeof(cache_why));
-        return NULL;
-    }
     va_start(ap, fmt);
     len = redisvFormatCommand(&buf, fmt, ap);
     va_end(ap);
@@ -405,7 +400,7 @@ blog_cache_ping(request_rec *r, char *why, apr_size_t why_len)
         return 0;
     /* nothing tried: another thread's failure started the backoff */
     apr_snprintf(why, why_len, "Redis: %s", cache_why[0] ? cache_why
-                 : "unreachable (backing off after a failure; see the "
-                 "error log)");
+                 : "unreachable (backing off after a failure, or no lock "
+                 "in this child; see the error log)");
     return -1;
 }
