@@ -528,10 +528,13 @@ inv_step(void)
                 inv_pending_add("*");
         }
     }
-    else
+    /* not in a gap: the pages are all a reader has, the next LISTEN's
+     * drop covers what was due */
+    else if (inv_pq.conn != NULL)
         inv_pending_run();
     wake_at = apr_time_now() + apr_time_from_sec(1);
-    if (inv_q.head != NULL && inv_q.head->due < wake_at)
+    if (inv_pq.conn != NULL && inv_q.head != NULL
+        && inv_q.head->due < wake_at)
         wake_at = inv_q.head->due;
     if (inv_pq.conn == NULL && blog_backoff_next(&inv_pq.backoff) < wake_at)
         wake_at = blog_backoff_next(&inv_pq.backoff);

@@ -466,18 +466,26 @@ blog_place(const blog_site *site, const char *p, apr_size_t len)
 }
 
 /*
- * The blog's answer to a URL of its own: the page of the path as sent,
- * without the query, after the mount (pages match byte for byte, no
+ * The blog's answer to a URL of its own, at place: the mount without its
+ * slash is mod_dir's 301 to it with one; else the page of the path as
+ * sent, without the query, after the mount (pages match byte for byte, no
  * decoding: docs/CONTRACT.md section 2.1), its 404 when the path as sent
  * is not under the mount (//blog/, /x/../blog/).
  */
 static int
-blog_answer(request_rec *r, const blog_site *site)
+blog_answer(request_rec *r, const blog_site *site, int place)
 {
     const char *u = r->unparsed_uri;
     apr_uri_t   uri;
     apr_size_t  len;
 
+    if (place == BLOG_BARE) {
+        u = apr_pstrcat(r->pool, ap_escape_uri(r->pool, site->base),
+                        r->args ? "/?" : "/", r->args, (char *) NULL);
+        apr_table_setn(r->headers_out, "Location",
+                       ap_construct_url(r->pool, u, r));
+        return HTTP_MOVED_PERMANENTLY;
+    }
     /* an absolute-form target: its path, undecoded */
     if (u != NULL && u[0] != '/'
         && apr_uri_parse(r->pool, u, &uri) == APR_SUCCESS)
@@ -488,19 +496,6 @@ blog_answer(request_rec *r, const blog_site *site)
     if (blog_place(site, u, len) != BLOG_UNDER)
         return blog_serve(r, site, "", 0);
     return blog_serve(r, site, u + site->base_len, len - site->base_len);
-}
-
-/* The mount without its slash: mod_dir's 301 to it with one. */
-static int
-blog_add_slash(request_rec *r, const blog_site *site)
-{
-    const char *to = apr_pstrcat(r->pool, ap_escape_uri(r->pool, site->base),
-                                 r->args ? "/?" : "/", r->args,
-                                 (char *) NULL);
-
-    apr_table_setn(r->headers_out, "Location",
-                   ap_construct_url(r->pool, to, r));
-    return HTTP_MOVED_PERMANENTLY;
 }
 
 /* check_config made every server's. */
@@ -592,13 +587,12 @@ blog_quick_handler(request_rec *r, int lookup)
     if ((p = blog_core_path(r)) == NULL)
         return blog_place(site, r->parsed_uri.path,
                           strlen(r->parsed_uri.path)) == BLOG_UNDER
-            ? blog_answer(r, site) : DECLINED;
+            ? blog_answer(r, site, BLOG_UNDER) : DECLINED;
     if (!site->fast_path || (place = blog_place(site, p, strlen(p))) == 0)
         return DECLINED;
     if (!apr_atomic_read32(&((blog_site *) site)->fast_path_checked))
         blog_warn_fast_path(r, (blog_site *) site);
-    return place == BLOG_BARE ? blog_add_slash(r, site)
-        : blog_answer(r, site);
+    return blog_answer(r, site, place);
 }
 
 /* The prefix of the r->filename of a URI the blog answers. */
@@ -635,16 +629,13 @@ static int
 blog_handler(request_rec *r)
 {
     const blog_site *site;
+    int         place;
 
     if (r->handler == NULL || strcmp(r->handler, "blog") != 0)
         return DECLINED;
     site = blog_site_of(r);
-    switch (blog_place(site, r->uri, strlen(r->uri))) {
-    case BLOG_BARE:
-        return blog_add_slash(r, site);
-    case BLOG_UNDER:
-        return blog_answer(r, site);
-    }
+    if ((place = blog_place(site, r->uri, strlen(r->uri))) != 0)
+        return blog_answer(r, site, place);
     /* outside the mount (a wider Location): the blog's 404, unless shared */
     return site->shared ? DECLINED : blog_serve(r, site, "", 0);
 }

@@ -16,8 +16,7 @@
 /* A sealed value: "BLS2", the time of sealing (8 bytes), a 12-byte random
  * nonce, a 16-byte tag, the page. */
 #define BLOG_SEAL_HEAD  40
-/* Seconds a seal's time may stray from now beyond its TTL: the clocks of
- * the web nodes that share a Redis. */
+/* Seconds a seal may stray beyond its TTL: the web nodes' clocks. */
 #define BLOG_SEAL_SKEW  5
 
 typedef struct blog_seal

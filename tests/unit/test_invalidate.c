@@ -329,6 +329,31 @@ test_inv_pg_lost(void)
     ti_wait_repeats(at);
 }
 
+/*
+ * A gap in listening (PostgreSQL gone) stops the repeats due: the pages
+ * are all a reader has then; the next LISTEN's drop covers them.
+ */
+static void
+test_inv_gap_holds_repeats(void)
+{
+    unsigned    n = fake_redis_ncmds();
+    int         at;
+
+    fake_pg_notify("blog:page:/post/g");
+    at = fake_redis_wait_cmd(n, "DEL blog:page:/post/g", TI_WAIT_MS);
+    CHECK(at > 0);
+    ti_kill_listener(FAKE_OK, FAKE_CLOSE);
+    fake_redis_put("blog:page:/post/g", "cached in the gap");
+    usleep((useconds_t) apr_time_as_msec(ti_db.query_timeout
+                                         + ti_cache.redis_timeout) * 1000
+           + 500000);
+    CHECK(fake_redis_has("blog:page:/post/g"));
+    CHECK(at > 0 && fake_redis_wait_cmd((unsigned) at, "DEL", 0) < 0);
+    fake_pg_set(&(fake_pg_conf) {0});
+    CHECK(ti_wait_listeners(1));
+    CHECK(ti_wait_gone("blog:page:/post/g"));
+}
+
 /* LISTEN refused, then the startup stalled: retried until it works. */
 static void
 test_inv_listen_refused(void)
@@ -424,6 +449,8 @@ const t_case t_invalidate_cases[] = {
      test_inv_notify_all},
     {"invalidate: Redis fails while a delete is due", test_inv_redis_fails},
     {"invalidate: PostgreSQL connection lost", test_inv_pg_lost},
+    {"invalidate: no repeat while PostgreSQL is gone",
+     test_inv_gap_holds_repeats},
     {"invalidate: LISTEN refused, startup stalled", test_inv_listen_refused},
     {"invalidate: Redis down when it starts", test_inv_redis_down_at_start},
     {"invalidate: a stop while PostgreSQL is frozen", test_inv_stop_frozen_pg},
