@@ -27,6 +27,7 @@
 #include "util_mutex.h"
 #include "apr_atomic.h"
 #include "apr_proc_mutex.h"
+#include "apr_strings.h"
 #include "apr_thread_proc.h"
 
 #include <libpq-fe.h>
@@ -71,7 +72,7 @@ static struct inv_settings
     const blog_db_settings *db;
     const char *conninfo;
     const blog_cache_settings *cache;
-    const char **bases;         /* the mounts ("" for "/") */
+    const char **keys;          /* each mount's key prefix: "blog:page:/b" */
     int         nbases;
 } inv;
 
@@ -232,19 +233,16 @@ inv_batch_add(inv_batch *b, const char *key, size_t len)
 static int
 inv_key_ours(const redisReply *k)
 {
-    const char *key = k->str;
     size_t      len = k->type == REDIS_REPLY_STRING ? k->len : 0;
     int         b;
 
     for (b = 0; b < inv.nbases; b++) {
-        size_t      at = BLOG_CACHE_PREFIX_LEN + strlen(inv.bases[b]);
+        size_t      at = strlen(inv.keys[b]);
         blog_route  rt;
 
-        if (len < at || memcmp(key, BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN)
-            || memcmp(key + BLOG_CACHE_PREFIX_LEN, inv.bases[b],
-                      at - BLOG_CACHE_PREFIX_LEN) != 0)
+        if (len < at || memcmp(k->str, inv.keys[b], at) != 0)
             continue;
-        blog_route_match(key + at, len - at, &rt);
+        blog_route_match(k->str + at, len - at, &rt);
         if (rt.kind == BLOG_ROUTE_INDEX || rt.kind == BLOG_ROUTE_POST)
             return 1;
     }
@@ -323,16 +321,15 @@ inv_delete_payload(const char *payload)
              && len <= INV_MAX_KEY && memcmp(p, BLOG_CACHE_PREFIX "/",
                                             BLOG_CACHE_PREFIX_LEN + 1) == 0;
              b++) {
-            size_t      bl = strlen(inv.bases[b]);
+            size_t      kl = strlen(inv.keys[b]);
             char       *k = buf[batch.n];
 
-            if (bl > INV_MAX_KEY)
+            if (kl > BLOG_CACHE_PREFIX_LEN + INV_MAX_KEY)
                 continue;
-            memcpy(k, BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN);
-            memcpy(k + BLOG_CACHE_PREFIX_LEN, inv.bases[b], bl);
-            memcpy(k + BLOG_CACHE_PREFIX_LEN + bl, p + BLOG_CACHE_PREFIX_LEN,
+            memcpy(k, inv.keys[b], kl);
+            memcpy(k + kl, p + BLOG_CACHE_PREFIX_LEN,
                    len - BLOG_CACHE_PREFIX_LEN);
-            if (inv_batch_add(&batch, k, len + bl) != 0)
+            if (inv_batch_add(&batch, k, kl + len - BLOG_CACHE_PREFIX_LEN))
                 return -1;
         }
         p += len;
@@ -604,14 +601,16 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
     inv = (struct inv_settings) {.s = s, .db = db, .cache = cache,
         .on = on && cache->redis_on && nbases > 0,
         .conninfo = conninfo != NULL ? conninfo : db->conninfo,
-        .bases = apr_palloc(pconf, sizeof(*inv.bases)
-                            * (apr_size_t) (nbases > 0 ? nbases : 1))};
+        .keys = apr_palloc(pconf, sizeof(*inv.keys)
+                           * (apr_size_t) (nbases > 0 ? nbases : 1))};
     for (i = 0; i < nbases; i++) {
-        for (b = 0; b < inv.nbases; b++)
-            if (strcmp(inv.bases[b], bases[i]) == 0)
-                break;
+        const char *k = apr_pstrcat(pconf, BLOG_CACHE_PREFIX, bases[i],
+                                    (char *) NULL);
+
+        for (b = 0; b < inv.nbases && strcmp(inv.keys[b], k) != 0; b++)
+            ;
         if (b == inv.nbases)
-            inv.bases[inv.nbases++] = bases[i];
+            inv.keys[inv.nbases++] = k;
     }
 }
 
