@@ -264,7 +264,7 @@ page_render(blog_build *b, const blog_tpl *tpl, const blog_frame *root,
     if (body && len > cap && HINT_FOR(len) <= HINT_MAX)
         b->size_hint = HINT_FOR(len);
     if (body == NULL) {
-        bad(b, "(rendering)", -1);
+        bad(b, "(rendering)", BLOG_BAD_RENDER);
         *out = *b->unavailable;
         return;
     }

@@ -15,6 +15,7 @@
 #define BLOG_STATUS_OK          200
 #define BLOG_STATUS_NOT_FOUND   404
 #define BLOG_STATUS_UNAVAILABLE 503
+#define BLOG_BAD_RENDER         (-2)
 
 /* The six pages, each wrapped in layout.html. */
 typedef struct blog_pageset
@@ -61,7 +62,8 @@ typedef struct blog_build
     const blog_page *unavailable;
     /* in: the size to render in one pass (0: none); out: raised past it */
     size_t      size_hint;
-    /* out: on a 503, the column at fault and its row (-1: no such column) */
+    /* out: on a 503, the column at fault and its row (-1: no such column,
+     * BLOG_BAD_RENDER: no memory for the page) */
     const char *bad_column;
     int         bad_row;
 } blog_build;

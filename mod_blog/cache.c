@@ -88,9 +88,16 @@ void
 blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
                       const blog_cache_settings *g)
 {
-    (void) s;
+    apr_status_t rv;
+
     cache_g = g;
-    apr_thread_mutex_create(&cache_l.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+    /* once per child: a lock not made is still NULL */
+    rv = apr_thread_mutex_create(&cache_l.lock, APR_THREAD_MUTEX_DEFAULT,
+                                 pchild);
+    if (rv != APR_SUCCESS)
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00064)
+                     "no lock for the Redis connection: this child "
+                     "bypasses the cache");
     apr_pool_cleanup_register(pchild, &cache_l.redis, cache_child_exit,
                               apr_pool_cleanup_null);
 }
@@ -259,7 +266,7 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
     int         len, attempt;
     va_list     ap;
 
-    if (!cache_g->redis_on)
+    if (!cache_g->redis_on || cache_l.lock == NULL)
         return NULL;
     va_start(ap, fmt);
     len = redisvFormatCommand(&buf, fmt, ap);
@@ -335,13 +342,14 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
     }
     *body = reply->str;
     *len = reply->len;
-    if (cache_g->seal.on && blog_seal_open(&cache_g->seal, key, key_len,
-                                           reply->str, reply->len, body,
-                                           len) != 0) {
+    if (cache_g->seal.on
+        && blog_seal_open(&cache_g->seal, key, key_len, reply->str,
+                          reply->len, apr_time_sec(apr_time_now()),
+                          cache_g->cache_ttl, body, len) != 0) {
         blog_log_limited(&cache_seal_log, APLOG_WARNING, 0, r->server,
                          BLOGLOGNO(00061) "the cached %.*s fails its "
-                         "BlogCacheKey MAC: rebuilt as a miss", (int) key_len,
-                         key);
+                         "BlogCacheKey MAC or is older than BlogCacheTTL: "
+                         "rebuilt as a miss", (int) key_len, key);
         freeReplyObject(reply);
         return BLOG_CACHE_MISS;
     }
@@ -361,7 +369,7 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     /* What a GET would refuse is not stored. */
     if (len + hlen > CACHE_MAX_VALUE
         || (hlen && blog_seal_make(&cache_g->seal, key, key_len, body, len,
-                                   head) != 0))
+                                   apr_time_sec(apr_time_now()), head) != 0))
         return -1;
     reply = cache_run(r, "SET", "SET %b %b%b EX %d", key, (size_t) key_len,
                       head, hlen, body, (size_t) len, cache_g->cache_ttl);
@@ -392,7 +400,7 @@ blog_cache_ping(request_rec *r, char *why, apr_size_t why_len)
         return 0;
     /* nothing tried: another thread's failure started the backoff */
     apr_snprintf(why, why_len, "Redis: %s", cache_why[0] ? cache_why
-                 : "unreachable (backing off after a failure; see the "
-                 "error log)");
+                 : "unreachable (backing off after a failure, or no lock "
+                 "in this child; see the error log)");
     return -1;
 }

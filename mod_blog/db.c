@@ -589,10 +589,13 @@ static db_outcome
 db_call(request_rec *r, int stmt, const char *param, apr_size_t param_len,
         PGresult **res, char *msg, int *retried)
 {
-    apr_time_t  deadline = apr_time_now() + db.g->query_timeout;
+    apr_time_t  deadline;
     db_outcome  outcome = DB_CONN_LOST;
     int         attempt;
 
+    if (db.g == NULL)           /* the child's pool did not start: logged */
+        return DB_NO_CONN;
+    deadline = apr_time_now() + db.g->query_timeout;
     for (attempt = 0; attempt < 2 && outcome == DB_CONN_LOST; attempt++) {
         db_conn    *c = db_checkout(r, deadline);
 
@@ -627,13 +630,18 @@ blog_db_child_init(apr_pool_t *pchild, server_rec *s,
                    const blog_db_settings *g, int eager)
 {
     apr_time_t  deadline = apr_time_now() + g->query_timeout;
+    apr_status_t rv;
     int         i;
 
     dbs_child_init(pchild, s, g->conninfo);
     memset(&db, 0, sizeof(db));
-    if (apr_thread_mutex_create(&db.lock, APR_THREAD_MUTEX_DEFAULT, pchild)
-        != APR_SUCCESS)
+    rv = apr_thread_mutex_create(&db.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00063)
+                     "no lock for the PostgreSQL pool: this child answers "
+                     "its pages 503");
         return;
+    }
     db.g = g;
     db.s = s;
     apr_pool_cleanup_register(pchild, NULL, db_child_exit,

@@ -4,9 +4,10 @@
  * instance deletes them: the child whose thread holds the process mutex
  * (robust: a dead owner releases it) listens, the others try it every
  * INV_ELECT_POLL.  Whatever it could not hear (a new LISTEN, Redis down while
- * a delete was due) it drops whole.  Each delete is repeated after
- * INV_REDELETE and after the slowest page call, for a miss that read
- * PostgreSQL just before the commit.
+ * a delete was due) it drops whole, as a "*" asks.  Each delete, and each
+ * drop, is repeated after INV_REDELETE and after the slowest page call, for
+ * a miss that read PostgreSQL just before the commit.  A drop takes only
+ * the keys of the instance's mounts: another blog may share the Redis.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* pipe2 */
@@ -16,6 +17,7 @@
 #include "pq.h"
 #include "ratelog.h"
 #include "redis.h"
+#include "router.h"
 #include "wait.h"
 
 #include "http_config.h"
@@ -25,6 +27,7 @@
 #include "util_mutex.h"
 #include "apr_atomic.h"
 #include "apr_proc_mutex.h"
+#include "apr_strings.h"
 #include "apr_thread_proc.h"
 
 #include <libpq-fe.h>
@@ -69,7 +72,7 @@ static struct inv_settings
     const blog_db_settings *db;
     const char *conninfo;
     const blog_cache_settings *cache;
-    const char **bases;         /* the mounts ("" for "/") */
+    const char **keys;          /* each mount's key prefix: "blog:page:/b" */
     int         nbases;
 } inv;
 
@@ -96,7 +99,11 @@ static struct
     blog_backoff backoff;
     blog_ratelog log;
 } inv_rd = {.conn.max_bulk = INV_MAX_REPLY};
-static int  inv_flush_due;      /* a gap: every page key must go */
+/* Every page key must go: INV_FLUSH (a gap, a "*") then twice again, or
+ * INV_FLUSH_ONCE (one of those repeats). */
+static int  inv_flush_due;
+#define INV_FLUSH           1
+#define INV_FLUSH_ONCE      2
 /* The repeats, in due order. */
 static struct
 {
@@ -125,7 +132,7 @@ inv_redis_drop(const char *what, const char *why)
                      "once Redis answers", what, g->redis_host,
                      g->redis_port ? ":" : "", g->redis_port, why);
     blog_redis_close(&inv_rd.conn);
-    inv_flush_due = 1;
+    inv_flush_due = INV_FLUSH;
     blog_outage_begin(&inv_rd.log);
     blog_backoff_fail(&inv_rd.backoff);
 }
@@ -205,7 +212,7 @@ inv_del(inv_batch *b)
                      : "unexpected reply");
     freeReplyObject(reply);
     /* a Redis that refuses writes is asked again after a backoff */
-    inv_flush_due = 1;
+    inv_flush_due = INV_FLUSH;
     blog_backoff_fail(&inv_rd.backoff);
     return -1;
 }
@@ -218,7 +225,31 @@ inv_batch_add(inv_batch *b, const char *key, size_t len)
     return ++b->n == INV_BATCH ? inv_del(b) : 0;
 }
 
-/* Every page key of every mount: SCAN by the prefix, DEL what it finds. */
+/*
+ * Whether SCAN's key is a page this instance stores: a mount's, then "/"
+ * or "/post/{slug}" (serve.c).  As the slug has no '/', a key names one
+ * mount only: another mount's pages, on another server, stay.
+ */
+static int
+inv_key_ours(const redisReply *k)
+{
+    size_t      len = k->type == REDIS_REPLY_STRING ? k->len : 0;
+    int         b;
+
+    for (b = 0; b < inv.nbases; b++) {
+        size_t      at = strlen(inv.keys[b]);
+        blog_route  rt;
+
+        if (len < at || memcmp(k->str, inv.keys[b], at) != 0)
+            continue;
+        blog_route_match(k->str + at, len - at, &rt);
+        if (rt.kind == BLOG_ROUTE_INDEX || rt.kind == BLOG_ROUTE_POST)
+            return 1;
+    }
+    return 0;
+}
+
+/* Every page key of every mount: SCAN by the prefix, DEL ours of it. */
 static int
 inv_flush(void)
 {
@@ -250,7 +281,7 @@ inv_flush(void)
         for (i = 0; i < reply->element[1]->elements && !failed; i++) {
             redisReply *k = reply->element[1]->element[i];
 
-            if (k->type == REDIS_REPLY_STRING) {
+            if (inv_key_ours(k)) {
                 failed = inv_batch_add(&b, k->str, k->len) != 0;
                 total++;
             }
@@ -269,9 +300,9 @@ inv_flush(void)
 }
 
 /*
- * Delete the keys a payload names ("*": every page) under every mount
- * ("/post/x" at /blog is "blog:page:/blog/post/x"); others are ignored: any
- * role may NOTIFY.  0 when done.
+ * Delete the keys a payload names under every mount ("/post/x" at /blog is
+ * "blog:page:/blog/post/x"); others are ignored: any role may NOTIFY.  0
+ * when done.
  */
 static int
 inv_delete_payload(const char *payload)
@@ -282,10 +313,6 @@ inv_delete_payload(const char *payload)
     const char *p = payload;
 
     batch.n = 0;
-    if (strcmp(payload, "*") == 0) {
-        inv_flush_due = 1;
-        return 0;
-    }
     for (; *p; p += strspn(p, " ")) {
         size_t      len = strcspn(p, " ");
         int         b;
@@ -294,16 +321,15 @@ inv_delete_payload(const char *payload)
              && len <= INV_MAX_KEY && memcmp(p, BLOG_CACHE_PREFIX "/",
                                             BLOG_CACHE_PREFIX_LEN + 1) == 0;
              b++) {
-            size_t      bl = strlen(inv.bases[b]);
+            size_t      kl = strlen(inv.keys[b]);
             char       *k = buf[batch.n];
 
-            if (bl > INV_MAX_KEY)
+            if (kl > BLOG_CACHE_PREFIX_LEN + INV_MAX_KEY)
                 continue;
-            memcpy(k, BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN);
-            memcpy(k + BLOG_CACHE_PREFIX_LEN, inv.bases[b], bl);
-            memcpy(k + BLOG_CACHE_PREFIX_LEN + bl, p + BLOG_CACHE_PREFIX_LEN,
+            memcpy(k, inv.keys[b], kl);
+            memcpy(k + kl, p + BLOG_CACHE_PREFIX_LEN,
                    len - BLOG_CACHE_PREFIX_LEN);
-            if (inv_batch_add(&batch, k, len + bl) != 0)
+            if (inv_batch_add(&batch, k, kl + len - BLOG_CACHE_PREFIX_LEN))
                 return -1;
         }
         p += len;
@@ -337,7 +363,7 @@ inv_pending_add(const char *payload)
 
         if (inv_q.n >= INV_MAX_PENDING
             || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
-            inv_flush_due = 1;
+            inv_flush_due = INV_FLUSH;
             return;
         }
         e->due = now + (q == 0 ? INV_REDELETE
@@ -361,7 +387,9 @@ inv_pending_run(void)
            && !inv_stopping()) {
         inv_pending *e = inv_q.head;
 
-        if (inv_delete_payload(e->keys) != 0)
+        if (strcmp(e->keys, "*") == 0)
+            inv_flush_due = INV_FLUSH_ONCE;
+        else if (inv_delete_payload(e->keys) != 0)
             return;             /* flush_due is set: the flush covers it */
         inv_q.head = e->next;
         inv_q.n--;
@@ -434,7 +462,7 @@ inv_pg_open(void)
     }
     blog_backoff_reset(&inv_pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
-    inv_flush_due = 1;
+    inv_flush_due = INV_FLUSH;
     blog_outage_end(&inv_pq.log, inv.s, BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s, BLOGLOGNO(00034)
@@ -443,7 +471,10 @@ inv_pg_open(void)
     return 0;
 }
 
-/* Read what arrived; delete the keys of each notification. */
+/*
+ * Read what arrived; delete the keys of each notification, now (unless a
+ * drop due covers them) and later; "*" (pg_blog's "every page") drops all.
+ */
 static void
 inv_pg_read(void)
 {
@@ -451,9 +482,13 @@ inv_pg_read(void)
     int         ok = PQconsumeInput(inv_pq.conn);
 
     while (ok && (n = PQnotifies(inv_pq.conn)) != NULL) {
-        if (!inv_flush_due && inv_delete_payload(n->extra) == 0
-            && !inv_flush_due)
+        if (strcmp(n->extra, "*") == 0)
+            inv_flush_due = INV_FLUSH;
+        else {
+            if (!inv_flush_due)
+                inv_delete_payload(n->extra);
             inv_pending_add(n->extra);
+        }
         PQfreemem(n);
     }
     /* Nothing else is sent on this connection: a result is a server error. */
@@ -479,16 +514,24 @@ inv_step(void)
         && apr_time_now() >= blog_backoff_next(&inv_pq.backoff))
         inv_pg_open();
     if (inv_flush_due) {
-        inv_pending_clear();        /* the flush covers them */
+        int         repeated = inv_flush_due == INV_FLUSH;
+
+        if (repeated)
+            inv_pending_clear();    /* the flush and its repeats cover them */
         if (!inv_stopping() && inv_flush() == 0) {
             inv_flush_due = 0;
             blog_backoff_reset(&inv_rd.backoff);
+            if (repeated)
+                inv_pending_add("*");
         }
     }
-    else
+    /* not in a gap: the pages are all a reader has, the next LISTEN's
+     * drop covers what was due */
+    else if (inv_pq.conn != NULL)
         inv_pending_run();
     wake_at = apr_time_now() + apr_time_from_sec(1);
-    if (inv_q.head != NULL && inv_q.head->due < wake_at)
+    if (inv_pq.conn != NULL && inv_q.head != NULL
+        && inv_q.head->due < wake_at)
         wake_at = inv_q.head->due;
     if (inv_pq.conn == NULL && blog_backoff_next(&inv_pq.backoff) < wake_at)
         wake_at = blog_backoff_next(&inv_pq.backoff);
@@ -558,14 +601,16 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
     inv = (struct inv_settings) {.s = s, .db = db, .cache = cache,
         .on = on && cache->redis_on && nbases > 0,
         .conninfo = conninfo != NULL ? conninfo : db->conninfo,
-        .bases = apr_palloc(pconf, sizeof(*inv.bases)
-                            * (apr_size_t) (nbases > 0 ? nbases : 1))};
+        .keys = apr_palloc(pconf, sizeof(*inv.keys)
+                           * (apr_size_t) (nbases > 0 ? nbases : 1))};
     for (i = 0; i < nbases; i++) {
-        for (b = 0; b < inv.nbases; b++)
-            if (strcmp(inv.bases[b], bases[i]) == 0)
-                break;
+        const char *k = apr_pstrcat(pconf, BLOG_CACHE_PREFIX, bases[i],
+                                    (char *) NULL);
+
+        for (b = 0; b < inv.nbases && strcmp(inv.keys[b], k) != 0; b++)
+            ;
         if (b == inv.nbases)
-            inv.bases[inv.nbases++] = bases[i];
+            inv.keys[inv.nbases++] = k;
     }
 }
 

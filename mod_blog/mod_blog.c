@@ -1,7 +1,8 @@
 /*
  * mod_blog.c - the module record, its configuration (from directives.h)
  * and its hooks.  Two ways in serve the same bytes: the handler "blog"
- * (BlogFastPath Off) or quick_handler (On), both on the raw request path.
+ * (BlogFastPath Off) or quick_handler (On).  A URL is the blog's by its
+ * path normalised, as core's walks see it; its page by the path as sent.
  */
 #include "cache.h"
 #include "logno.h"
@@ -177,7 +178,7 @@ blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
         return apr_psprintf(p, "%s must be host:port, [v6addr]:port, "
                             "rediss://host:port, a socket path, or off",
                             d->name);
-    cs->redis_host = scope ? apr_pstrcat(p, host, "%", scope, NULL) : host;
+    cs->redis_host = scope ? apr_psprintf(p, "%s%%%s", host, scope) : host;
     cs->redis_port = port;
     return NULL;
 }
@@ -297,7 +298,7 @@ blog_cmd(cmd_parms *cmd, void *dummy, const char *arg, const char *arg2)
     (void) dummy;
     if (arg2 != NULL && d->type != BLOG_DT_MOUNT)
         return apr_pstrcat(cmd->pool, d->name, " takes one argument, ",
-                           cmd->cmd->errmsg, NULL);
+                           cmd->cmd->errmsg, (char *) NULL);
     if (d->where == BLOG_DW_SERVER)
         err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
     if (err == NULL)
@@ -442,29 +443,59 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
 
 /* ---- Requests ---- */
 
+#define BLOG_UNDER  1               /* a path under the mount */
+#define BLOG_BARE   2               /* the mount without its slash */
+
 /*
- * 1 when the path as sent, without the query, is under site's mount (and,
- * with "shared", one of the blog's own): *path is then the rest, from '/'.
+ * Where a path, normalised as core's walks see it, stands: under site's
+ * mount (with "shared", one of the blog's own), the mount itself without
+ * its slash (mod_dir's redirect), or 0: not the blog's.
  */
 static int
-blog_owns(request_rec *r, const blog_site *site, const char **path,
-          apr_size_t *len)
+blog_place(const blog_site *site, const char *p, apr_size_t len)
+{
+    if (len < site->base_len || memcmp(p, site->base, site->base_len) != 0)
+        return 0;
+    if (len == site->base_len)
+        return site->base_len > 0 ? BLOG_BARE : 0;
+    if (p[site->base_len] != '/')
+        return 0;
+    return !site->shared || blog_route_owned(p + site->base_len,
+                                             len - site->base_len)
+        ? BLOG_UNDER : 0;
+}
+
+/*
+ * The blog's answer to a URL of its own, at place: the mount without its
+ * slash is mod_dir's 301 to it with one; else the page of the path as
+ * sent, without the query, after the mount (pages match byte for byte, no
+ * decoding: docs/CONTRACT.md section 2.1), its 404 when the path as sent
+ * is not under the mount (//blog/, /x/../blog/).
+ */
+static int
+blog_answer(request_rec *r, const blog_site *site, int place)
 {
     const char *u = r->unparsed_uri;
+    apr_uri_t   uri;
+    apr_size_t  len;
 
-    if (u != NULL && u[0] == '/')
-        *len = strcspn(u, "?");
-    /* absolute-form request target: apr_uri_parse split it, undecoded */
-    else if ((u = r->parsed_uri.path) != NULL)
-        *len = strlen(u);
-    else
-        return 0;
-    if (*len <= site->base_len || memcmp(u, site->base, site->base_len) != 0
-        || u[site->base_len] != '/')
-        return 0;
-    *path = u + site->base_len;
-    *len -= site->base_len;
-    return !site->shared || blog_route_owned(*path, *len);
+    if (place == BLOG_BARE) {
+        u = apr_pstrcat(r->pool, ap_escape_uri(r->pool, site->base),
+                        r->args ? "/?" : "/", r->args, (char *) NULL);
+        apr_table_setn(r->headers_out, "Location",
+                       ap_construct_url(r->pool, u, r));
+        return HTTP_MOVED_PERMANENTLY;
+    }
+    /* an absolute-form target: its path, undecoded */
+    if (u != NULL && u[0] != '/'
+        && apr_uri_parse(r->pool, u, &uri) == APR_SUCCESS)
+        u = uri.path;
+    if (u == NULL)
+        u = "";
+    len = strcspn(u, "?");
+    if (blog_place(site, u, len) != BLOG_UNDER)
+        return blog_serve(r, site, "", 0);
+    return blog_serve(r, site, u + site->base_len, len - site->base_len);
 }
 
 /* check_config made every server's. */
@@ -486,7 +517,7 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
 
     if (apr_atomic_xchg32(&site->fast_path_checked, 1))
         return;
-    uri = apr_pstrcat(r->pool, site->base, "/", NULL);
+    uri = apr_pstrcat(r->pool, site->base, "/", (char *) NULL);
     sub = ap_sub_req_lookup_uri(uri, r, NULL);
     if (sub->status == HTTP_UNAUTHORIZED || sub->status == HTTP_FORBIDDEN)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server, BLOGLOGNO(00006)
@@ -499,24 +530,22 @@ blog_warn_fast_path(request_rec *r, blog_site *site)
 }
 
 /*
- * 1 for a path core would reject before any access check (with
- * ap_process_request_internal's flags): docs/CONTRACT.md wants the blog's
- * 404 (or 405) for it, so quick_handler answers it even with the fast path
- * off.
+ * The path as ap_process_request_internal will make it (with its flags),
+ * for quick_handler, which runs before: NULL for one core rejects.
  */
-static int
-blog_core_rejects(request_rec *r)
+static const char *
+blog_core_path(request_rec *r)
 {
     core_server_config *sc =
         ap_get_core_module_config(r->server->module_config);
     core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
-    unsigned int nflags = AP_NORMALIZE_NOT_ABOVE_ROOT
-        | AP_NORMALIZE_DECODE_UNRESERVED;
+    unsigned int nflags = AP_NORMALIZE_NOT_ABOVE_ROOT;
     unsigned int uflags = AP_UNESCAPE_URL_KEEP_UNRESERVED;
     char       *p = r->parsed_uri.path;
 
-    if (p == NULL || (strchr(p, '%') == NULL && strstr(p, "/.") == NULL))
-        return 0;
+    if (strchr(p, '%') == NULL && strstr(p, "/.") == NULL
+        && strstr(p, "//") == NULL)
+        return p;
     p = apr_pstrdup(r->pool, p);
     if (sc->merge_slashes != AP_CORE_CONFIG_OFF)
         nflags |= AP_NORMALIZE_MERGE_SLASHES;
@@ -524,16 +553,26 @@ blog_core_rejects(request_rec *r)
         uflags |= AP_UNESCAPE_URL_FORBID_SLASHES;
     else if (!d->decode_encoded_slashes)
         uflags |= AP_UNESCAPE_URL_KEEP_SLASHES;
-    return !ap_normalize_path(p, nflags)
-        || ap_unescape_url_ex(p, uflags) != OK;
+    if (!ap_normalize_path(p, nflags | AP_NORMALIZE_DECODE_UNRESERVED)
+        || ap_unescape_url_ex(p, uflags) != OK)
+        return NULL;
+    /* a decoded %2F may make new segments: core normalises again */
+    if (d->allow_encoded_slashes && d->decode_encoded_slashes)
+        ap_normalize_path(p, nflags);
+    return p;
 }
 
+/*
+ * A path core rejects (400, 404) under the mount as sent is the blog's 404
+ * (docs/CONTRACT.md), even with the fast path off; else, with it on, every
+ * path under the mount, normalised, is the blog's, from here.
+ */
 static int
 blog_quick_handler(request_rec *r, int lookup)
 {
     const blog_site *site;
-    const char *path;
-    apr_size_t  len;
+    const char *p;
+    int         place;
 
     if (lookup || r->main != NULL || r->proxyreq != PROXYREQ_NONE)
         return DECLINED;
@@ -543,14 +582,17 @@ blog_quick_handler(request_rec *r, int lookup)
         && !site->shared && site->base_len == 0 && r->unparsed_uri != NULL
         && strcmp(r->unparsed_uri, "*") == 0)
         return blog_respond(r, HTTP_OK, "", 0, NULL);
-    if (!site->mounted || !blog_owns(r, site, &path, &len))
+    if (!site->mounted || r->parsed_uri.path == NULL)
         return DECLINED;
-    if (!site->fast_path)
-        return blog_core_rejects(r) ? blog_serve(r, site, path, len)
-            : DECLINED;
+    if ((p = blog_core_path(r)) == NULL)
+        return blog_place(site, r->parsed_uri.path,
+                          strlen(r->parsed_uri.path)) == BLOG_UNDER
+            ? blog_answer(r, site, BLOG_UNDER) : DECLINED;
+    if (!site->fast_path || (place = blog_place(site, p, strlen(p))) == 0)
+        return DECLINED;
     if (!apr_atomic_read32(&((blog_site *) site)->fast_path_checked))
         blog_warn_fast_path(r, (blog_site *) site);
-    return blog_serve(r, site, path, len);
+    return blog_answer(r, site, place);
 }
 
 /* The prefix of the r->filename of a URI the blog answers. */
@@ -561,13 +603,12 @@ static int
 blog_translate_name(request_rec *r)
 {
     const blog_site *site = blog_site_of(r);
-    const char *path;
-    apr_size_t  len;
 
     if (!site->mounted || r->proxyreq != PROXYREQ_NONE
-        || !blog_owns(r, site, &path, &len))
+        || !blog_place(site, r->uri, strlen(r->uri)))
         return DECLINED;
-    r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri, NULL);
+    r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri,
+                              (char *) NULL);
     r->handler = "blog";
     return OK;
 }
@@ -583,18 +624,18 @@ blog_map_to_storage(request_rec *r)
     return OK;
 }
 
+/* After access control: r->uri is normalised. */
 static int
 blog_handler(request_rec *r)
 {
     const blog_site *site;
-    const char *path;
-    apr_size_t  len;
+    int         place;
 
     if (r->handler == NULL || strcmp(r->handler, "blog") != 0)
         return DECLINED;
     site = blog_site_of(r);
-    if (blog_owns(r, site, &path, &len))
-        return blog_serve(r, site, path, len);
+    if ((place = blog_place(site, r->uri, strlen(r->uri))) != 0)
+        return blog_answer(r, site, place);
     /* outside the mount (a wider Location): the blog's 404, unless shared */
     return site->shared ? DECLINED : blog_serve(r, site, "", 0);
 }

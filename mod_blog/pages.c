@@ -118,8 +118,9 @@ static void
 page_build(request_rec *r, const blog_site *site, int stmt,
            const char *param, apr_size_t param_len, blog_page *out)
 {
-    static const char *const fn[] = {
-        "blog.index_page", "blog.post_page", "blog.tag_page"
+    /* what made the page, indexed as pages_size_hint */
+    static const char *const fn[PAGES_HINT_COMPUTE + 1] = {
+        "blog.index_page", "blog.post_page", "blog.tag_page", "/compute"
     };
     static const build_fn build[] = {
         blog_build_index, blog_build_post, blog_build_tag
@@ -147,7 +148,10 @@ page_build(request_rec *r, const blog_site *site, int stmt,
         apr_atomic_set32(hint, (apr_uint32_t) b.size_hint);
     if (b.bad_column == NULL)
         return;
-    if (b.bad_row < 0)
+    if (b.bad_row == BLOG_BAD_RENDER)
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, APR_ENOMEM, r, BLOGLOGNO(00062)
+                      "%s: no memory to render the page", fn[stmt]);
+    else if (b.bad_row < 0)
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00038)
                       "%s returned no column %s", fn[stmt], b.bad_column);
     else

@@ -14,20 +14,21 @@ blog_log_limited_(blog_ratelog *rl, const char *file, int line,
                   int module_index, int level, apr_status_t status,
                   const server_rec *s, const char *fmt, ...)
 {
+    int         k = level > APLOG_ERR;
     apr_time_t  now = apr_time_now();
-    apr_time_t  start = (apr_time_t) apr_atomic_read64(&rl->window_start);
+    apr_time_t  start = (apr_time_t) apr_atomic_read64(&rl->window_start[k]);
     apr_uint32_t held;
     char        msg[512];
     va_list     ap;
 
     /* One thread wins a new window; the others count as held back. */
     if ((start != 0 && now - start < BLOG_RATELOG_PERIOD)
-        || apr_atomic_cas64(&rl->window_start, (apr_uint64_t) now,
+        || apr_atomic_cas64(&rl->window_start[k], (apr_uint64_t) now,
                             (apr_uint64_t) start) != (apr_uint64_t) start) {
-        apr_atomic_inc32(&rl->held);
+        apr_atomic_inc32(&rl->held[k]);
         return;
     }
-    held = apr_atomic_xchg32(&rl->held, 0);
+    held = apr_atomic_xchg32(&rl->held[k], 0);
     va_start(ap, fmt);
     apr_vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);

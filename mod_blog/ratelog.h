@@ -14,8 +14,10 @@
 /* The warnings about one service (PostgreSQL, Redis); zero-initialised. */
 typedef struct blog_ratelog
 {
-    apr_uint64_t window_start;  /* apr_time_t: the last line written */
-    apr_uint32_t held;          /* warnings since, not written */
+    /* per class, [0] errors and worse, [1] the rest: a warning never
+     * holds an error back */
+    apr_uint64_t window_start[2];       /* apr_time_t: its last line */
+    apr_uint32_t held[2];       /* lines since, not written */
     apr_uint64_t since;         /* apr_time_t: its outage began; 0: none */
     apr_uint64_t last_said;     /* apr_time_t: an outage's end last logged */
 } blog_ratelog;
@@ -24,9 +26,9 @@ typedef struct blog_ratelog
 #define BLOG_RATELOG_PERIOD apr_time_from_sec(5)
 
 /*
- * Log unless this kind was written less than BLOG_RATELOG_PERIOD ago; the
- * next line says how many were held back.  A macro, for the caller's
- * APLOG_MARK; fmt starts with its BLOGLOGNO tag.
+ * Log unless a line of this class was written less than
+ * BLOG_RATELOG_PERIOD ago; the next says how many were held back.  A
+ * macro, for the caller's APLOG_MARK; fmt starts with its BLOGLOGNO tag.
  */
 #define blog_log_limited(rl, level, status, s, ...) \
     blog_log_limited_(rl, APLOG_MARK, level, status, s, __VA_ARGS__)

@@ -24,7 +24,6 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
 {
     conn_rec   *c = r->connection;
     apr_bucket_brigade *bb;
-    apr_status_t rv;
 
     r->status = status;
     /* every answer, 404, 405 and 503 too (docs/CONTRACT.md section 2) */
@@ -38,17 +37,22 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
              || r->method_number == M_OPTIONS)
         apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
 
-    /* GET and HEAD: an OPTIONS answer describes no representation */
+    /*
+     * GET and HEAD: an OPTIONS answer describes no representation.  No
+     * Last-Modified, so If-Modified-Since and If-Unmodified-Since are
+     * ignored (RFC 9110 13.1.3, 13.1.4); ap_meets_conditions would weigh
+     * them against now, and answer 304 for a page that changed.
+     */
     if (status == HTTP_OK && r->method_number == M_GET) {
-        int         cond;
-
         apr_table_setn(r->headers_out, "ETag",
                        apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT
                                     "\"",
                                     (apr_uint64_t) XXH3_64bits(body, len)));
-        cond = ap_meets_conditions(r);
-        if (cond != OK)
-            return cond;
+        if (ap_condition_if_match(r, r->headers_out) == AP_CONDITION_NOMATCH)
+            return HTTP_PRECONDITION_FAILED;
+        if (ap_condition_if_none_match(r, r->headers_out)
+            > AP_CONDITION_NOMATCH)
+            return HTTP_NOT_MODIFIED;
     }
 
     bb = apr_brigade_create(r->pool, c->bucket_alloc);
@@ -69,9 +73,7 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
     if (len <= BLOG_FLUSH_MAX)
         APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_flush_create(c->bucket_alloc));
     APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(c->bucket_alloc));
-    rv = ap_pass_brigade(r->output_filters, bb);
-    if (rv != APR_SUCCESS)
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, rv, r,
-                      BLOGLOGNO(00040) "writing the response failed");
-    return OK;
+    /* as core's handler: a write that failed is no OK (logged at DEBUG) */
+    return ap_pass_brigade_fchk(r, bb, BLOGLOGNO(00040)
+                                "writing the response failed");
 }

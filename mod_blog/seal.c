@@ -20,7 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define SEAL_MAGIC      "BLS1"
+#define SEAL_MAGIC      "BLS2"
+#define SEAL_STAMP      8       /* the time of sealing, seconds, big-endian */
 #define SEAL_NONCE      12
 #define SEAL_TAG        16
 
@@ -131,9 +132,10 @@ seal_ctx(const blog_seal *k)
     return c;
 }
 
-/* The tag of (magic, name length, name, body) under nonce. */
+/* The tag of (magic and stamp: head, name length, name, body) under the
+ * nonce that follows them in head. */
 static int
-seal_tag(const blog_seal *k, const unsigned char *nonce, const char *name,
+seal_tag(const blog_seal *k, const unsigned char *head, const char *name,
          size_t name_len, const char *body, size_t len,
          unsigned char tag[SEAL_TAG])
 {
@@ -147,9 +149,8 @@ seal_tag(const blog_seal *k, const unsigned char *nonce, const char *name,
     if (name_len > INT_MAX || len > INT_MAX || (c = seal_ctx(k)) == NULL)
         return -1;
     /* the key stays; a new nonce starts a new GHASH */
-    ok = EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce)
-        && EVP_EncryptUpdate(c, NULL, &out,
-                             (const unsigned char *) SEAL_MAGIC, 4)
+    ok = EVP_EncryptInit_ex(c, NULL, NULL, NULL, head + 4 + SEAL_STAMP)
+        && EVP_EncryptUpdate(c, NULL, &out, head, 4 + SEAL_STAMP)
         && EVP_EncryptUpdate(c, NULL, &out, nl, 4)
         && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) name,
                              (int) name_len)
@@ -163,29 +164,38 @@ seal_tag(const blog_seal *k, const unsigned char *nonce, const char *name,
 
 int
 blog_seal_make(const blog_seal *k, const char *name, size_t name_len,
-               const char *body, size_t len,
+               const char *body, size_t len, int64_t now,
                unsigned char head[BLOG_SEAL_HEAD])
 {
-    unsigned char *nonce = head + 4;
+    int         i;
 
     memcpy(head, SEAL_MAGIC, 4);
-    if (RAND_bytes(nonce, SEAL_NONCE) != 1)
+    for (i = 0; i < SEAL_STAMP; i++)
+        head[4 + i] = (unsigned char) ((uint64_t) now >> (56 - 8 * i));
+    if (RAND_bytes(head + 4 + SEAL_STAMP, SEAL_NONCE) != 1)
         return -1;
-    return seal_tag(k, nonce, name, name_len, body, len, nonce + SEAL_NONCE);
+    return seal_tag(k, head, name, name_len, body, len,
+                    head + 4 + SEAL_STAMP + SEAL_NONCE);
 }
 
 int
 blog_seal_open(const blog_seal *k, const char *name, size_t name_len,
-               const char *value, size_t value_len, const char **body,
-               size_t *len)
+               const char *value, size_t value_len, int64_t now,
+               int64_t ttl, const char **body, size_t *len)
 {
     const unsigned char *v = (const unsigned char *) value;
     unsigned char tag[SEAL_TAG];
+    uint64_t    stamp = 0;
+    int         i;
 
+    for (i = 0; i < SEAL_STAMP && value_len >= BLOG_SEAL_HEAD; i++)
+        stamp = stamp << 8 | v[4 + i];
     if (value_len < BLOG_SEAL_HEAD || memcmp(v, SEAL_MAGIC, 4) != 0
-        || seal_tag(k, v + 4, name, name_len, value + BLOG_SEAL_HEAD,
+        || seal_tag(k, v, name, name_len, value + BLOG_SEAL_HEAD,
                     value_len - BLOG_SEAL_HEAD, tag) != 0
-        || CRYPTO_memcmp(tag, v + 4 + SEAL_NONCE, SEAL_TAG) != 0)
+        || CRYPTO_memcmp(tag, v + 4 + SEAL_STAMP + SEAL_NONCE, SEAL_TAG) != 0
+        || (int64_t) stamp > now + BLOG_SEAL_SKEW
+        || (int64_t) stamp < now - ttl - BLOG_SEAL_SKEW)
         return -1;
     *body = value + BLOG_SEAL_HEAD;
     *len = value_len - BLOG_SEAL_HEAD;

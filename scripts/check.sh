@@ -50,6 +50,8 @@ part versions tests/tree/versions.sh
 part "log tags" python3 tests/tree/logno.py
 # the peer's figures in make bench (bench/peer.py), on made-up runs
 part "bench: peer figures" python3 tests/bench/peer.py
+# cppcheck: warning, performance and portability findings (none allowed)
+part cppcheck tests/tree/cppcheck.sh
 part unit make -s -C tests/unit check
 part valgrind make -s -C tests/unit valgrind
 

@@ -48,6 +48,8 @@ coverage="gcovr"
 # the h2c Upgrade (python3-h2); its other HTTP/2 cases need Debian's curl,
 # which is built with nghttp2
 test="$test openssl apache2-utils python3-h2"
+# the static part of make check (tests/tree/cppcheck.sh)
+test="$test cppcheck"
 
 [ $# -gt 0 ] || set -- runtime build stack test
 PKGS=""

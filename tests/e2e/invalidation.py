@@ -8,15 +8,19 @@ made stale; mod_blog's one listener deletes them (mod_blog/invalidate.c).
 Checks: one listener; a write through each write function, and one in
 plain SQL, shows on /post/{slug}/cached and /cached within 1 s, and only
 the named keys go; after a gap in listening (PostgreSQL restarted, the
-listener's session killed) every page key is dropped.  Everything written
-is removed at the end and the seed's pages are checked against
-tests/golden.  Ends with `N passed, N failed`.
+listener's session killed) every page key is dropped, and never the pages
+of another mount sharing the Redis; a miss that read PostgreSQL before a
+write of more than 200 pages ("*") and stores its page after the drop
+(held on a lock in between) is gone by BlogQueryTimeout + BlogRedisTimeout.
+Everything written is removed at the end and the seed's pages are checked
+against tests/golden.  Ends with `N passed, N failed`.
 """
 
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 sys.dont_write_bytecode = True
@@ -29,6 +33,11 @@ GOLDEN = os.path.join(bt.ROOT, "tests", "golden")
 # seconds a write may take to reach a cached page: the listener deletes at
 # once; the margin is the loaded machine's, far below the cache TTL (60 s)
 FRESH = 1.0 + bt.MARGIN
+# BlogQueryTimeout + BlogRedisTimeout: the stack's (the module's defaults)
+BOUND = 5.0 + 0.2
+# Pages of another blog on the same Redis, mounted at /elsewhere: no
+# listener of this one may delete them.
+OTHERS = ("blog:page:/elsewhere/", "blog:page:/elsewhere/post/post-6")
 
 
 def golden(name):
@@ -99,6 +108,62 @@ def warm(*paths):
 def keys():
     return set(k.decode() if isinstance(k, bytes) else k
                for k in (bt.redis_cmd("KEYS", "blog:page:*") or []))
+
+
+def plant_others():
+    for k in OTHERS:
+        bt.redis_cmd("SET", k, "another blog's page", "EX", "120")
+
+
+def others_kept(what):
+    T.check(all(bt.redis_cmd("EXISTS", k) == 1 for k in OTHERS),
+            "%s: another mount's pages stay (%s)" % (what, ", ".join(OTHERS)))
+
+
+def locks_on_comments(granted):
+    return bt.psql("SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                   " WHERE c.relname = 'comments' AND l.granted = %s" % granted)[0][0] != "0"
+
+
+def miss_across_drop():
+    """A miss of /post/post-777/cached reads blog.posts (its snapshot taken),
+    then waits on a lock of blog.comments; meanwhile 300 posts are updated
+    at once (301 keys: pg_blog sends "*") and the listener drops every
+    page; the lock goes, the miss stores the old page after the drop.  The
+    drop is repeated after BOUND: the old page is gone by then (it lived
+    its 60 s before)."""
+    path, key = "/post/post-777/cached", "blog:page:/post/post-777"
+    bt.redis_cmd("DEL", key)
+    locker = subprocess.Popen(
+        ["psql", "-X", "-q", "-c", "BEGIN; LOCK TABLE blog.comments IN ACCESS EXCLUSIVE "
+         "MODE; SELECT pg_sleep(2); COMMIT;"], stdout=subprocess.DEVNULL)
+    got = {}
+    try:
+        T.check(bt.wait_for(lambda: locks_on_comments("true"), 5 + bt.MARGIN, 0.02),
+                "the lock on blog.comments is held")
+        reader = threading.Thread(target=lambda: got.update(r=bt.get(path, timeout=30)))
+        reader.start()
+        T.check(bt.wait_for(lambda: locks_on_comments("false"), 5 + bt.MARGIN, 0.02),
+                "the miss waits on the lock, its snapshot taken")
+        bt.psql("UPDATE blog.posts SET title = title || ' #' WHERE id BETWEEN 701 AND 1000")
+        t_commit = time.monotonic()
+        reader.join(30)
+        r = got.get("r")
+        T.check(r is not None and r.status == 200 and r.get("x-cache") == "MISS"
+                and b" #</h1>" not in r.body,
+                "the miss answered the page as it read it, before the write",
+                r.brief() if r else "no answer")
+        fresh = lambda: bt.get(path).body == bt.get("/post/post-777").body  # noqa: E731
+        T.check(bt.wait_for(fresh, BOUND + bt.MARGIN, 0.1),
+                "the old page it stored after the drop is gone within BlogQueryTimeout + "
+                "BlogRedisTimeout (%.1f s, with the margin %.0f s)" % (BOUND, bt.MARGIN),
+                "still the old page")
+        T.note("a miss stored across a drop: fresh %.2f s after the commit (bound %.1f s)"
+               % (time.monotonic() - t_commit, BOUND))
+    finally:
+        locker.wait(30)
+        bt.psql("UPDATE blog.posts SET title = regexp_replace(title, '( #)+$', '')"
+                " WHERE id BETWEEN 701 AND 1000")
 
 
 def restore_seed():
@@ -185,13 +250,25 @@ def main():
 
     # A gap: the listener's session killed.
     bt.redis_cmd("SET", "blog:page:/post/post-6", "stale", "EX", "60")
+    plant_others()
     old = listeners()
     bt.psql("SELECT pg_terminate_backend(%d);" % old[0] if old else "SELECT 1;")
     T.check(bt.wait_for(lambda: listeners() and listeners() != old, 5 + bt.MARGIN),
             "a killed listener session is replaced", "listeners %s" % listeners())
     T.check(bt.wait_for(lambda: bt.redis_cmd("EXISTS", "blog:page:/post/post-6") == 0, 3 + bt.MARGIN),
             "after the listener's session was lost every page key is dropped")
+    others_kept("after the listener's session was lost")
     bt.redis_cmd("DEL", "blog:inv-test:other")
+
+    # "*", and the race it left open for a whole TTL.
+    bt.redis_cmd("SET", "blog:page:/post/post-7", "stale", "EX", "60")
+    bt.psql("NOTIFY blog_cache, '*'")
+    T.check(bt.wait_for(lambda: bt.redis_cmd("EXISTS", "blog:page:/post/post-7") == 0,
+                        FRESH), "\"*\" drops every page key")
+    others_kept("after \"*\"")
+    miss_across_drop()
+    for k in OTHERS:
+        bt.redis_cmd("DEL", k)
 
     # The listening child killed: another child takes over.
     old = listeners()

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""The blog at "/" beside the rest of a virtual host (docs/OPERATIONS.md, "Directives",
+"""The blog beside the rest of a virtual host (docs/OPERATIONS.md, "Directives",
 BlogMount): with `BlogMount / shared` the blog answers its own paths and
 Apache the others (the DocumentRoot's files, /.well-known/, /server-status);
 with plain `BlogMount /`, as the private stack and the contract have it,
-the blog owns every path and any other is its 404 page.
+the blog owns every path and any other is its 404 page; with `BlogMount
+/blog` beside static files, a URL is the blog's by its normalised path
+only (/blog/../hello.txt is the file, as on a server without the blog;
+//blog/ is the blog's), /blog is redirected to /blog/ as mod_dir does, and
+OPTIONS answers with the methods (docs/CONTRACT.md section 2.1).
 
     . scripts/env.sh && python3 tests/e2e/mount_shared.py
 
 Adds var/httpd/conf.d/mount-shared.conf (which conf/httpd.conf.in
 includes): two name-based virtual hosts on the stack's own address, the
 first (the default) left as the main server says, the second
-`shared.test` with `BlogMount / shared`, a DocumentRoot and mod_status.
+`shared.test` with `BlogMount / shared`, a DocumentRoot and mod_status, the
+third `mounted.test` with `BlogMount /blog` and the same DocumentRoot.
 Restarts Apache with it, checks both hosts, and restarts it without it,
 pass or fail.  Runs under either MPM and either BlogFastPath.
 """
@@ -31,6 +36,7 @@ CONF_D = os.path.join(bt.VAR, "httpd", "conf.d")
 SNIPPET = os.path.join(CONF_D, "mount-shared.conf")
 DOCROOT = os.path.join(bt.VAR, "httpd", "shared-docroot")
 SHARED = "shared.test"
+MOUNTED = "mounted.test"
 NOT_FOUND = ref.render_not_found()
 FILES = {
     "hello.txt": b"a file of the DocumentRoot\n",
@@ -59,6 +65,16 @@ CONF = """# written by tests/e2e/mount_shared.py; removed after it
         SetHandler server-status
     </Location>
 </VirtualHost>
+<VirtualHost {host}:{port}>
+    ServerName {mounted}
+    DocumentRoot "{docroot}"
+    <Directory "{docroot}">
+        Require all granted
+    </Directory>
+    <IfModule blog_module>
+        BlogMount /blog
+    </IfModule>
+</VirtualHost>
 """
 
 
@@ -84,6 +100,46 @@ def apache_answer(what, r, status, body=None):
     T.check(r.status == status and (body is None or r.body == body)
             and r.body != NOT_FOUND and r.get("content-type") != bt.CONTENT_TYPE,
             "%s: Apache's answer (%d)" % (what, status), r.brief())
+
+
+def mounted(page):
+    """A page as the blog renders it under /blog: its links carry the mount."""
+    return page.replace(b'href="/', b'href="/blog/')
+
+
+def mount_checks():
+    """mounted.test: the blog at /blog beside the DocumentRoot's files."""
+    index, post = mounted(golden("index.html")), mounted(golden("post-31.html"))
+    not_found = mounted(NOT_FOUND)
+    hello = FILES["hello.txt"]
+    blog_page("mounted /blog/ is the index", fetch(MOUNTED, "/blog/"), 200, index)
+    blog_page("mounted /blog/post/post-31", fetch(MOUNTED, "/blog/post/post-31"), 200, post)
+    blog_page("mounted /blog/post/post-31/cached", fetch(MOUNTED, "/blog/post/post-31/cached"),
+              200, post)
+    apache_answer("mounted /hello.txt (a file)", fetch(MOUNTED, "/hello.txt"), 200, hello)
+    apache_answer("mounted /blogx (not under /blog/)", fetch(MOUNTED, "/blogx"), 404)
+    # by the normalised path, as Apache without the blog would serve them
+    for path in ("/blog/../hello.txt", "/blog/%2e%2e/hello.txt", "/blog/.%2E/hello.txt",
+                 "/blog/post/../../hello.txt", "/blog/./../hello.txt"):
+        apache_answer("mounted %s is the file, not the blog's" % path,
+                      fetch(MOUNTED, path), 200, hello)
+    # merged slashes and dot segments: the blog's URLs; not its pages as sent
+    for path in ("//blog/", "/blog//post/post-31", "/blog/./post/post-31",
+                 "/x/../blog/post/post-31", "/blog/%70ost/post-31"):
+        blog_page("mounted %s is the blog's, its 404 (pages match as sent)" % path,
+                  fetch(MOUNTED, path), 404, not_found)
+    for path, loc in (("/blog", "/blog/"), ("/blog?a=1&b=2", "/blog/?a=1&b=2"),
+                      ("/x/../blog", "/blog/")):
+        for m in ("GET", "HEAD"):
+            r = fetch(MOUNTED, path, m)
+            # the Host sent, its port none: ap_construct_url's URL
+            T.check(r.status == 301 and r.get("location") == "http://%s%s" % (MOUNTED, loc),
+                    "mounted %s %s -> 301 to %s, as mod_dir" % (m, path, loc), r.brief())
+    for path in ("/blog/", "/blog/post/post-31", "/blog/post/post-31/cached", "/blog/nope"):
+        r = fetch(MOUNTED, path, "OPTIONS")
+        T.check(r.status == 200 and r.get("allow") == "GET, HEAD" and r.body == b""
+                and r.get("content-length") == "0",
+                "mounted OPTIONS %s -> 200, Allow: GET, HEAD, no body" % path, r.brief())
 
 
 def restart(what):
@@ -133,10 +189,12 @@ def main():
             f.write(body)
         os.chmod(path, 0o644)
     with open(SNIPPET, "w") as f:
-        f.write(CONF.format(host=bt.HOST, port=bt.HTTP_PORT, shared=SHARED, docroot=DOCROOT))
+        f.write(CONF.format(host=bt.HOST, port=bt.HTTP_PORT, shared=SHARED, docroot=DOCROOT,
+                            mounted=MOUNTED))
     try:
         if restart("Apache restarts with the shared-mount virtual hosts"):
             checks()
+            mount_checks()
     finally:
         os.unlink(SNIPPET)
         shutil.rmtree(DOCROOT, ignore_errors=True)

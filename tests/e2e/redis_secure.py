@@ -14,7 +14,8 @@ password while Redis wants one (pages BYPASS with the real body, /health
 read refused at start-up; with BlogCacheKey, each forged SET (a wrong MAC,
 truncated, no envelope, another page's valid entry, one sealed under
 another key file) answered MISS with the real page and stored again
-sealed; rediss:// with a certificate verified against the host name
+sealed, and so is a page sealed earlier and written back after its
+BlogCacheTTL (a replay); rediss:// with a certificate verified against the host name
 (the cache and the listener work; another CA's certificate, another
 name's, and no client certificate where Redis wants one, are BYPASS).
 Ends with `N passed, N failed`.
@@ -39,8 +40,9 @@ from blogtest import Conn  # noqa: E402
 T = bt.Tally("redis AUTH, ACL and BlogCacheKey")
 ADMIN_PW = "admin-pw-for-the-test"
 ACL = "~blog:page:* -@all +get +set +del +scan"
-MAGIC = b"BLS1"
-HEAD = 32
+MAGIC = b"BLS2"
+HEAD = 40
+SEAL_SKEW = 5       # mod_blog/seal.h's BLOG_SEAL_SKEW
 
 
 DIR = tempfile.mkdtemp(prefix="blog-secure-", dir=bt.VAR)
@@ -411,6 +413,31 @@ def forgeries():
     no_crash(what)
 
 
+def replayed():
+    """A page sealed earlier (a comment since deleted, say), written back
+    after its BlogCacheTTL with no expiry by whoever can write Redis: a
+    MISS, rebuilt and sealed anew, not a HIT for ever."""
+    what = "BlogCacheKey, BlogCacheTTL 1"
+    key = "blog:page:/post/post-31"
+    if not start("BlogRedisAuth %s\nBlogCacheKey %s\nBlogCacheTTL 1\n"
+                 % (secret("auth", "blog blog-pw"), secret("key3", os.urandom(32).hex())),
+                 what):
+        return
+    redis("DEL", key)
+    served("/post/post-31/cached", ("MISS",), what)
+    old = redis("GET", key)
+    T.check(old is not None and old[:4] == MAGIC, "%s: the page is stored sealed" % what,
+            repr((old or b"")[:40]))
+    time.sleep(1 + SEAL_SKEW + 1.5)
+    redis("SET", key, old)
+    served("/post/post-31/cached", ("MISS",),
+           "%s: the value sealed %.1f s before, written back" % (what, 1 + SEAL_SKEW + 1.5))
+    again = redis("GET", key)
+    T.check(again is not None and again[:4] == MAGIC and again != old,
+            "%s: the replayed value is replaced, sealed anew" % what)
+    no_crash(what)
+
+
 def tls():
     auth = "BlogRedisAuth %s\n" % secret("auth", "blog blog-pw")
     ca = "BlogRedisTLSCA %s\n" % os.path.join(DIR, "ca.pem")
@@ -462,6 +489,7 @@ def main():
     wrong_password()
     no_password()
     forgeries()
+    replayed()
     tls()
     stop()
     T.finish()

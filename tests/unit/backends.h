@@ -30,6 +30,13 @@ extern t_hooks t_hook;
 /* ap_proc_mutex_create fails while set; ap_state_query's main state. */
 extern int  t_mutex_fail;
 extern int  t_main_state;
+/* Faults of the module's calls: apr_palloc from this pool returns NULL;
+ * apr_thread_mutex_create fails while set. */
+extern apr_pool_t *t_palloc_fail;
+extern int  t_mutex_create_fail;
+/* ap_pass_brigade's answer, and the bytes it was given. */
+extern apr_status_t t_pass_rv;
+extern apr_off_t t_passed;
 /* ap_mpm_query's HARD_LIMIT_DAEMONS and GENERATION */
 extern int  t_mpm_limit;
 extern int  t_generation;

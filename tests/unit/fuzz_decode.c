@@ -113,7 +113,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         "slug", "title", "author_name", "published_at", "comment_count",
         "tag_slugs", "tag_names", "summary"
     };
-    blog_cell cells[MAX_CELLS];
+    blog_cell cells[MAX_CELLS] = {{0}};
     blog_cell grid[MAX_CELLS];
     int n = 0;
     size_t at = 0;

@@ -80,6 +80,7 @@ extern const t_case t_invalidate_cases[];
 extern const t_case t_stats_cases[];
 extern const t_case t_seal_cases[];
 extern const t_case t_redis_io_cases[];
+extern const t_case t_errors_cases[];
 
 /* The directives block of docs/OPERATIONS.md ("readme") or the man page ("man"). */
 char *t_directives_block(t_arena *a, const char *kind);

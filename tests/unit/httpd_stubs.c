@@ -23,6 +23,8 @@
 #include "http_protocol.h"
 #include "apr_optional_hooks.h"
 #include "apr_strings.h"
+#include "apr_thread_mutex.h"
+#include "util_filter.h"
 
 #include "backends.h"
 #include "fake.h"
@@ -64,6 +66,22 @@ ap_log_error_(const char *file, int line, int module_index, int level,
         fprintf(stderr, "    log: %s\n", t_log_lines[t_log_n % T_LOG_KEEP]);
     t_log_n++;
     pthread_mutex_unlock(&t_log_lock);
+}
+
+/* pages.c's and response.c's lines: the same log. */
+AP_DECLARE(void)
+ap_log_rerror_(const char *file, int line, int module_index, int level,
+               apr_status_t status, const request_rec *r, const char *fmt,
+               ...)
+{
+    char        msg[512];
+    va_list     ap;
+
+    va_start(ap, fmt);
+    apr_vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ap_log_error_(file, line, module_index, level, status, r->server, "%s",
+                  msg);
 }
 
 unsigned
@@ -231,4 +249,84 @@ ap_escape_html2(apr_pool_t *p, const char *s, int toasc)
 {
     (void) toasc;
     return apr_pstrdup(p, s);
+}
+
+/*
+ * Faults on demand, for the module's own calls (linked with --wrap): an
+ * allocation from one pool, a thread mutex that cannot be made.
+ */
+apr_pool_t *t_palloc_fail;
+int         t_mutex_create_fail;
+
+void       *__real_apr_palloc(apr_pool_t *p, apr_size_t size);
+void       *__wrap_apr_palloc(apr_pool_t *p, apr_size_t size);
+apr_status_t __real_apr_thread_mutex_create(apr_thread_mutex_t **m,
+                                            unsigned int flags,
+                                            apr_pool_t *p);
+apr_status_t __wrap_apr_thread_mutex_create(apr_thread_mutex_t **m,
+                                            unsigned int flags,
+                                            apr_pool_t *p);
+
+void *
+__wrap_apr_palloc(apr_pool_t *p, apr_size_t size)
+{
+    return p == t_palloc_fail ? NULL : __real_apr_palloc(p, size);
+}
+
+apr_status_t
+__wrap_apr_thread_mutex_create(apr_thread_mutex_t **m, unsigned int flags,
+                               apr_pool_t *p)
+{
+    if (t_mutex_create_fail)
+        return APR_ENOMEM;
+    return __real_apr_thread_mutex_create(m, flags, p);
+}
+
+/*
+ * The output filters (response.c): ap_pass_brigade answers t_pass_rv
+ * after counting the brigade's bytes; ap_pass_brigade_fchk is httpd's.
+ */
+apr_status_t t_pass_rv;
+apr_off_t   t_passed;
+
+AP_DECLARE(apr_status_t)
+ap_pass_brigade(ap_filter_t *next, apr_bucket_brigade *bb)
+{
+    apr_off_t   len = 0;
+
+    (void) next;
+    apr_brigade_length(bb, 1, &len);
+    t_passed += len;
+    apr_brigade_cleanup(bb);
+    return t_pass_rv;
+}
+
+AP_DECLARE_NONSTD(apr_status_t)
+ap_pass_brigade_fchk(request_rec *r, apr_bucket_brigade *bb,
+                     const char *fmt, ...)
+{
+    apr_status_t rv = ap_pass_brigade(r->output_filters, bb);
+
+    (void) fmt;
+    if (rv == APR_SUCCESS)
+        return OK;
+    return rv == AP_FILTER_ERROR ? AP_FILTER_ERROR
+        : HTTP_INTERNAL_SERVER_ERROR;
+}
+
+/* The conditions response.c asks: none was sent. */
+AP_DECLARE(ap_condition_e)
+ap_condition_if_match(request_rec *r, apr_table_t *headers)
+{
+    (void) r;
+    (void) headers;
+    return AP_CONDITION_NONE;
+}
+
+AP_DECLARE(ap_condition_e)
+ap_condition_if_none_match(request_rec *r, apr_table_t *headers)
+{
+    (void) r;
+    (void) headers;
+    return AP_CONDITION_NONE;
 }

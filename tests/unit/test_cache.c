@@ -98,14 +98,41 @@ tc_settle(void)
     return -1;
 }
 
+/*
+ * A child whose lock could not be made (as a fresh process: the first
+ * case): said once, every command bypasses the cache, the health check
+ * says why, nothing is sent.
+ */
+static void
+test_cache_no_lock(void)
+{
+    unsigned    n = t_log_count();
+    apr_pool_t *child;
+
+    tc_root = t_root();
+    CHECK(tc_ping(NULL) == 0);  /* no cache set up: nothing to ask */
+    apr_pool_create(&child, tc_root);
+    tc_g.redis_on = 1;
+    tc_g.redis_host = "/nonexistent/redis.sock";
+    tc_g.redis_connect_timeout = TC_SHORT;
+    tc_g.redis_timeout = TC_SHORT;
+    t_mutex_create_fail = 1;
+    blog_cache_child_init(child, NULL, &tc_g);
+    t_mutex_create_fail = 0;
+    CHECK(t_log_since(n, "no lock for the Redis connection"));
+    CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
+    CHECK(tc_set(TC_KEY, "x", 1) == -1);
+    CHECK(tc_ping(NULL) == -1 && strstr(tc_why, "no lock in this child"));
+    apr_pool_destroy(child);
+}
+
 static void
 test_cache_off(void)
 {
-    tc_root = t_root();
-    CHECK(tc_ping(NULL) == 0);  /* no cache: nothing to ask */
     apr_pool_create(&tc_child, tc_root);
     tc_dir = t_sockdir(tc_root);
-    tc_path = apr_pstrcat(tc_root, tc_dir, "/redis.sock", NULL);
+    tc_path = apr_pstrcat(tc_root, tc_dir, "/redis.sock",
+                          (char *) NULL);
     tc_redis = fake_redis_start(tc_path);
     tc_g.redis_on = 0;
     tc_g.redis_host = tc_path;
@@ -264,7 +291,8 @@ test_cache_backoff(void)
 
     fake_redis_set(FAKE_GARBAGE, 1);
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
-    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock", NULL);
+    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock",
+                                  (char *) NULL);
     usleep(60000);
     e0 = t_stat(BLOG_STAT_CACHE_ERRORS);
     t0 = apr_time_now();
@@ -325,7 +353,8 @@ test_cache_connect_refused(void)
 
     fake_redis_set(FAKE_GARBAGE, 1);
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
-    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock", NULL);
+    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock",
+                                  (char *) NULL);
     usleep(60000);
     CHECK(tc_ping(NULL) == -1);
     CHECK(strstr(tc_why, "connect failed") != NULL);
@@ -436,6 +465,8 @@ T_WITH(tc_bad, FAKE_OVERSIZE)
 T_WITH(tc_bad, FAKE_LONG_LINE)
 
 const t_case t_cache_cases[] = {
+    {"cache: no lock in the child: every command bypasses",
+     test_cache_no_lock},
     {"cache: BlogRedis Off", test_cache_off},
     {"cache: SET, then GET hits and misses", test_cache_set_get},
     {"cache: a stalled reply ends at BlogRedisTimeout", tc_deadline_FAKE_STALL},

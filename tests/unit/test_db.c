@@ -115,6 +115,32 @@ test_db_ping_before_init(void)
     apr_pool_destroy(r->pool);
 }
 
+/* A child whose pool lock could not be made: said once, every page 503. */
+static void
+test_db_no_lock(void)
+{
+    blog_db_settings g = {.conninfo = "dbname=blog", .pool_max = 1};
+    unsigned    n = t_log_count();
+    apr_pool_t *child;
+    request_rec *r;
+    PGresult   *res = NULL;
+    char        why[200];
+
+    tdb_root = t_root();
+    apr_pool_create(&child, tdb_root);
+    t_mutex_create_fail = 1;
+    blog_db_child_init(child, NULL, &g, 1);
+    t_mutex_create_fail = 0;
+    CHECK(t_log_since(n, "no lock for the PostgreSQL pool"));
+    r = t_request(tdb_root);
+    CHECK(blog_db_page(r, BLOG_STMT_INDEX, "\0\0\0\1", 4, &res) != APR_SUCCESS);
+    CHECK(res == NULL);
+    CHECK(blog_db_ping(r, why, sizeof(why)) == -1
+          && strstr(why, "not set up") != NULL);
+    apr_pool_destroy(r->pool);
+    apr_pool_destroy(child);
+}
+
 static void
 test_db_child_init_eager(void)
 {
@@ -470,6 +496,7 @@ T_WITH(tdb_retried, FAKE_ERROR)
 
 const t_case t_db_cases[] = {
     {"db: ping before the pool is set up", test_db_ping_before_init},
+    {"db: no lock in the child: every page 503", test_db_no_lock},
     {"db: BlogPoolMin connections at child start", test_db_child_init_eager},
     {"db: pages reuse pooled connections", test_db_page_reuses},
     {"db: health ping, error, deadline, lost", test_db_ping},

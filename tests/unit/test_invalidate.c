@@ -2,10 +2,11 @@
  * test_invalidate.c - the invalidation listener (invalidate.c) against
  * fake_pg.c and fake_redis.c, driven through the hooks it registers, as
  * httpd calls them: the listener's thread LISTENs, drops every page key
- * when it starts, deletes the keys a notification names under every mount
- * (and again twice later), and after a lost PostgreSQL connection, a LISTEN
- * refused or a Redis that failed while a delete was due, drops every page
- * key again once it can.
+ * of its mounts when it starts (another mount's stay), deletes the keys a
+ * notification names under every mount, and after a lost PostgreSQL
+ * connection, a LISTEN refused or a Redis that failed while a delete was
+ * due, drops every page key again once it can; each delete and each drop
+ * is done again twice later (50 ms, BlogQueryTimeout + BlogRedisTimeout).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,17 @@ ti_wait_accepts(unsigned n)
     return fake_accepts(ti_pg) >= n;
 }
 
+/* A drop's two repeats: the SCANs after command index at (50 ms, 4 s). */
+static void
+ti_wait_repeats(int at)
+{
+    CHECK(at > 0);
+    at = at > 0 ? fake_redis_wait_cmd((unsigned) at, "SCAN", TI_WAIT_MS) : -1;
+    CHECK(at > 0);
+    at = at > 0 ? fake_redis_wait_cmd((unsigned) at, "SCAN", TI_WAIT_MS) : -1;
+    CHECK(at > 0);
+}
+
 static int
 ti_wait_gone(const char *key)
 {
@@ -119,7 +131,7 @@ test_inv_not_configured(void)
     ti_dir = t_sockdir(ti_root);
     ti_pg = fake_pg_start(ti_dir);
     ti_redis = fake_redis_start(apr_pstrcat(ti_root, ti_dir, "/redis.sock",
-                                            NULL));
+                                            (char *) NULL));
     ti_db.conninfo = apr_psprintf(ti_root, "host=%s port=5432 "
                                   "sslmode=disable gssencmode=disable",
                                   ti_dir);
@@ -130,7 +142,8 @@ test_inv_not_configured(void)
      */
     ti_db.query_timeout = apr_time_from_sec(2);
     ti_cache.redis_on = 1;
-    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/redis.sock", NULL);
+    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/redis.sock",
+                                      (char *) NULL);
     ti_cache.redis_port = 0;
     ti_cache.redis_connect_timeout = apr_time_from_msec(300);
     ti_cache.redis_timeout = apr_time_from_sec(2);
@@ -155,21 +168,41 @@ test_inv_not_configured(void)
     t_main_state = AP_SQ_MS_RUN_MPM;
 }
 
-/* At start: LISTEN, then every page key of every mount goes. */
+/*
+ * At start: LISTEN, then every page key of its mounts ("/" and "/blog")
+ * goes, three times; another mount's pages, and what is no page a mount
+ * stores, stay.
+ */
 static void
 test_inv_start_flushes(void)
 {
-    fake_redis_put("blog:page:/post/a", "a");
-    fake_redis_put("blog:page:/blog/tag/b", "b");
-    fake_redis_put("other:key", "c");
+    static const char *const gone[] = {
+        "blog:page:/", "blog:page:/post/a", "blog:page:/blog/",
+        "blog:page:/blog/post/b"
+    };
+    static const char *const kept[] = {
+        "blog:page:/elsewhere/", "blog:page:/elsewhere/post/a",
+        "blog:page:/blog/tag/b", "blog:page:/post/a/cached",
+        "blog:page:/blog/post/", "blog:page:health", "other:key"
+    };
+    size_t      i;
+    int         at;
+
+    for (i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+        fake_redis_put(gone[i], "x");
+    for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+        fake_redis_put(kept[i], "x");
     ti_configure(1);
     ti_child_start();
     CHECK(ti_wait_listeners(1));
-    CHECK(fake_redis_wait_cmd(0, "SCAN 0 MATCH blog:page:* COUNT 1000",
-                              TI_WAIT_MS) > 0);
-    CHECK(ti_wait_gone("blog:page:/post/a"));
-    CHECK(ti_wait_gone("blog:page:/blog/tag/b"));
-    CHECK(fake_redis_has("other:key"));
+    at = fake_redis_wait_cmd(0, "SCAN 0 MATCH blog:page:* COUNT 1000",
+                             TI_WAIT_MS);
+    for (i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+        CHECK(ti_wait_gone(gone[i]));
+    ti_wait_repeats(at);
+    for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+        CHECK(fake_redis_has(kept[i]));
+    fake_redis_clear();
 }
 
 /*
@@ -203,16 +236,31 @@ test_inv_notify_deletes(void)
     CHECK(fake_redis_wait_cmd(n, "DEL", 0) < 0);
 }
 
-/* "*": every page. */
+/*
+ * "*" (pg_blog's "more than 200 pages"): every page, and again twice, so
+ * that a miss whose SET lands after the SCAN passed its key (it read
+ * PostgreSQL before the commit) goes by the bound too.
+ */
 static void
 test_inv_notify_all(void)
 {
     unsigned    n = fake_redis_ncmds();
+    int         at;
 
     fake_redis_put("blog:page:/post/y", "y");
     fake_pg_notify("*");
-    CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
+    at = fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS);
+    CHECK(at > 0);
     CHECK(ti_wait_gone("blog:page:/post/y"));
+    at = fake_redis_wait_cmd((unsigned) at, "SCAN", TI_WAIT_MS);
+    CHECK(at > 0);
+    /* the late SET, after the second drop: the third takes it */
+    fake_redis_put("blog:page:/post/late", "old");
+    CHECK(ti_wait_gone("blog:page:/post/late"));
+    at = at > 0 ? fake_redis_wait_cmd((unsigned) at, "SCAN", 0) : -1;
+    CHECK(at > 0);
+    usleep(500000);
+    CHECK(at > 0 && fake_redis_wait_cmd((unsigned) at, "SCAN", 0) < 0);
 }
 
 /*
@@ -243,8 +291,9 @@ test_inv_redis_fails(void)
         at = fake_redis_wait_cmd(n, "DEL blog:page:/post/q", TI_WAIT_MS);
         CHECK(at > 0);
         if (cases[i].flush) {
-            CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
+            at = fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS);
             CHECK(ti_wait_gone("blog:page:/post/z"));
+            ti_wait_repeats(at);
         }
         else {
             CHECK(at > 0 && fake_redis_wait_cmd((unsigned) at,
@@ -268,13 +317,41 @@ test_inv_pg_lost(void)
 {
     unsigned    n = fake_redis_ncmds();
     unsigned    a;
+    int         at;
 
     fake_redis_put("blog:page:/post/w", "w");
     a = ti_kill_listener(FAKE_OK, FAKE_OK);
     CHECK(ti_wait_listeners(1));
     CHECK(fake_accepts(ti_pg) > a);
-    CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
+    at = fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS);
     CHECK(ti_wait_gone("blog:page:/post/w"));
+    /* a miss that read before the gap: the drop is repeated too */
+    ti_wait_repeats(at);
+}
+
+/*
+ * A gap in listening (PostgreSQL gone) stops the repeats due: the pages
+ * are all a reader has then; the next LISTEN's drop covers them.
+ */
+static void
+test_inv_gap_holds_repeats(void)
+{
+    unsigned    n = fake_redis_ncmds();
+    int         at;
+
+    fake_pg_notify("blog:page:/post/g");
+    at = fake_redis_wait_cmd(n, "DEL blog:page:/post/g", TI_WAIT_MS);
+    CHECK(at > 0);
+    ti_kill_listener(FAKE_OK, FAKE_CLOSE);
+    fake_redis_put("blog:page:/post/g", "cached in the gap");
+    usleep((useconds_t) apr_time_as_msec(ti_db.query_timeout
+                                         + ti_cache.redis_timeout) * 1000
+           + 500000);
+    CHECK(fake_redis_has("blog:page:/post/g"));
+    CHECK(at > 0 && fake_redis_wait_cmd((unsigned) at, "DEL", 0) < 0);
+    fake_pg_set(&(fake_pg_conf) {0});
+    CHECK(ti_wait_listeners(1));
+    CHECK(ti_wait_gone("blog:page:/post/g"));
 }
 
 /* LISTEN refused, then the startup stalled: retried until it works. */
@@ -304,7 +381,8 @@ test_inv_redis_down_at_start(void)
     t_hook.child_stopping(ti_child, 1);
     CHECK(ti_wait_listeners(0));
     apr_pool_destroy(ti_child);
-    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/none.sock", NULL);
+    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/none.sock",
+                                      (char *) NULL);
     fake_redis_put("blog:page:/post/v", "v");
     /* a new child: the listener's state as the fork gives it */
     ti_configure(1);
@@ -363,12 +441,16 @@ test_inv_child_stops(void)
 
 const t_case t_invalidate_cases[] = {
     {"invalidate: Off, no mutex, the first pass", test_inv_not_configured},
-    {"invalidate: LISTEN, then every page key goes", test_inv_start_flushes},
+    {"invalidate: LISTEN, then every page key of its mounts goes, thrice",
+     test_inv_start_flushes},
     {"invalidate: a notification's keys under every mount, three times",
      test_inv_notify_deletes},
-    {"invalidate: \"*\" drops every page", test_inv_notify_all},
+    {"invalidate: \"*\" drops every page, and again twice",
+     test_inv_notify_all},
     {"invalidate: Redis fails while a delete is due", test_inv_redis_fails},
     {"invalidate: PostgreSQL connection lost", test_inv_pg_lost},
+    {"invalidate: no repeat while PostgreSQL is gone",
+     test_inv_gap_holds_repeats},
     {"invalidate: LISTEN refused, startup stalled", test_inv_listen_refused},
     {"invalidate: Redis down when it starts", test_inv_redis_down_at_start},
     {"invalidate: a stop while PostgreSQL is frozen", test_inv_stop_frozen_pg},

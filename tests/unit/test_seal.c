@@ -1,9 +1,9 @@
 /*
  * test_seal.c - BlogCacheKey's seal (seal.c): a sealed page opens under its
  * own key name and key, and nothing else does (a wrong or truncated tag,
- * no envelope, another page's entry, another key), from many threads
- * at once and across restarts; the secret files'
- * checks; and BlogRedisAuth's AUTH exchange (redis.c) against
+ * no envelope, another page's entry, another key, a seal older than the
+ * TTL written back), from many threads at once and across restarts; the
+ * secret files' checks; and BlogRedisAuth's AUTH exchange (redis.c) against
  * fake_redis.c: accepted, -WRONGPASS, garbage, a disconnect, a stall, and
  * a Redis that wants AUTH from a client that sends none.
  */
@@ -26,15 +26,19 @@
 #define TS_NAME "blog:page:/post/hello"
 #define TS_BODY "<p>hello</p>"
 #define TS_SECRET "0123456789abcdef0123456789abcdef"
+/* now, in seconds, and the TTL the tests open with */
+#define TS_NOW ((int64_t) 1796000000)
+#define TS_TTL 60
 
-/* body sealed under name: head + body, in a malloc'ed buffer. */
+/* body sealed under name at t: head + body, in a malloc'ed buffer. */
 static char *
-ts_seal(const blog_seal *k, const char *name, const char *body, size_t *len)
+ts_seal_at(const blog_seal *k, const char *name, const char *body,
+           int64_t t, size_t *len)
 {
     size_t      blen = strlen(body);
     char       *v = malloc(BLOG_SEAL_HEAD + blen + 1);
 
-    if (blog_seal_make(k, name, strlen(name), body, blen,
+    if (blog_seal_make(k, name, strlen(name), body, blen, t,
                        (unsigned char *) v) != 0) {
         free(v);
         return NULL;
@@ -44,13 +48,20 @@ ts_seal(const blog_seal *k, const char *name, const char *body, size_t *len)
     return v;
 }
 
+static char *
+ts_seal(const blog_seal *k, const char *name, const char *body, size_t *len)
+{
+    return ts_seal_at(k, name, body, TS_NOW, len);
+}
+
 static int
 ts_opens(const blog_seal *k, const char *name, const char *v, size_t len)
 {
     const char *body = NULL;
     size_t      blen = 0;
 
-    return blog_seal_open(k, name, strlen(name), v, len, &body, &blen) == 0;
+    return blog_seal_open(k, name, strlen(name), v, len, TS_NOW, TS_TTL,
+                          &body, &blen) == 0;
 }
 
 static void
@@ -66,8 +77,8 @@ test_seal_round_trip(void)
     CHECK(blog_seal_init(&k, p, TS_SECRET, strlen(TS_SECRET)) == 0 && k.on);
     v = ts_seal(&k, TS_NAME, TS_BODY, &len);
     CHECK(v != NULL);
-    CHECK(blog_seal_open(&k, TS_NAME, strlen(TS_NAME), v, len, &body,
-                         &blen) == 0);
+    CHECK(blog_seal_open(&k, TS_NAME, strlen(TS_NAME), v, len, TS_NOW,
+                         TS_TTL, &body, &blen) == 0);
     CHECK_STR(body, blen, TS_BODY);
     /* a fresh nonce each time: two seals of one page differ */
     w = ts_seal(&k, TS_NAME, TS_BODY, &len);
@@ -110,8 +121,8 @@ test_seal_forgeries(void)
     CHECK(!ts_opens(&k, TS_NAME, v, len + 1));  /* the NUL after it */
     /* no envelope: the raw page, a page as long as a head */
     CHECK(!ts_opens(&k, TS_NAME, TS_BODY, strlen(TS_BODY)));
-    CHECK(!ts_opens(&k, TS_NAME, "BLS1" "0123456789ab" "0123456789abcdef",
-                    BLOG_SEAL_HEAD));
+    CHECK(!ts_opens(&k, TS_NAME, "BLS2" "01234567" "0123456789ab"
+                    "0123456789abcdef", BLOG_SEAL_HEAD));
     /* another page's valid entry under this key name, and the reverse */
     o = ts_seal(&k, "blog:page:/", TS_BODY, &olen);
     CHECK(ts_opens(&k, "blog:page:/", o, olen));
@@ -129,6 +140,53 @@ test_seal_forgeries(void)
     CHECK(!ts_opens(&k, TS_NAME, o, olen));
     CHECK(ts_opens(&k, TS_NAME, v, len) && !ts_opens(&other, TS_NAME, v, len));
     free(o);
+    free(v);
+    apr_pool_destroy(p);
+}
+
+/*
+ * A value sealed earlier and written back (a deleted comment's page): it
+ * opens for the TTL and BLOG_SEAL_SKEW after its sealing, not later, nor
+ * sealed further ahead than the skew; a stamp changed to now breaks the
+ * MAC.
+ */
+static void
+test_seal_replayed(void)
+{
+    static const struct
+    {
+        int64_t     age;
+        int         opens;
+    } cases[] = {
+        {0, 1}, {TS_TTL, 1}, {TS_TTL + BLOG_SEAL_SKEW, 1},
+        {TS_TTL + BLOG_SEAL_SKEW + 1, 0}, {3600, 0}, {TS_NOW, 0},
+        {-BLOG_SEAL_SKEW, 1}, {-BLOG_SEAL_SKEW - 1, 0}, {-86400, 0}
+    };
+    apr_pool_t *p;
+    blog_seal   k;
+    size_t      i, len;
+    char       *v;
+
+    apr_pool_create(&p, NULL);
+    CHECK(blog_seal_init(&k, p, TS_SECRET, strlen(TS_SECRET)) == 0);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        v = ts_seal_at(&k, TS_NAME, TS_BODY, TS_NOW - cases[i].age, &len);
+        CHECK(v != NULL && ts_opens(&k, TS_NAME, v, len) == cases[i].opens);
+        if (v != NULL && ts_opens(&k, TS_NAME, v, len) != cases[i].opens)
+            fprintf(stderr, "  (sealed %lld s ago)\n",
+                    (long long) cases[i].age);
+        free(v);
+    }
+    /* an old seal's stamp set to now: the MAC fails */
+    v = ts_seal_at(&k, TS_NAME, TS_BODY, TS_NOW - 3600, &len);
+    CHECK(v != NULL);
+    if (v != NULL) {
+        char       *now = ts_seal(&k, TS_NAME, TS_BODY, &len);
+
+        memcpy(v + 4, now + 4, 8);
+        CHECK(!ts_opens(&k, TS_NAME, v, len));
+        free(now);
+    }
     free(v);
     apr_pool_destroy(p);
 }
@@ -267,7 +325,7 @@ test_seal_secret_files(void)
     CHECK(strstr(err, "one line") != NULL);
     g.auth_file = ts_file("auth", "a\nb\n", 0600);
     CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
-    g.auth_file = apr_pstrcat(p, ts_dir, "/none", NULL);
+    g.auth_file = apr_pstrcat(p, ts_dir, "/none", (char *) NULL);
     CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "cannot open") != NULL);
     g.auth_file = ts_dir;
@@ -328,9 +386,9 @@ test_auth_exchange(void)
 
     apr_pool_create(&ta_pool, NULL);
     ta_redis = fake_redis_start(apr_pstrcat(ta_pool, ts_dir, "/r.sock",
-                                            NULL));
+                                            (char *) NULL));
     ta_g.redis_on = 1;
-    ta_g.redis_host = apr_pstrcat(ta_pool, ts_dir, "/r.sock", NULL);
+    ta_g.redis_host = apr_pstrcat(ta_pool, ts_dir, "/r.sock", (char *) NULL);
     ta_g.redis_connect_timeout = apr_time_from_msec(300);
     ta_g.redis_timeout = apr_time_from_sec(10);
 
@@ -380,7 +438,7 @@ test_auth_exchange(void)
         char        err[256];
 
         ta_g.redis_tls = 1;
-        ta_g.tls_ca = apr_pstrcat(ta_pool, ts_dir, "/none.pem", NULL);
+        ta_g.tls_ca = apr_pstrcat(ta_pool, ts_dir, "/none.pem", (char *) NULL);
         CHECK(blog_redis_load(ta_pool, &ta_g, err, sizeof(err)) == -1);
         CHECK(strstr(err, "BlogRedisTLSCA") != NULL);
         ta_g.tls_ca = NULL;
@@ -414,6 +472,8 @@ const t_case t_seal_cases[] = {
     {"seal: a sealed page opens", test_seal_round_trip},
     {"seal: forged, truncated, moved or foreign entries do not",
      test_seal_forgeries},
+    {"seal: a value sealed more than the TTL ago does not",
+     test_seal_replayed},
     {"seal: threads at once, each with its own context", test_seal_threads},
     {"seal: a seal per restart leaves no thread key behind",
      test_seal_restarts},

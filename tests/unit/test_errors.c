@@ -1,0 +1,143 @@
+/*
+ * test_errors.c - error paths of the request's own code, through
+ * httpd_stubs.c's faults: a page whose rendering runs out of memory
+ * (pages.c), a response whose write fails (response.c), and the rate
+ * limit of the log, which must not let a warning hold back an error
+ * (ratelog.c).
+ */
+#include <string.h>
+
+#include "httpd.h"
+#include "http_log.h"
+#include "apr_buckets.h"
+
+#include "pages.h"
+#include "ratelog.h"
+#include "response.h"
+#include "router.h"
+
+#include "backends.h"
+#include "harness.h"
+
+/* A site as check_config makes one, at "/", from the templates. */
+static int
+te_site(apr_pool_t *p, blog_site *site)
+{
+    char        err[512];
+
+    memset(site, 0, sizeof(*site));
+    site->pages = blog_pageset_load(TEMPLATES_DIR, blog_pool_alloc, p, err,
+                                    sizeof(err));
+    site->compute_limit = 20000;
+    site->base = "";
+    site->mounted = 1;
+    return site->pages != NULL ? blog_pages_site(p, site) : -1;
+}
+
+/* /compute rendered without memory: the 503 page, the reason logged. */
+static void
+test_compute_out_of_memory(void)
+{
+    apr_pool_t *p;
+    blog_site   site;
+    blog_route  rt;
+    blog_page   page;
+    request_rec *r;
+    unsigned    n = t_log_count();
+
+    apr_pool_create(&p, t_root());
+    CHECK(te_site(p, &site) == 0);
+    blog_route_match("/compute", 8, &rt);
+    r = t_request(p);
+    blog_page_for(r, &site, &rt, &page);
+    CHECK(page.status == 200 && page.len > 0);
+    t_palloc_fail = r->pool;
+    blog_page_for(r, &site, &rt, &page);
+    t_palloc_fail = NULL;
+    CHECK(page.status == 503 && page.body == site.unavailable.body);
+    CHECK(t_log_since(n, "/compute: no memory to render the page"));
+    apr_pool_destroy(p);
+}
+
+/* A request to answer, with the connection's bucket allocator. */
+static request_rec *
+te_request(apr_pool_t *p, int method)
+{
+    request_rec *r = t_request(p);
+
+    r->connection = apr_pcalloc(r->pool, sizeof(*r->connection));
+    r->connection->bucket_alloc = apr_bucket_alloc_create(r->pool);
+    r->headers_in = apr_table_make(r->pool, 4);
+    r->headers_out = apr_table_make(r->pool, 4);
+    r->method_number = method;
+    return r;
+}
+
+/*
+ * The client gone before the write (core's output filter fails): not OK,
+ * as core's own handler answers; a filter's error stays one; a write that
+ * went out is OK.
+ */
+static void
+test_write_fails(void)
+{
+    static const struct
+    {
+        apr_status_t pass;
+        int         want;
+    } cases[] = {
+        {APR_ECONNABORTED, HTTP_INTERNAL_SERVER_ERROR},
+        {APR_TIMEUP, HTTP_INTERNAL_SERVER_ERROR},
+        {AP_FILTER_ERROR, AP_FILTER_ERROR},
+        {APR_SUCCESS, OK}
+    };
+    apr_pool_t *p;
+    size_t      i;
+
+    apr_pool_create(&p, t_root());
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        request_rec *r = te_request(p, M_GET);
+        int         rc;
+
+        t_pass_rv = cases[i].pass;
+        t_passed = 0;
+        rc = blog_respond(r, HTTP_OK, "<p>page</p>", 11, "MISS");
+        CHECK(rc == cases[i].want);
+        CHECK(t_passed == 11 && r->status == HTTP_OK);
+        if (rc != cases[i].want)
+            fprintf(stderr, "  (ap_pass_brigade %d: %d)\n", cases[i].pass,
+                    rc);
+    }
+    t_pass_rv = APR_SUCCESS;
+    apr_pool_destroy(p);
+}
+
+/*
+ * One service's warnings and errors: a warning written does not hold
+ * back the error that follows, and each class is limited on its own.
+ */
+static void
+test_ratelog_classes(void)
+{
+    blog_ratelog rl;
+    server_rec  s;
+    unsigned    n = t_log_count();
+
+    memset(&rl, 0, sizeof(rl));
+    memset(&s, 0, sizeof(s));
+    blog_log_limited(&rl, APLOG_WARNING, 0, &s, "BLOG99999: warning one");
+    blog_log_limited(&rl, APLOG_ERR, 0, &s, "BLOG99999: error one");
+    CHECK(t_log_since(n, "warning one") && t_log_since(n, "error one"));
+    n = t_log_count();
+    blog_log_limited(&rl, APLOG_WARNING, 0, &s, "BLOG99999: warning two");
+    blog_log_limited(&rl, APLOG_CRIT, 0, &s, "BLOG99999: error two");
+    CHECK(t_log_count() == n);
+}
+
+const t_case t_errors_cases[] = {
+    {"errors: /compute rendered out of memory is the 503",
+     test_compute_out_of_memory},
+    {"errors: a write that fails is not OK", test_write_fails},
+    {"errors: a warning never holds back an error", test_ratelog_classes},
+    {NULL, NULL}
+};
