@@ -940,6 +940,7 @@ def check_faults():
         # allowed serve pages (each of all_of some), at half the usual
         # rate or more.  Counted from the start of that half second.
         W = 0.5
+        seen = []               # why each look did not count: said on a failure
         while time.monotonic() - t0 < 25:
             time.sleep(0.25)
             now = time.monotonic()
@@ -947,13 +948,17 @@ def check_faults():
                 continue
             r = sampler.rates(now - W, now)
             if r is None:
+                seen.append("%.1f s: no two samples" % (now - t0))
                 continue
             served = sum(r.values())
             n_req, _, _ = load.window(now - W, now)
+            seen.append("%.1f s: %s, %d requests" % (now - t0, r, n_req))
             if (served > 0 and all(r[n] == 0 for n in PG if n not in allowed)
                     and all(r[n] > 0 for n in all_of) and n_req >= base_rate * W / 2):
                 moved = max(0.0, now - W - t0)
                 break
+        if moved is None:
+            note("  '%s': the last looks: %s" % (what, "; ".join(seen[-8:])))
         time.sleep(1.0)
         t1 = time.monotonic()
         n, f, kinds = load.window(t0, t1)

@@ -354,7 +354,7 @@ bouncer_db="host=${ADDR[pgb]} port=6432 dbname=blog user=blog_web"
 listen_db="host=$pg_hosts port=5432 dbname=blog user=blog_listen"
 # The private stack's values (scripts/env.sh) for what the cluster keeps.
 eval "$(bash -c '. "$1/scripts/env.sh" && for v in BLOG_TIMEOUT BLOG_THREADS \
-    BLOG_SERVER_LIMIT BLOG_ASYNC_FACTOR BLOG_MAXMEMFREE; do printf "%s=%q\n" "$v" "${!v}"; done' env "$ROOT")"
+    BLOG_SERVER_LIMIT BLOG_ASYNC_FACTOR BLOG_MAXMEMFREE BLOG_HOLD; do printf "%s=%q\n" "$v" "${!v}"; done' env "$ROOT")"
 web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_conf
     local d=$TMP/$1
     sed -e "s|@REDIS@|${ADDR[redis]}:6379|g" -e "s|@TIMEOUT@|$BLOG_TIMEOUT|g" \
@@ -363,7 +363,7 @@ web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_con
         -e "s|@ASYNC_FACTOR@|$BLOG_ASYNC_FACTOR|g" -e "s|@MAXMEMFREE@|$BLOG_MAXMEMFREE|g" -e "s|@BLOG_VAR@|$d|g" -e "s|@BLOG_ROOT@|$ROOT|g" -e "s|@MPM@|event|g" \
         -e "s|@MODULE@|$ROOT/mod_blog/.libs/mod_blog.so|g" -e "s|@FASTPATH@|Off|g" \
         -e "s|@HTTP_PORT@|80|g" -e "s|@REDIS_PORT@|6379|g" -e "s|@PG_PORT@|5432|g" \
-        -e "s|@INVALIDATE@|On|g" \
+        -e "s|@INVALIDATE@|On|g" -e "s|@HOLD@|$BLOG_HOLD|g" \
         -e "s|^Listen .*|Listen ${ADDR[$1]}:80|" -e "s|^ServerName .*|ServerName ${ADDR[$1]}|" \
         -e "s|^BlogDatabase .*|BlogDatabase \"$2\"\nBlogPrepare $3|" \
         -e "s|^BlogRedis .*|BlogRedis rediss://${ADDR[redis]}:6379|" \
