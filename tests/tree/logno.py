@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Every log call of mod_blog/ carries its own tag (mod_blog/logno.h), as
 httpd's own modules carry their APLOGNO: each ap_log_error, ap_log_rerror,
-ap_log_cerror, ap_log_perror, blog_log_limited and blog_outage_end call
-has a BLOGLOGNO(nnnnn) in its arguments, and no number is used twice.
+ap_log_cerror, ap_log_perror, ap_pass_brigade_fchk, blog_log_limited and
+blog_outage_end call has a BLOGLOGNO(nnnnn) in its arguments, and no
+number is used twice.
 Only ratelog.c may call ap_log_error_ (with its caller's tagged message).
+docs/LOGS.md's table lists every tag of the module, and no other.
 
     python3 tests/tree/logno.py [DIR]     (exit status 1 on a problem)
 """
@@ -14,7 +16,7 @@ import re
 import sys
 
 CALL = re.compile(r"\b(ap_log_error_?|ap_log_rerror|ap_log_cerror|"
-                  r"ap_log_perror|blog_log_limited|blog_outage_end)\s*\(")
+                  r"ap_log_perror|ap_pass_brigade_fchk|blog_log_limited|blog_outage_end)\s*\(")
 TAG = re.compile(r"BLOGLOGNO\((\d{5})\)")
 
 
@@ -39,11 +41,26 @@ def calls(text):
         yield m.group(1), text.count("\n", 0, m.start()) + 1, text[m.end():i]
 
 
+def table_problems(doc, seen):
+    """What docs/LOGS.md's table lacks or lists in vain."""
+    try:
+        rows = re.findall(r"^\| BLOG(\d{5}) \|", open(doc).read(), flags=re.M)
+    except OSError as e:
+        return ["cannot read %s: %s" % (doc, e)]
+    out = ["BLOG%s (%s) is not in docs/LOGS.md" % (t, seen[t])
+           for t in sorted(set(seen) - set(rows))]
+    out += ["docs/LOGS.md lists BLOG%s, which no log call has" % t
+            for t in sorted(set(rows) - set(seen))]
+    out += ["docs/LOGS.md lists BLOG%s twice" % t
+            for t in sorted({t for t in rows if rows.count(t) > 1})]
+    return out
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "mod_blog")
     problems, seen, n = [], {}, 0
-    for path in sorted(glob.glob(os.path.join(root, "*.c"))):
+    for path in sorted(glob.glob(os.path.join(root, "**", "*.c"), recursive=True)):
         name = os.path.basename(path)
         text = open(path).read()
         # comments may name the functions; only code counts
@@ -69,6 +86,7 @@ def main():
                     seen[t] = where
     if n == 0:
         problems.append("no tagged log call found under %s" % root)
+    problems += table_problems(os.path.join(root, "..", "docs", "LOGS.md"), seen)
     for p in problems:
         print("logno: " + p)
     print("logno: %d tagged messages, %d distinct numbers, %d problems"
