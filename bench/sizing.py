@@ -11,6 +11,14 @@ siege, at workers - 100 tricklers, 1 000 at most).
 
     make sizing          # the stack started first; takes the load lock
     SIZING_THREADS="25 50 300" SIZING_SECONDS=8 make sizing
+    SIZING_HOLDS="off 2ms 100ms" make sizing    # the hold's table only
+
+Then the hold (BlogConnectionHold) where workers are scarce: 4 x 25
+threads, SIZING_SLOW (50) clients trickling headers, wrk with 500
+connections on the six routes, for each hold in SIZING_HOLDS ("off 2ms
+20ms 100ms"; set SIZING_THREADS="" for this table alone).  With 300
+trickling clients the 100 workers are all theirs and nothing is answered
+within the run, whatever the hold.
 
 A report, never a test: nothing passes or fails.  The stack's Apache is
 restarted with each setting and left with the stack's own at the end.
@@ -46,10 +54,12 @@ PORT = int(os.environ.get("BLOG_HTTP_PORT", "8080"))
 STOCK_PORT = int(os.environ.get("BENCH_CEILING_PORT", "8081"))
 
 
-def stack(threads):
+def stack(threads, hold=None):
     env = dict(os.environ, BLOG_INVALIDATE="off")
     if threads:
         env["BLOG_THREADS"] = str(threads)
+    if hold:
+        env["BLOG_HOLD"] = hold
     subprocess.run([os.path.join(ROOT, "scripts", "stack.sh"), "restart", "httpd"],
                    check=True, env=env, stdout=subprocess.DEVNULL)
     with open(os.path.join(VAR, "run", "httpd.pid")) as f:
@@ -101,6 +111,54 @@ def one(threads, seconds, mix):
     return row
 
 
+def wrk_figures(out):
+    """req/s, p50 and p99 in ms, socket errors and non-2xx of wrk --latency."""
+    def ms(v):
+        return float(v[:-2]) if v.endswith("ms") else (
+            float(v[:-2]) / 1000.0 if v.endswith("us") else float(v[:-1]) * 1000.0)
+    f = {"rps": 0.0, "p50": 0.0, "p99": 0.0, "errors": 0, "non2xx": 0}
+    for line in out.splitlines():
+        w = line.split()
+        if line.startswith("Requests/sec"):
+            f["rps"] = float(w[1])
+        elif len(w) == 2 and w[0] in ("50%", "99%"):
+            f["p" + w[0][:-1]] = ms(w[1])
+        elif line.strip().startswith("Socket errors"):
+            f["errors"] = sum(int(x.strip(",")) for x in w[3::2])
+        elif line.strip().startswith("Non-2xx"):
+            f["non2xx"] = int(w[-1])
+    return f
+
+
+def scarce(hold, seconds, mix, slow):
+    """4 x 25 threads, `slow` trickling clients, wrk -c500 over the six routes."""
+    import fakes
+    import idle_conns
+    stack(25, hold)
+    idle_conns.raise_nofile(slow + 500 + 256)
+    with fakes.SlowClients(PORT, n=slow):
+        time.sleep(2.0)
+        with common.Prober(port=PORT) as probe:
+            out = subprocess.run(["wrk", "-t2", "-c500", "-d%ds" % seconds, "--latency",
+                                  "-s", mix, "http://127.0.0.1:%d/" % PORT],
+                                 stdout=subprocess.PIPE, text=True).stdout
+    row = wrk_figures(out)
+    lat = probe.latencies()
+    row.update(hold=hold, answers=len(probe.answers), failed=len(probe.failures),
+               pp50=1000 * common.pct(lat, 50), pp99=1000 * common.pct(lat, 99))
+    return row
+
+
+def scarce_table(rows):
+    out = ["| BlogConnectionHold | wrk req/s | wrk p50 / p99 ms | wrk socket errors, "
+           "non-2xx | prober: answers, failed, p50 / p99 ms |", "|---|---:|---:|---:|---|"]
+    for r in rows:
+        out.append("| %s | %.0f | %.1f / %.1f | %d, %d | %d, %d, %.1f / %.1f |" % (
+            r["hold"], r["rps"], r["p50"], r["p99"], r["errors"], r["non2xx"],
+            r["answers"], r["failed"], r["pp50"], r["pp99"]))
+    return "\n".join(out)
+
+
 def table(rows):
     out = ["| ThreadsPerChild (workers) | blog Pss idle / under load, MiB | stock Apache, "
            "MiB | blog / stock under load | blog req/s (mix) | trickling clients: "
@@ -126,8 +184,10 @@ def table(rows):
 
 def main():
     threads = [int(t) for t in os.environ.get("SIZING_THREADS", "25 50 100 300").split()]
+    holds = os.environ.get("SIZING_HOLDS", "off 2ms 20ms 100ms").split()
+    slow = int(os.environ.get("SIZING_SLOW", "50"))
     seconds = int(os.environ.get("SIZING_SECONDS", "8"))
-    rows = []
+    rows, hold_rows = [], []
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as mix:
         mix.write(MIX)
         mix.flush()
@@ -136,9 +196,20 @@ def main():
                 for t in threads:
                     print("sizing: %d threads per child" % t, flush=True)
                     rows.append(one(t, seconds, mix.name))
+                for h in holds:
+                    print("sizing: 4 x 25 threads, %d trickling, BlogConnectionHold %s"
+                          % (slow, h), flush=True)
+                    hold_rows.append(scarce(h, seconds, mix.name, slow))
             finally:
                 stack(None)
-    print(table(rows))
+    if rows:
+        print(table(rows))
+    if hold_rows:
+        print()
+        print("Workers scarce (4 x 25 threads, %d clients trickling headers, wrk -c500 "
+              "over the six routes for %d s, a prober asking / and /cached every 100 ms):"
+              % (slow, seconds))
+        print(scarce_table(hold_rows))
 
 
 if __name__ == "__main__":

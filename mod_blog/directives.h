@@ -101,7 +101,7 @@ typedef enum blog_dir_where
       "folder of the page templates, compiled once at start-up") \
     X(COMPUTE_LIMIT, "BlogComputeLimit", compute_limit, INT, SERVER, \
       "20000", 2, 100000000, "n", "/compute sums the primes below n") \
-    X(CONN_HOLD, "BlogConnectionHold", conn_hold, MSEC_OFF, VHOST, "2ms", \
+    X(CONN_HOLD, "BlogConnectionHold", conn_hold, MSEC_OFF, VHOST, "Off", \
       1, 1000, "Off|duration", "after the blog's answer on a kept-alive " \
       "HTTP/1.1 connection (event MPM, no TLS), how long its worker waits " \
       "for the next request before the listener takes the connection") \

@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -303,9 +304,33 @@ def static_site():
         yield port
 
 
+@contextlib.contextmanager
+def cpu_hog(n=2):
+    """n processes spinning on the CPUs (as many as the machine has here),
+    ended by their pid."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+
+
 @case("graceful-x20", "20 graceful restarts, one a second, under load (retrying client; wrk on "
       "the blog beside a static file)", long=True, loaded=True)
 def graceful_x20():
+    graceful_restarts()
+
+
+@case("graceful-x20-hog", "graceful-x20 beside a CPU hog (two processes spinning)",
+      long=True, loaded=True)
+def graceful_x20_hog():
+    with cpu_hog():
+        graceful_restarts()
+
+
+def graceful_restarts():
     with Load(threads=8, routes=MIXED) as load:
         time.sleep(1.0)
         gracefuls(20, 1.0)
