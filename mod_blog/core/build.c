@@ -1,8 +1,8 @@
 /* build.c - values point into the rows; dates, labels, tag titles are made. */
-#include "build.h"
+#include "core/build.h"
 
-#include "date.h"
-#include "fields.h"
+#include "core/date.h"
+#include "core/fields.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
-#include "template.h"
+#include "core/decode.h"
+#include "core/template.h"
 
 #define BLOG_STATUS_OK          200
 #define BLOG_STATUS_NOT_FOUND   404

@@ -1,5 +1,5 @@
 /* compute.c - its own file: no caller's constant is folded into the loop. */
-#include "compute.h"
+#include "core/compute.h"
 
 uint64_t
 blog_sum_primes_below(uint32_t limit)

@@ -1,5 +1,5 @@
 /* date.c - calendar arithmetic without gmtime_r: no zone files, no locks. */
-#include "date.h"
+#include "core/date.h"
 
 #define US_PER_SEC      1000000
 #define SEC_PER_DAY     86400

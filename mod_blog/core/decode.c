@@ -1,5 +1,5 @@
 /* decode.c - int4send's, timestamptz_send's, array_send's bytes, in place. */
-#include "decode.h"
+#include "core/decode.h"
 
 /* ndim, flags, element type; then per dimension its size and lower bound */
 #define ARRAY_HEADER        12

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "alloc.h"
+#include "core/alloc.h"
 
 /* Element type OIDs, fixed in PostgreSQL's catalog (pg_type.dat). */
 #define BLOG_OID_TEXT           25

@@ -1,7 +1,7 @@
 /* escape.c - safe runs found 16 bytes at a time with SSE2, copied whole. */
 #include <string.h>
 
-#include "escape.h"
+#include "core/escape.h"
 
 /* What each byte becomes, and how many bytes longer: only five change. */
 static const char *const blog_entity[256] = {

@@ -2,7 +2,7 @@
  * "%2f", "//", a trailing slash, a NUL) reaches no back end. */
 #include <string.h>
 
-#include "router.h"
+#include "core/router.h"
 
 /* A string literal and its length, which the compiler counts. */
 #define LIT(s) (s), (sizeof(s) - 1)

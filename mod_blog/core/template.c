@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "escape.h"
-#include "template.h"
+#include "core/escape.h"
+#include "core/template.h"
 
 /* Sections nested in sections; bounds both recursion and the frame stack. */
 #define BLOG_TPL_MAX_DEPTH 16

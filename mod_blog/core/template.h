@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alloc.h"
+#include "core/alloc.h"
 
 typedef enum blog_val_kind
 {

@@ -12,7 +12,7 @@
  * HTTP/2 stream, an Upgrade or a later request; any other read of the
  * connection disarms it, and core's timeouts are never touched.
  */
-#include "hold.h"
+#include "httpd/hold.h"
 
 #include "http_config.h"
 #include "http_core.h"

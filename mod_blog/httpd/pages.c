@@ -1,9 +1,9 @@
 /* pages.c - the rows live as long as r->pool: the page points into them. */
-#include "pages.h"
-#include "logno.h"
+#include "httpd/pages.h"
+#include "store/logno.h"
 
-#include "compute.h"
-#include "db.h"
+#include "core/compute.h"
+#include "store/db.h"
 
 #include "http_log.h"
 

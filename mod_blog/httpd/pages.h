@@ -4,9 +4,9 @@
 
 #include "httpd.h"
 
-#include "build.h"
-#include "router.h"
-#include "site.h"
+#include "core/build.h"
+#include "core/router.h"
+#include "httpd/site.h"
 
 /* The pure parts' allocator (alloc.h) over the APR pool ctx. */
 void *blog_pool_alloc(void *ctx, size_t size);

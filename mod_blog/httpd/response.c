@@ -3,8 +3,8 @@
  * see the whole page, core writes it with one writev).  A 200's strong
  * ETag is XXH3-64 of its bytes: the page has no modification time.
  */
-#include "response.h"
-#include "logno.h"
+#include "httpd/response.h"
+#include "store/logno.h"
 
 #include "http_log.h"
 #include "http_protocol.h"

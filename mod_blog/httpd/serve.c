@@ -6,14 +6,14 @@
  * constants.  A malformed path never reaches PostgreSQL or Redis: the
  * router rejects it before either is touched.
  */
-#include "serve.h"
+#include "httpd/serve.h"
 
-#include "cache.h"
-#include "hold.h"
-#include "pages.h"
-#include "response.h"
-#include "router.h"
-#include "stats.h"
+#include "store/cache.h"
+#include "httpd/hold.h"
+#include "httpd/pages.h"
+#include "httpd/response.h"
+#include "core/router.h"
+#include "store/stats.h"
 
 #include "http_protocol.h"
 

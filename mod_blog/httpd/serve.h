@@ -6,7 +6,7 @@
 
 #include "httpd.h"
 
-#include "site.h"
+#include "httpd/site.h"
 
 /* path[0..len) is the raw request path after the mount prefix. */
 int blog_serve(request_rec *r, const blog_site *site, const char *path,

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "build.h"
+#include "core/build.h"
 
 typedef struct blog_site
 {

@@ -3,12 +3,12 @@
  * (hosts, roles, paths) is for the admin only: the error log and the status
  * page, never the 503's body.
  */
-#include "status.h"
+#include "httpd/status.h"
 
-#include "cache.h"
-#include "db.h"
-#include "ratelog.h"
-#include "stats.h"
+#include "store/cache.h"
+#include "store/db.h"
+#include "store/ratelog.h"
+#include "store/stats.h"
 
 #include "http_config.h"
 #include "http_log.h"

@@ -12,12 +12,12 @@
  * A waiting thread sleeps on a sem_t of its own: APR has no semaphore, and
  * the apr_thread_cond forms measured slower (bench/LEVERS.md).
  */
-#include "cache.h"
+#include "store/cache.h"
 
-#include "ratelog.h"
-#include "redis.h"
-#include "stats.h"
-#include "wait.h"
+#include "store/ratelog.h"
+#include "store/redis.h"
+#include "store/stats.h"
+#include "store/wait.h"
 
 #include "http_log.h"
 #include "apr_strings.h"

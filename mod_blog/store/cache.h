@@ -2,7 +2,7 @@
 #ifndef BLOG_CACHE_H
 #define BLOG_CACHE_H
 
-#include "seal.h"
+#include "store/seal.h"
 
 #include "httpd.h"
 #include "apr_time.h"

@@ -7,12 +7,12 @@
  * server ends the statement (client_connection_check_interval).  A read that
  * fails on a lost connection is retried once on a new one.
  */
-#include "db.h"
-#include "pq.h"
+#include "store/db.h"
+#include "store/pq.h"
 
-#include "ratelog.h"
-#include "stats.h"
-#include "wait.h"
+#include "store/ratelog.h"
+#include "store/stats.h"
+#include "store/wait.h"
 
 #include "http_log.h"
 #include "apr_atomic.h"

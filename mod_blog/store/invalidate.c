@@ -12,13 +12,13 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* pipe2 */
 #endif
-#include "invalidate.h"
+#include "store/invalidate.h"
 
-#include "pq.h"
-#include "ratelog.h"
-#include "redis.h"
-#include "router.h"
-#include "wait.h"
+#include "store/pq.h"
+#include "store/ratelog.h"
+#include "store/redis.h"
+#include "core/router.h"
+#include "store/wait.h"
 
 #include "http_config.h"
 #include "http_core.h"

@@ -4,8 +4,8 @@
 
 #include "httpd.h"
 
-#include "cache.h"
-#include "db.h"
+#include "store/cache.h"
+#include "store/db.h"
 
 /*
  * From check_config, every generation: conninfo NULL is the pool's; bases

@@ -1,8 +1,8 @@
 /* pq.c - libpq's non-blocking API against a deadline (connect_timeout
  * bounds only the blocking connect). */
-#include "pq.h"
+#include "store/pq.h"
 
-#include "wait.h"
+#include "store/wait.h"
 
 #include "apr_strings.h"
 

@@ -2,7 +2,7 @@
  * ratelog.c - a failing back end makes every request fail the same way:
  * one line each would bury the log and cost a write per request.
  */
-#include "ratelog.h"
+#include "store/ratelog.h"
 
 #include "apr_atomic.h"
 #include "apr_strings.h"

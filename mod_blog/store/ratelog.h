@@ -9,7 +9,7 @@
 #include "http_log.h"
 #include "apr_time.h"
 
-#include "logno.h"
+#include "store/logno.h"
 
 /* The warnings about one service (PostgreSQL, Redis); zero-initialised. */
 typedef struct blog_ratelog

@@ -6,9 +6,9 @@
  * max_bulk.  rediss:// is OpenSSL on that socket, with the same polls
  * (why not hiredis_ssl: docs/OPERATIONS.md, "BlogRedis rediss://").
  */
-#include "redis.h"
+#include "store/redis.h"
 
-#include "wait.h"
+#include "store/wait.h"
 
 #include "apr_lib.h"
 #include "apr_strings.h"

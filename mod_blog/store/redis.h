@@ -3,7 +3,7 @@
 #ifndef BLOG_REDIS_H
 #define BLOG_REDIS_H
 
-#include "cache.h"
+#include "store/cache.h"
 
 #include "apr_time.h"
 

@@ -4,7 +4,7 @@
  * time; each thread keeps one cipher context, keyed once, on an APR thread
  * key of the seal's own (docs/OPERATIONS.md, BlogCacheKey: the costs).
  */
-#include "seal.h"
+#include "store/seal.h"
 
 #include "apr_pools.h"
 

@@ -4,8 +4,8 @@
  * pid and its start time (/proc), which a reused pid cannot match: the
  * slot of a child that died without its exit cleanup is free.
  */
-#include "stats.h"
-#include "logno.h"
+#include "store/stats.h"
+#include "store/logno.h"
 
 #include "http_config.h"
 #include "http_log.h"

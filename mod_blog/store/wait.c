@@ -1,5 +1,5 @@
 /* wait.c - a poll against a deadline (EINTR is not it), and the backoff. */
-#include "wait.h"
+#include "store/wait.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -20,7 +20,7 @@ cppcheck --version
 exec cppcheck --enable=warning,performance,portability --inline-suppr \
     --error-exitcode=1 --quiet -j 2 $configs \
     --template='{file}:{line}: {severity}: {message} [{id}]' \
-    -I mod_blog -I mod_blog/core -I mod_blog/store -I mod_blog/httpd -I "$(apxs -q INCLUDEDIR)" -I "$(apr-1-config --includedir)" \
+    -I mod_blog -I "$(apxs -q INCLUDEDIR)" -I "$(apr-1-config --includedir)" \
     -I "$(apu-1-config --includedir)" \
     -I "$($PG_CONFIG --includedir-server)" -I "$($PG_CONFIG --includedir)" \
     mod_blog pg_blog_ext/src tests/unit

@@ -28,7 +28,7 @@
 
 #include "backends.h"
 #include "fake.h"
-#include "stats.h"
+#include "store/stats.h"
 
 module AP_MODULE_DECLARE_DATA blog_module;
 

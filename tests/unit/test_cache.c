@@ -17,8 +17,8 @@
 #include "apr_general.h"
 #include "apr_strings.h"
 
-#include "cache.h"
-#include "stats.h"
+#include "store/cache.h"
+#include "store/stats.h"
 
 #include "backends.h"
 #include "fake.h"

@@ -9,7 +9,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 
-#include "directives.h"
+#include "httpd/directives.h"
 #include "harness.h"
 
 typedef struct t_directive

@@ -11,10 +11,10 @@
 #include "http_log.h"
 #include "apr_buckets.h"
 
-#include "pages.h"
-#include "ratelog.h"
-#include "response.h"
-#include "router.h"
+#include "httpd/pages.h"
+#include "store/ratelog.h"
+#include "httpd/response.h"
+#include "core/router.h"
 
 #include "backends.h"
 #include "harness.h"

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "compute.h"
-#include "fields.h"
+#include "core/compute.h"
+#include "core/fields.h"
 #include "harness.h"
 #include "seed.h"
 #include "vals.h"
-#include "template.h"
+#include "core/template.h"
 
 /* ---- frames ---- */
 

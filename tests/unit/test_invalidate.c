@@ -17,9 +17,9 @@
 #include "http_core.h"
 #include "http_log.h"
 
-#include "cache.h"
-#include "db.h"
-#include "invalidate.h"
+#include "store/cache.h"
+#include "store/db.h"
+#include "store/invalidate.h"
 
 #include "backends.h"
 #include "fake.h"

@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "redis.h"
+#include "store/redis.h"
 
 #include "harness.h"
 

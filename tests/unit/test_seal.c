@@ -16,8 +16,8 @@
 #include "apr_general.h"
 #include "apr_strings.h"
 
-#include "redis.h"
-#include "seal.h"
+#include "store/redis.h"
+#include "store/seal.h"
 
 #include "backends.h"
 #include "fake.h"
