@@ -66,14 +66,14 @@ typedef enum blog_dir_where
       "host:port|rediss://host:port|/socket|Off", "the Redis of the page " \
       "cache (rediss://: over TLS, its certificate verified against the " \
       "host name), or Off") \
-    X(REDIS_TLS_CA, "BlogRedisTLSCA", cache.tls_ca, PATH, SERVER, NULL, 0, 0, \
-      "file", "with rediss://, the CA certificates (PEM) Redis's must " \
+    X(REDIS_TLS_CA, "BlogRedisTLSCA", cache.redis.tls_ca, PATH, SERVER, \
+      NULL, 0, 0, "file", "with rediss://, the CA certificates (PEM) Redis's must " \
       "chain to; unset: the system's") \
-    X(REDIS_TLS_CERT, "BlogRedisTLSCert", cache.tls_cert, PATH, SERVER, NULL, \
-      0, 0, "file", "with rediss://, a client certificate and its key " \
+    X(REDIS_TLS_CERT, "BlogRedisTLSCert", cache.redis.tls_cert, PATH, \
+      SERVER, NULL, 0, 0, "file", "with rediss://, a client certificate and its key " \
       "(PEM, for its owner only), for a Redis with tls-auth-clients") \
-    X(REDIS_AUTH, "BlogRedisAuth", cache.auth_file, PATH, SERVER, NULL, 0, 0, \
-      "file", "Redis AUTH on every connection: a file of one line, " \
+    X(REDIS_AUTH, "BlogRedisAuth", cache.redis.auth_file, PATH, SERVER, \
+      NULL, 0, 0, "file", "Redis AUTH on every connection: a file of one line, " \
       "\"password\" or \"user password\", for its owner only (read at " \
       "start-up, as root)") \
     X(CACHE_KEY, "BlogCacheKey", cache.key_file, PATH, SERVER, NULL, 0, 0, \
@@ -81,9 +81,9 @@ typedef enum blog_dir_where
       "cached page carries a MAC of it, one that fails is a miss; unset: " \
       "raw pages") \
     X(REDIS_CONNECT_TIMEOUT, "BlogRedisConnectTimeout", \
-      cache.redis_connect_timeout, MSEC, SERVER, "200", 1, BLOG_HOUR_MS, \
+      cache.redis.connect_timeout, MSEC, SERVER, "200", 1, BLOG_HOUR_MS, \
       "duration", "deadline of a connect to Redis") \
-    X(REDIS_TIMEOUT, "BlogRedisTimeout", cache.redis_timeout, MSEC, SERVER, \
+    X(REDIS_TIMEOUT, "BlogRedisTimeout", cache.redis.timeout, MSEC, SERVER, \
       "200", 1, BLOG_HOUR_MS, "duration", "deadline of a whole Redis " \
       "command; past it X-Cache: BYPASS, never an error") \
     X(CACHE_TTL, "BlogCacheTTL", cache.cache_ttl, INT, SERVER, "60", 1, \

@@ -162,15 +162,15 @@ blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
     char       *scope;
     apr_port_t  port;
 
-    cs->redis_on = strcasecmp(arg, "off") != 0;
-    cs->redis_tls = strncasecmp(arg, "rediss://", 9) == 0;
-    arg += cs->redis_tls ? 9 : 0;
-    if (!cs->redis_on)
+    cs->redis.on = strcasecmp(arg, "off") != 0;
+    cs->redis.tls = strncasecmp(arg, "rediss://", 9) == 0;
+    arg += cs->redis.tls ? 9 : 0;
+    if (!cs->redis.on)
         return NULL;
     if (arg[0] == '/') {
-        cs->redis_host = arg;
-        cs->redis_port = 0;
-        return cs->redis_tls ? apr_psprintf(p, "%s: rediss:// takes "
+        cs->redis.host = arg;
+        cs->redis.port = 0;
+        return cs->redis.tls ? apr_psprintf(p, "%s: rediss:// takes "
                                             "host:port", d->name) : NULL;
     }
     if (apr_parse_addr_port(&host, &scope, &port, arg, p) != APR_SUCCESS
@@ -178,8 +178,8 @@ blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
         return apr_psprintf(p, "%s must be host:port, [v6addr]:port, "
                             "rediss://host:port, a socket path, or off",
                             d->name);
-    cs->redis_host = scope ? apr_psprintf(p, "%s%%%s", host, scope) : host;
-    cs->redis_port = port;
+    cs->redis.host = scope ? apr_psprintf(p, "%s%%%s", host, scope) : host;
+    cs->redis.port = port;
     return NULL;
 }
 
@@ -400,7 +400,7 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     /* secrets and certificates are read here, as root, as mod_ssl's are */
-    if (blog_redis_load(pconf, (blog_cache_settings *) &c->cache, err,
+    if (blog_cache_load(pconf, (blog_cache_settings *) &c->cache, err,
                         sizeof(err)) != 0) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00060)
                      "Redis's secrets or TLS: %s", err);

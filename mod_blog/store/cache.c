@@ -15,7 +15,6 @@
 #include "store/cache.h"
 
 #include "store/ratelog.h"
-#include "store/redis.h"
 #include "store/stats.h"
 #include "store/wait.h"
 
@@ -26,6 +25,7 @@
 #include <errno.h>
 #include <semaphore.h>
 #include <stdarg.h>
+#include <string.h>
 
 APLOG_USE_MODULE(blog);
 
@@ -77,6 +77,38 @@ static blog_ratelog cache_write;
 /* This thread's last Redis failure: the health check's reason. */
 static __thread char cache_why[CACHE_WHY_MAX];
 
+/* BlogCacheKey's file made the key that seals the pages. */
+static int
+cache_seal_key(apr_pool_t *p, blog_cache_settings *g, char *err,
+               apr_size_t err_len)
+{
+    char        buf[1024];
+    apr_size_t  len;
+    int         rc;
+
+    if (blog_secret_read(g->key_file, buf, sizeof(buf), &len, err,
+                         err_len) != 0)
+        return -1;
+    rc = blog_seal_init(&g->seal, p, buf, len);
+    memset(buf, 0, sizeof(buf));
+    if (rc != 0)
+        apr_snprintf(err, err_len, "%s: a key needs 32 bytes or more "
+                     "(head -c 32 /dev/urandom), or libcrypto failed",
+                     g->key_file);
+    return rc;
+}
+
+int
+blog_cache_load(apr_pool_t *p, blog_cache_settings *g, char *err,
+                apr_size_t err_len)
+{
+    g->seal.on = 0;
+    if (blog_redis_load(p, &g->redis, err, err_len) != 0
+        || (g->key_file != NULL && cache_seal_key(p, g, err, err_len) != 0))
+        return -1;
+    return 0;
+}
+
 static apr_status_t
 cache_child_exit(void *redis)
 {
@@ -111,13 +143,14 @@ cache_connect(char *why)
     why[0] = '\0';
     if (apr_time_now() < blog_backoff_next(&cache_backoff))
         return -1;
-    if (blog_redis_connect(&cache_l.redis, cache_g, err, sizeof(err)) == 0) {
+    if (blog_redis_connect(&cache_l.redis, &cache_g->redis, err,
+                           sizeof(err)) == 0) {
         blog_backoff_reset(&cache_backoff);
         return 0;
     }
     apr_snprintf(why, CACHE_WHY_MAX, "connect failed (%s%s%.0d): %s",
-                 cache_g->redis_host, cache_g->redis_port ? ":" : "",
-                 cache_g->redis_port, err);
+                 cache_g->redis.host, cache_g->redis.port ? ":" : "",
+                 cache_g->redis.port, err);
     return -1;
 }
 
@@ -266,14 +299,14 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
     int         len, attempt;
     va_list     ap;
 
-    if (!cache_g->redis_on || cache_l.lock == NULL)
+    if (!cache_g->redis.on || cache_l.lock == NULL)
         return NULL;
     va_start(ap, fmt);
     len = redisvFormatCommand(&buf, fmt, ap);
     va_end(ap);
     if (len < 0)
         return NULL;
-    deadline = apr_time_now() + cache_g->redis_timeout;
+    deadline = apr_time_now() + cache_g->redis.timeout;
     for (attempt = 0; attempt < 2; attempt++) {
         cache_cmd   cmd = {.buf = buf, .len = (size_t) len,
                            .deadline = deadline};
@@ -392,7 +425,7 @@ blog_cache_ping(request_rec *r, char *why, apr_size_t why_len)
     const char *body;
     apr_size_t  len;
 
-    if (cache_g == NULL || !cache_g->redis_on)
+    if (cache_g == NULL || !cache_g->redis.on)
         return 0;
     cache_why[0] = '\0';
     if (blog_cache_get(r, CACHE_PING_KEY, sizeof(CACHE_PING_KEY) - 1, &body,

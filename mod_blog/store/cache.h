@@ -2,6 +2,7 @@
 #ifndef BLOG_CACHE_H
 #define BLOG_CACHE_H
 
+#include "store/redis.h"
 #include "store/seal.h"
 
 #include "httpd.h"
@@ -11,24 +12,13 @@
 #define BLOG_CACHE_PREFIX       "blog:page:"
 #define BLOG_CACHE_PREFIX_LEN   (sizeof(BLOG_CACHE_PREFIX) - 1)
 
-/* BlogRedis (parsed once, at start-up), its timeouts and BlogCacheTTL. */
+/* The Redis it is kept in, BlogCacheTTL and the key of its seals. */
 typedef struct blog_cache_settings
 {
-    int         redis_on;
-    const char *redis_host;     /* host name, or a unix socket path */
-    int         redis_port;     /* 0 with a unix socket */
-    apr_interval_time_t redis_connect_timeout;
-    apr_interval_time_t redis_timeout;
+    blog_redis_settings redis;
     int         cache_ttl;      /* seconds */
-    const char *auth_file;      /* BlogRedisAuth, read at start-up into: */
-    const char *redis_user;     /* NULL: the default user */
-    const char *redis_pass;     /* NULL: no AUTH */
     const char *key_file;       /* BlogCacheKey, read at start-up into: */
     blog_seal   seal;
-    int         redis_tls;      /* BlogRedis rediss://host:port */
-    const char *tls_ca;         /* BlogRedisTLSCA; NULL: the system's CAs */
-    const char *tls_cert;       /* BlogRedisTLSCert: certificate and key */
-    void       *tls_ctx;        /* SSL_CTX, made at start-up */
 } blog_cache_settings;
 
 typedef enum blog_cache_status
@@ -37,6 +27,11 @@ typedef enum blog_cache_status
     BLOG_CACHE_MISS,
     BLOG_CACHE_DOWN             /* unreachable, slow or failing: BYPASS */
 } blog_cache_status;
+
+/* The secrets of Redis and BlogCacheKey's file read, in the parent, as root
+ * (redis.h): 0, or -1 with err saying why. */
+int blog_cache_load(apr_pool_t *p, blog_cache_settings *g, char *err,
+                    apr_size_t err_len);
 
 void blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
                            const blog_cache_settings *g);

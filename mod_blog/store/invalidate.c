@@ -129,8 +129,8 @@ inv_redis_drop(const char *what, const char *why)
     blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00026) "invalidation: Redis %s failed "
                      "(%s%s%.0d): %s; every cached page will be dropped "
-                     "once Redis answers", what, g->redis_host,
-                     g->redis_port ? ":" : "", g->redis_port, why);
+                     "once Redis answers", what, g->redis.host,
+                     g->redis.port ? ":" : "", g->redis.port, why);
     blog_redis_close(&inv_rd.conn);
     inv_flush_due = INV_FLUSH;
     blog_outage_begin(&inv_rd.log);
@@ -147,7 +147,7 @@ static redisReply *
 inv_redis_run(const char *what, int argc, const char **argv,
               const size_t *lens)
 {
-    apr_time_t  deadline = apr_time_now() + inv.cache->redis_timeout;
+    apr_time_t  deadline = apr_time_now() + inv.cache->redis.timeout;
     int         attempt;
 
     for (attempt = 0;; attempt++) {
@@ -158,7 +158,7 @@ inv_redis_run(const char *what, int argc, const char **argv,
 
         if (!reused && apr_time_now() < blog_backoff_next(&inv_rd.backoff))
             return NULL;
-        if (!reused && blog_redis_connect(&inv_rd.conn, inv.cache, why,
+        if (!reused && blog_redis_connect(&inv_rd.conn, &inv.cache->redis, why,
                                           sizeof(why)) != 0) {
             inv_redis_drop("connect", why);
             return NULL;
@@ -367,7 +367,7 @@ inv_pending_add(const char *payload)
             return;
         }
         e->due = now + (q == 0 ? INV_REDELETE
-                        : inv.db->query_timeout + inv.cache->redis_timeout);
+                        : inv.db->query_timeout + inv.cache->redis.timeout);
         memcpy(e->keys, payload, len + 1);
         for (pp = &inv_q.head; *pp != NULL && (*pp)->due <= e->due;
              pp = &(*pp)->next)
@@ -599,7 +599,7 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
 
     memset(&inv_thr, 0, sizeof(inv_thr));
     inv = (struct inv_settings) {.s = s, .db = db, .cache = cache,
-        .on = on && cache->redis_on && nbases > 0,
+        .on = on && cache->redis.on && nbases > 0,
         .conninfo = conninfo != NULL ? conninfo : db->conninfo,
         .keys = apr_palloc(pconf, sizeof(*inv.keys)
                            * (apr_size_t) (nbases > 0 ? nbases : 1))};

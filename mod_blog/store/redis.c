@@ -18,10 +18,12 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Redis's status and error lines are a sentence, not a stream. */
@@ -42,8 +44,37 @@ blog_redis_close(blog_redis *r)
     r->ctx = NULL;
 }
 
+int
+blog_secret_read(const char *path, char *buf, apr_size_t cap,
+                 apr_size_t *len, char *err, apr_size_t err_len)
+{
+    struct stat st;
+    ssize_t     n = -1;
+    int         fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        apr_snprintf(err, err_len, "cannot open %s: %s", path,
+                     strerror(errno));
+    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        apr_snprintf(err, err_len, "%s is not a regular file", path);
+    else if (st.st_mode & (S_IRWXG | S_IRWXO))
+        apr_snprintf(err, err_len, "%s is mode %04o: a secret must be for "
+                     "its owner only (chmod 600)", path,
+                     (unsigned) (st.st_mode & 07777));
+    else if ((n = read(fd, buf, cap - 1)) < 0)
+        apr_snprintf(err, err_len, "cannot read %s: %s", path,
+                     strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    *len = (apr_size_t) n;
+    return 0;
+}
+
 static int
-redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
+redis_auth_secret(apr_pool_t *p, blog_redis_settings *g, char *err,
                   apr_size_t err_len)
 {
     char        buf[1024];
@@ -62,9 +93,9 @@ redis_auth_secret(apr_pool_t *p, blog_cache_settings *g, char *err,
         return -1;
     }
     sp = strchr(buf, ' ');
-    g->redis_user = sp ? apr_pstrmemdup(p, buf, (apr_size_t) (sp - buf))
+    g->user = sp ? apr_pstrmemdup(p, buf, (apr_size_t) (sp - buf))
         : NULL;
-    g->redis_pass = apr_pstrdup(p, sp ? sp + 1 : buf);
+    g->pass = apr_pstrdup(p, sp ? sp + 1 : buf);
     memset(buf, 0, sizeof(buf));
     return 0;
 }
@@ -87,7 +118,7 @@ redis_tls_error(const char *or)
 }
 
 static int
-redis_tls_context(apr_pool_t *p, blog_cache_settings *g, char *err,
+redis_tls_context(apr_pool_t *p, blog_redis_settings *g, char *err,
                   apr_size_t err_len)
 {
     SSL_CTX    *ctx = SSL_CTX_new(TLS_client_method());
@@ -125,39 +156,16 @@ redis_tls_context(apr_pool_t *p, blog_cache_settings *g, char *err,
     return -1;
 }
 
-/* BlogCacheKey's file made the key that seals the pages. */
-static int
-redis_seal_key(apr_pool_t *p, blog_cache_settings *g, char *err,
-               apr_size_t err_len)
-{
-    char        buf[1024];
-    apr_size_t  len;
-    int         rc;
-
-    if (blog_secret_read(g->key_file, buf, sizeof(buf), &len, err,
-                         err_len) != 0)
-        return -1;
-    rc = blog_seal_init(&g->seal, p, buf, len);
-    memset(buf, 0, sizeof(buf));
-    if (rc != 0)
-        apr_snprintf(err, err_len, "%s: a key needs 32 bytes or more "
-                     "(head -c 32 /dev/urandom), or libcrypto failed",
-                     g->key_file);
-    return rc;
-}
-
 int
-blog_redis_load(apr_pool_t *p, blog_cache_settings *g, char *err,
+blog_redis_load(apr_pool_t *p, blog_redis_settings *g, char *err,
                 apr_size_t err_len)
 {
-    g->redis_user = g->redis_pass = NULL;
-    g->seal.on = 0;
+    g->user = g->pass = NULL;
     g->tls_ctx = NULL;
-    if ((g->redis_on && g->redis_tls
+    if ((g->on && g->tls
          && redis_tls_context(p, g, err, err_len) != 0)
         || (g->auth_file != NULL
-            && redis_auth_secret(p, g, err, err_len) != 0)
-        || (g->key_file != NULL && redis_seal_key(p, g, err, err_len) != 0))
+            && redis_auth_secret(p, g, err, err_len) != 0))
         return -1;
     return 0;
 }
@@ -180,21 +188,21 @@ redis_tls_wait(blog_redis *r, int ret, apr_time_t deadline)
 
 /* The handshake, by the connect's deadline: 0, or -1 and why. */
 static int
-redis_tls_start(blog_redis *r, const blog_cache_settings *g,
+redis_tls_start(blog_redis *r, const blog_redis_settings *g,
                 apr_time_t deadline, char *why, apr_size_t why_len)
 {
     SSL        *ssl = SSL_new(g->tls_ctx);
     unsigned char ip[16];
-    int         is_ip = inet_pton(AF_INET, g->redis_host, ip) == 1
-        || inet_pton(AF_INET6, g->redis_host, ip) == 1;
+    int         is_ip = inet_pton(AF_INET, g->host, ip) == 1
+        || inet_pton(AF_INET6, g->host, ip) == 1;
     int         rc;
 
     r->tls = ssl;
     if (ssl == NULL || SSL_set_fd(ssl, r->ctx->fd) != 1
         || (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl),
-                                                  g->redis_host) != 1
-            : SSL_set1_host(ssl, g->redis_host) != 1
-            || SSL_set_tlsext_host_name(ssl, g->redis_host) != 1)) {
+                                                  g->host) != 1
+            : SSL_set1_host(ssl, g->host) != 1
+            || SSL_set_tlsext_host_name(ssl, g->host) != 1)) {
         apr_cpystrn(why, "TLS: out of memory", why_len);
         return -1;
     }
@@ -266,14 +274,14 @@ redis_tls_send(blog_redis *r, const struct iovec *iov, int n,
 
 /* AUTH on a new connection, by the connect's deadline: 0, or -1 and why. */
 static int
-redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
+redis_auth(blog_redis *r, const blog_redis_settings *g, apr_time_t deadline,
            char *why, apr_size_t why_len)
 {
     const char *argv[3] = {
-        "AUTH", g->redis_user ? g->redis_user : g->redis_pass, g->redis_pass
+        "AUTH", g->user ? g->user : g->pass, g->pass
     };
     redisReply *reply = NULL;
-    blog_redis_io io = blog_redis_command(r, g->redis_user ? 3 : 2, argv,
+    blog_redis_io io = blog_redis_command(r, g->user ? 3 : 2, argv,
                                           NULL, deadline, &reply);
     int         ok = io == BLOG_REDIS_OK && reply->type == REDIS_REPLY_STATUS;
 
@@ -288,10 +296,10 @@ redis_auth(blog_redis *r, const blog_cache_settings *g, apr_time_t deadline,
 }
 
 int
-blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
+blog_redis_connect(blog_redis *r, const blog_redis_settings *g,
                    char *why, apr_size_t why_len)
 {
-    apr_time_t  deadline = apr_time_now() + g->redis_connect_timeout;
+    apr_time_t  deadline = apr_time_now() + g->connect_timeout;
     redisContext *c;
     int         err = 0;
     socklen_t   elen = sizeof(err);
@@ -299,8 +307,8 @@ blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
     blog_redis_close(r);
     r->in_body = 0;
     r->line_len = 0;
-    c = g->redis_port == 0 ? redisConnectUnixNonBlock(g->redis_host)
-        : redisConnectNonBlock(g->redis_host, g->redis_port);
+    c = g->port == 0 ? redisConnectUnixNonBlock(g->host)
+        : redisConnectNonBlock(g->host, g->port);
     if (c == NULL) {
         apr_cpystrn(why, "out of memory", why_len);
         return -1;
@@ -313,15 +321,15 @@ blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
         err = ETIMEDOUT;
     else if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0)
         err = errno;
-    else if (err == 0 && g->redis_port != 0
+    else if (err == 0 && g->port != 0
              && redisEnableKeepAlive(c) != REDIS_OK)
         err = errno ? errno : EIO;
     if (err != 0)
         apr_cpystrn(why, strerror(err), why_len);
     else if (!c->err
-             && (!g->redis_tls
+             && (!g->tls
                  || redis_tls_start(r, g, deadline, why, why_len) == 0)
-             && (g->redis_pass == NULL
+             && (g->pass == NULL
                  || redis_auth(r, g, deadline, why, why_len) == 0))
         return 0;
     blog_redis_close(r);

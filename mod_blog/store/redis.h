@@ -3,12 +3,28 @@
 #ifndef BLOG_REDIS_H
 #define BLOG_REDIS_H
 
-#include "store/cache.h"
-
+#include "apr_pools.h"
 #include "apr_time.h"
 
 #include <hiredis/hiredis.h>
 #include <sys/uio.h>
+
+/* BlogRedis (parsed once, at start-up) and the options of its connection. */
+typedef struct blog_redis_settings
+{
+    int         on;
+    const char *host;           /* host name, or a unix socket path */
+    int         port;           /* 0 with a unix socket */
+    apr_interval_time_t connect_timeout;
+    apr_interval_time_t timeout;
+    const char *auth_file;      /* BlogRedisAuth, read at start-up into: */
+    const char *user;           /* NULL: the default user */
+    const char *pass;           /* NULL: no AUTH */
+    int         tls;            /* BlogRedis rediss://host:port */
+    const char *tls_ca;         /* BlogRedisTLSCA; NULL: the system's CAs */
+    const char *tls_cert;       /* BlogRedisTLSCert: certificate and key */
+    void       *tls_ctx;        /* SSL_CTX, made at start-up */
+} blog_redis_settings;
 
 typedef enum blog_redis_io
 {
@@ -36,14 +52,19 @@ typedef struct blog_redis
     char        rbuf[65536];    /* read at once: a batch of pages */
 } blog_redis;
 
-/* BlogRedisAuth's and BlogCacheKey's files read into g, the TLS context of
- * rediss:// made, in the parent, as root: 0, or -1 with err saying why. */
-int blog_redis_load(apr_pool_t *p, blog_cache_settings *g, char *err,
+/* Up to cap - 1 bytes of a regular file for its owner only (as ssh's and
+ * mod_ssl's secrets): 0 with buf NUL-terminated, or -1 with err why. */
+int blog_secret_read(const char *path, char *buf, apr_size_t cap,
+                     apr_size_t *len, char *err, apr_size_t err_len);
+
+/* BlogRedisAuth's file read into g, the TLS context of rediss:// made, in
+ * the parent, as root: 0, or -1 with err saying why. */
+int blog_redis_load(apr_pool_t *p, blog_redis_settings *g, char *err,
                     apr_size_t err_len);
 
 /* Connect within BlogRedisConnectTimeout, and AUTH when BlogRedisAuth is
  * set: 0, or -1 with why saying what failed. */
-int blog_redis_connect(blog_redis *r, const blog_cache_settings *g,
+int blog_redis_connect(blog_redis *r, const blog_redis_settings *g,
                        char *why, apr_size_t why_len);
 void blog_redis_close(blog_redis *r);
 

@@ -12,13 +12,8 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define SEAL_MAGIC      "BLS2"
 #define SEAL_STAMP      8       /* the time of sealing, seconds, big-endian */
@@ -27,33 +22,6 @@
 
 /* Fetched once, in the parent: an implicit fetch per page costs a lookup. */
 static EVP_CIPHER *seal_cipher;
-
-int
-blog_secret_read(const char *path, char *buf, size_t cap, size_t *len,
-                 char *err, size_t err_len)
-{
-    struct stat st;
-    ssize_t     n = -1;
-    int         fd = open(path, O_RDONLY | O_CLOEXEC);
-
-    if (fd < 0)
-        snprintf(err, err_len, "cannot open %s: %s", path, strerror(errno));
-    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        snprintf(err, err_len, "%s is not a regular file", path);
-    else if (st.st_mode & (S_IRWXG | S_IRWXO))
-        snprintf(err, err_len, "%s is mode %04o: a secret must be for its "
-                 "owner only (chmod 600)", path,
-                 (unsigned) (st.st_mode & 07777));
-    else if ((n = read(fd, buf, cap - 1)) < 0)
-        snprintf(err, err_len, "cannot read %s: %s", path, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    if (n < 0)
-        return -1;
-    buf[n] = '\0';
-    *len = (size_t) n;
-    return 0;
-}
 
 /* A thread's context, at its thread's exit. */
 static void

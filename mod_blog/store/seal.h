@@ -1,6 +1,5 @@
 /*
- * seal.h - the secrets of BlogRedisAuth and BlogCacheKey, read once at
- * start-up, and the seal of a cached page: a keyed MAC over the time of
+ * seal.h - the seal of a cached page: a keyed MAC over the time of
  * sealing, the Redis key name and the page, so that whoever can write to
  * Redis cannot have the blog serve a page of their own, nor one page under
  * another's key, nor an old page written back after its TTL.
@@ -25,11 +24,6 @@ typedef struct blog_seal
     unsigned char key[32];      /* AES-256, derived from the key file */
     apr_threadkey_t *ctx_key;   /* each thread's cipher context, keyed */
 } blog_seal;
-
-/* Up to cap - 1 bytes of a regular file for its owner only (as ssh's and
- * mod_ssl's secrets): 0 with buf NUL-terminated, or -1 with err why. */
-int         blog_secret_read(const char *path, char *buf, size_t cap,
-                             size_t *len, char *err, size_t err_len);
 
 /* The key of a key file's 32 bytes or more, its threads' contexts as long
  * as p: 0, or -1. */
