@@ -67,14 +67,15 @@ typedef enum blog_dir_where
       "cache (rediss://: over TLS, its certificate verified against the " \
       "host name), or Off") \
     X(REDIS_TLS_CA, "BlogRedisTLSCA", cache.redis.tls_ca, PATH, SERVER, \
-      NULL, 0, 0, "file", "with rediss://, the CA certificates (PEM) Redis's must " \
-      "chain to; unset: the system's") \
+      NULL, 0, 0, "file", "with rediss://, the CA certificates (PEM) " \
+      "Redis's must chain to; unset: the system's") \
     X(REDIS_TLS_CERT, "BlogRedisTLSCert", cache.redis.tls_cert, PATH, \
-      SERVER, NULL, 0, 0, "file", "with rediss://, a client certificate and its key " \
-      "(PEM, for its owner only), for a Redis with tls-auth-clients") \
+      SERVER, NULL, 0, 0, "file", "with rediss://, a client certificate " \
+      "and its key (PEM, for its owner only), for a Redis with " \
+      "tls-auth-clients") \
     X(REDIS_AUTH, "BlogRedisAuth", cache.redis.auth_file, PATH, SERVER, \
-      NULL, 0, 0, "file", "Redis AUTH on every connection: a file of one line, " \
-      "\"password\" or \"user password\", for its owner only (read at " \
+      NULL, 0, 0, "file", "Redis AUTH on every connection: a file of one " \
+      "line, \"password\" or \"user password\", for its owner only (read at " \
       "start-up, as root)") \
     X(CACHE_KEY, "BlogCacheKey", cache.key_file, PATH, SERVER, NULL, 0, 0, \
       "file", "a secret of 32 bytes or more, for its owner only: each " \

@@ -17,27 +17,19 @@
 
 #include "http_protocol.h"
 
-#include <string.h>
 
-/*
- * The key is the "blog:page:" of docs/CONTRACT.md section 3 + the uncached
- * page's path; under a mount other than "/" the mount goes in too, since its
- * pages link to it.
- */
 static int
 serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)
 {
-    apr_size_t  key_len = BLOG_CACHE_PREFIX_LEN + site->base_len
-        + rt->page_path_len;
-    char       *key = apr_palloc(r->pool, key_len);
+    apr_size_t  cap = BLOG_CACHE_PREFIX_LEN + site->base_len
+        + rt->page_path_len + 1;
+    char       *key = apr_palloc(r->pool, cap);
+    apr_size_t  key_len = blog_cache_key(key, cap, site->base,
+                                         site->base_len, rt->page_path,
+                                         rt->page_path_len);
     blog_cache_status st;
     const char *xcache;
     blog_page   page;
-
-    memcpy(key, BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN);
-    memcpy(key + BLOG_CACHE_PREFIX_LEN, site->base, site->base_len);
-    memcpy(key + BLOG_CACHE_PREFIX_LEN + site->base_len, rt->page_path,
-           rt->page_path_len);
 
     st = blog_cache_get(r, key, key_len, &page.body, &page.len);
     if (st == BLOG_CACHE_HIT) {

@@ -77,6 +77,21 @@ static blog_ratelog cache_write;
 /* This thread's last Redis failure: the health check's reason. */
 static __thread char cache_why[CACHE_WHY_MAX];
 
+apr_size_t
+blog_cache_key(char *buf, apr_size_t cap, const char *base,
+               apr_size_t base_len, const char *path, apr_size_t path_len)
+{
+    apr_size_t  len = BLOG_CACHE_PREFIX_LEN + base_len + path_len;
+
+    if (len >= cap)
+        return 0;
+    memcpy(buf, BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN);
+    memcpy(buf + BLOG_CACHE_PREFIX_LEN, base, base_len);
+    memcpy(buf + BLOG_CACHE_PREFIX_LEN + base_len, path, path_len);
+    buf[len] = '\0';
+    return len;
+}
+
 /* BlogCacheKey's file made the key that seals the pages. */
 static int
 cache_seal_key(apr_pool_t *p, blog_cache_settings *g, char *err,

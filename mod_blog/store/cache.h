@@ -12,6 +12,15 @@
 #define BLOG_CACHE_PREFIX       "blog:page:"
 #define BLOG_CACHE_PREFIX_LEN   (sizeof(BLOG_CACHE_PREFIX) - 1)
 
+/*
+ * The key of the page at path under the mount base (docs/CONTRACT.md section
+ * 3): the prefix, the mount ("" at "/"; its pages link to it) and the path,
+ * NUL-terminated in buf: its length, or 0 when cap is too small.
+ */
+apr_size_t blog_cache_key(char *buf, apr_size_t cap, const char *base,
+                          apr_size_t base_len, const char *path,
+                          apr_size_t path_len);
+
 /* The Redis it is kept in, BlogCacheTTL and the key of its seals. */
 typedef struct blog_cache_settings
 {

@@ -72,7 +72,7 @@ static struct inv_settings
     const blog_db_settings *db;
     const char *conninfo;
     const blog_cache_settings *cache;
-    const char **keys;          /* each mount's key prefix: "blog:page:/b" */
+    const char **bases;         /* each mount, once: "/b", "" at "/" */
     int         nbases;
 } inv;
 
@@ -237,10 +237,13 @@ inv_key_ours(const redisReply *k)
     int         b;
 
     for (b = 0; b < inv.nbases; b++) {
-        size_t      at = strlen(inv.keys[b]);
+        size_t      at = BLOG_CACHE_PREFIX_LEN + strlen(inv.bases[b]);
         blog_route  rt;
 
-        if (len < at || memcmp(k->str, inv.keys[b], at) != 0)
+        if (len < at
+            || memcmp(k->str, BLOG_CACHE_PREFIX, BLOG_CACHE_PREFIX_LEN) != 0
+            || memcmp(k->str + BLOG_CACHE_PREFIX_LEN, inv.bases[b],
+                      at - BLOG_CACHE_PREFIX_LEN) != 0)
             continue;
         blog_route_match(k->str + at, len - at, &rt);
         if (rt.kind == BLOG_ROUTE_INDEX || rt.kind == BLOG_ROUTE_POST)
@@ -321,15 +324,13 @@ inv_delete_payload(const char *payload)
              && len <= INV_MAX_KEY && memcmp(p, BLOG_CACHE_PREFIX "/",
                                             BLOG_CACHE_PREFIX_LEN + 1) == 0;
              b++) {
-            size_t      kl = strlen(inv.keys[b]);
             char       *k = buf[batch.n];
+            size_t      kl = blog_cache_key(k, sizeof(buf[0]), inv.bases[b],
+                                            strlen(inv.bases[b]),
+                                            p + BLOG_CACHE_PREFIX_LEN,
+                                            len - BLOG_CACHE_PREFIX_LEN);
 
-            if (kl > BLOG_CACHE_PREFIX_LEN + INV_MAX_KEY)
-                continue;
-            memcpy(k, inv.keys[b], kl);
-            memcpy(k + kl, p + BLOG_CACHE_PREFIX_LEN,
-                   len - BLOG_CACHE_PREFIX_LEN);
-            if (inv_batch_add(&batch, k, kl + len - BLOG_CACHE_PREFIX_LEN))
+            if (kl > 0 && inv_batch_add(&batch, k, kl))
                 return -1;
         }
         p += len;
@@ -601,16 +602,13 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
     inv = (struct inv_settings) {.s = s, .db = db, .cache = cache,
         .on = on && cache->redis.on && nbases > 0,
         .conninfo = conninfo != NULL ? conninfo : db->conninfo,
-        .keys = apr_palloc(pconf, sizeof(*inv.keys)
-                           * (apr_size_t) (nbases > 0 ? nbases : 1))};
+        .bases = apr_palloc(pconf, sizeof(char *)
+                            * (apr_size_t) (nbases > 0 ? nbases : 1))};
     for (i = 0; i < nbases; i++) {
-        const char *k = apr_pstrcat(pconf, BLOG_CACHE_PREFIX, bases[i],
-                                    (char *) NULL);
-
-        for (b = 0; b < inv.nbases && strcmp(inv.keys[b], k) != 0; b++)
+        for (b = 0; b < inv.nbases && strcmp(inv.bases[b], bases[i]) != 0; b++)
             ;
         if (b == inv.nbases)
-            inv.keys[inv.nbases++] = k;
+            inv.bases[inv.nbases++] = bases[i];
     }
 }
 

@@ -126,6 +126,19 @@ test_cache_no_lock(void)
     apr_pool_destroy(child);
 }
 
+/* The one key of a page, for the handler and the invalidation alike. */
+static void
+test_cache_key(void)
+{
+    char        k[32];
+
+    CHECK(blog_cache_key(k, sizeof(k), "", 0, "/post/a", 7) == 17
+          && strcmp(k, "blog:page:/post/a") == 0);
+    CHECK(blog_cache_key(k, sizeof(k), "/blog", 5, "/", 1) == 16
+          && strcmp(k, "blog:page:/blog/") == 0);
+    CHECK(blog_cache_key(k, 17, "", 0, "/post/a", 7) == 0);
+}
+
 static void
 test_cache_off(void)
 {
@@ -467,6 +480,7 @@ T_WITH(tc_bad, FAKE_LONG_LINE)
 const t_case t_cache_cases[] = {
     {"cache: no lock in the child: every command bypasses",
      test_cache_no_lock},
+    {"cache: a page's key", test_cache_key},
     {"cache: BlogRedis Off", test_cache_off},
     {"cache: SET, then GET hits and misses", test_cache_set_get},
     {"cache: a stalled reply ends at BlogRedisTimeout", tc_deadline_FAKE_STALL},
