@@ -61,10 +61,11 @@ cols_find(blog_build *b, const blog_rows *rs, unsigned mask, cols *cs)
     int         c;
 
     cs->rs = rs;
-    for (c = 0; c < NCOLS; c++)
+    for (c = 0; c < NCOLS; c++) {
         if ((mask & COL(c))
             && (cs->at[c] = rs->column(rs->src, col_names[c])) < 0)
             return bad(b, col_names[c], -1);
+    }
     return 0;
 }
 
@@ -161,12 +162,13 @@ get_list(blog_build *b, const cols *cs, int row, int c, int n,
     uint32_t    i;
     int         j;
 
-    for (j = 0; j < n; j++)
+    for (j = 0; j < n; j++) {
         if (blog_dec_array(cell(cs, row, c + j), c + j == C_COMMENT_TIMES
                            ? BLOG_OID_TIMESTAMPTZ : BLOG_OID_TEXT, b->alloc,
                            b->alloc_ctx, &arr[j], &len[j]) != 0
             || len[j] != len[0])
             return bad(b, col_names[c + j], row);
+    }
     items = b_alloc(b, len[0], sizeof(blog_frame));
     vals = b_alloc(b, len[0], sizeof(blog_val) * (size_t) n);
     dates = c + n > C_COMMENT_TIMES ? b_alloc(b, len[0], BLOG_DATE_LEN) : NULL;
@@ -176,12 +178,13 @@ get_list(blog_build *b, const cols *cs, int row, int c, int n,
     for (i = 0; i < len[0]; i++) {
         blog_val   *iv = &vals[i * (uint32_t) n];
 
-        for (j = 0; j < n; j++)
+        for (j = 0; j < n; j++) {
             if (c + j != C_COMMENT_TIMES)
                 val_str(&iv[j], arr[j][i].ptr, (size_t) arr[j][i].len);
             else if (get_date(b, arr[j][i], row, c + j,
                               dates + BLOG_DATE_LEN * i, &iv[j]) != 0)
                 return -1;
+        }
         items[i] = (blog_frame) {iv, first, (uint32_t) n};
     }
     *v = (blog_val) {items, len[0], BLOG_VAL_LIST};
@@ -238,10 +241,11 @@ cards_fill(blog_build *b, const blog_rows *rs, int from, blog_val *vals)
         return bad(b, col_names[C_SLUG], from);
     if (n > 0 && cols_find(b, rs, CARD_COLS, &cs) != 0)
         return -1;
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         if (card_fill(b, &cs, from + i, scratch + CARD_SCRATCH * i,
                       &items[i]) != 0)
             return -1;
+    }
     vals[F_POSTS] = (blog_val) {items, (uint32_t) n, BLOG_VAL_LIST};
     return 0;
 }

@@ -14,10 +14,11 @@ blog_slug_is_valid(const char *s, size_t len)
 
     if (len == 0 || len > BLOG_SLUG_MAX)
         return 0;
-    for (i = 0; i < len; i++)
+    for (i = 0; i < len; i++) {
         if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9')
               || s[i] == '-'))
             return 0;
+    }
     return 1;
 }
 

@@ -88,9 +88,10 @@ blog_line_of(const char *src, size_t pos)
     unsigned line = 1;
     size_t i;
 
-    for (i = 0; i < pos; i++)
+    for (i = 0; i < pos; i++) {
         if (src[i] == '\n')
             line++;
+    }
     return line;
 }
 
@@ -184,10 +185,11 @@ blog_field_id(const blog_tpl_env *env, const char *name, size_t len)
 {
     uint32_t i;
 
-    for (i = 0; i < env->nfields; i++)
+    for (i = 0; i < env->nfields; i++) {
         if (env->fields[i] && strlen(env->fields[i]) == len
             && memcmp(env->fields[i], name, len) == 0)
             return (int) i;
+    }
     return -1;
 }
 
@@ -230,11 +232,12 @@ blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
         return blog_fail(c, at, "empty tag");
     if (ne - nb >= BLOG_TPL_MAX_NAME)
         return blog_fail(c, at, "name too long");
-    for (i = nb; i < ne; i++)
+    for (i = nb; i < ne; i++) {
         if (blog_is_space(src[i]) || src[i] == '\n' || src[i] == '{'
             || src[i] == '}')
             return blog_fail(c, at, "malformed name '%.*s'", (int) (ne - nb),
                              src + nb);
+    }
     tag->name = src + nb;
     tag->namelen = ne - nb;
     return 0;
@@ -292,10 +295,11 @@ blog_compile_partial(blog_compiler *c, const blog_tag *tag)
                       sizeof(why)) < 0)
         return blog_fail(c, tag->start, "partial '%s' not found%s%s", name,
                          why[0] ? ": " : "", why);
-    for (i = 0; i < c->nincludes; i++)
+    for (i = 0; i < c->nincludes; i++) {
         if (strcmp(c->includes[i], pname) == 0)
             return blog_fail(c, tag->start,
                              "partial cycle: '%s' includes itself", name);
+    }
     return blog_compile_source(c, psrc, plen, pname);
 }
 

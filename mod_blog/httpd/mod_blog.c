@@ -119,11 +119,12 @@ blog_parse_mount(apr_pool_t *p, const blog_directive *d, const char *arg,
     if (arg[0] != '/')
         return apr_psprintf(p, "%s must be a URL path starting with '/'",
                             d->name);
-    for (q = arg; *q; q++)
+    for (q = arg; *q; q++) {
         if (*q == '?' || *q == '#' || *q == '%' || *q <= ' ' || *q >= 127)
             return apr_psprintf(p, "%s must be a plain URL path: no '?', "
                                 "'#', '%%', spaces or non-ASCII bytes",
                                 d->name);
+    }
     if (strstr(arg, "//") || strstr(arg, "/./") || strstr(arg, "/../")
         || (len >= 2 && strcmp(arg + len - 2, "/.") == 0)
         || (len >= 3 && strcmp(arg + len - 3, "/..") == 0))
@@ -254,10 +255,11 @@ blog_create_server_config(apr_pool_t *p, server_rec *s)
 
     (void) s;
     /* a default that does not parse is a bug of directives.h */
-    for (i = 0; i < BLOG_NDIRECTIVES; i++)
+    for (i = 0; i < BLOG_NDIRECTIVES; i++) {
         if (blog_directives[i].def != NULL)
             ap_assert(blog_parse(p, &blog_directives[i],
                                  blog_directives[i].def, NULL, c) == NULL);
+    }
     return c;
 }
 
@@ -414,12 +416,13 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                      blog_where(ptemp, c, BLOG_D_TEMPLATES), err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    for (vs = s; vs != NULL; vs = vs->next)
+    for (vs = s; vs != NULL; vs = vs->next) {
         if (blog_make_site(pconf, vs, pages, bases) != 0) {
             ap_log_error(APLOG_MARK, APLOG_EMERG, 0, vs,
                          BLOGLOGNO(00005) "cannot render the static pages");
             return HTTP_INTERNAL_SERVER_ERROR;
         }
+    }
     blog_in_use = bases->nelts > 0;
     /* the listener deletes each key under every mount of the blog */
     blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,

@@ -222,13 +222,14 @@ status_html(request_rec *r, const status_row *rows, int n, int notable)
                        ", generation %d):" : "<tr><td>%d</td><td>%"
                        APR_PID_T_FMT "</td><td>%d</td>", rows[i].slot,
                        rows[i].pid, rows[i].gen);
-        for (j = 0; j < STATUS_NFIELDS; j++)
+        for (j = 0; j < STATUS_NFIELDS; j++) {
             if (notable)
                 ap_rprintf(r, "%s %s%s %" APR_INT64_T_FMT, j ? "," : "",
                            j == 0 ? "pool " : j == STATUS_NPOOL ? "cache "
                            : "", status_fields[j].title, rows[i].f[j]);
             else
                 ap_rprintf(r, "<td>%" APR_INT64_T_FMT "</td>", rows[i].f[j]);
+        }
         ap_rputs(notable ? "</p>\n" : "</tr>\n", r);
     }
     if (!notable)

@@ -457,12 +457,14 @@ db_wait_turn(request_rec *r, apr_time_t wait_until)
            != APR_TIMEUP)
         ;
     /* Timed out: still in the queue, unless handed something just now. */
-    if (!w.woken)
-        for (pp = &db.waiters; *pp != NULL; pp = &(*pp)->next)
+    if (!w.woken) {
+        for (pp = &db.waiters; *pp != NULL; pp = &(*pp)->next) {
             if (*pp == &w) {
                 *pp = w.next;
                 break;
             }
+        }
+    }
     apr_thread_cond_destroy(w.cv);
     return w.given;
 }

@@ -671,9 +671,10 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
         close(inv_thr.wake[0]);
         close(inv_thr.wake[1]);
     }
-    if (rv == APR_SUCCESS)
+    if (rv == APR_SUCCESS) {
         /* before the pool's other cleanups: the thread uses the settings */
         apr_pool_pre_cleanup_register(pchild, NULL, inv_stop);
+    }
     else
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00036)
                      "cannot start the invalidation listener in this child");
