@@ -7,6 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
+const char *const blog_fields[BLOG_F_COUNT] = {
+    "page_title", "base", "posts", "heading", "limit", "sum", "body",
+    "comments",
+    "slug", "title", "author", "date", "comments_label", "tags", "summary",
+    "tag_slug", "tag_name",
+    "comment_author", "comment_body", "comment_date"
+};
+
 /* "-2147483648 comments" and its NUL */
 #define LABEL_MAX   24
 /* Per card: its date and its comment count label. */
@@ -85,10 +93,10 @@ static void
 root_init(blog_build *b, blog_val *vals, blog_frame *root,
           const char *title, size_t title_len)
 {
-    memset(vals, 0, sizeof(blog_val) * F_COUNT);
-    val_str(&vals[F_BASE], b->base, b->base_len);
-    val_str(&vals[F_PAGE_TITLE], title, title_len);
-    *root = (blog_frame) {vals, 0, F_COUNT};
+    memset(vals, 0, sizeof(blog_val) * BLOG_F_COUNT);
+    val_str(&vals[BLOG_F_BASE], b->base, b->base_len);
+    val_str(&vals[BLOG_F_PAGE_TITLE], title, title_len);
+    *root = (blog_frame) {vals, 0, BLOG_F_COUNT};
 }
 
 static void
@@ -103,7 +111,7 @@ blog_pageset_load(const char *dir, blog_alloc_fn alloc, void *alloc_ctx,
                   char *err, size_t errlen)
 {
     blog_pageset *t = alloc(alloc_ctx, sizeof(*t));
-    blog_tpl_env env = {dir, blog_fields, F_COUNT, alloc, alloc_ctx};
+    blog_tpl_env env = {dir, blog_fields, BLOG_F_COUNT, alloc, alloc_ctx};
 
     if (t == NULL)
         return NULL;
@@ -196,12 +204,12 @@ static int
 get_post(blog_build *b, const cols *cs, int row, char *date, blog_val *v,
          int off)
 {
-    return get_text(b, cs, row, C_TITLE, &v[F_TITLE - off]) != 0
-        || get_text(b, cs, row, C_AUTHOR, &v[F_AUTHOR - off]) != 0
+    return get_text(b, cs, row, C_TITLE, &v[BLOG_F_TITLE - off]) != 0
+        || get_text(b, cs, row, C_AUTHOR, &v[BLOG_F_AUTHOR - off]) != 0
         || get_date(b, cell(cs, row, C_DATE), row, C_DATE, date,
-                    &v[F_DATE - off]) != 0
-        || get_list(b, cs, row, C_TAG_SLUGS, 2, F_TAG_SLUG,
-                    &v[F_TAGS - off]) != 0 ? -1 : 0;
+                    &v[BLOG_F_DATE - off]) != 0
+        || get_list(b, cs, row, C_TAG_SLUGS, 2, BLOG_F_TAG_SLUG,
+                    &v[BLOG_F_TAGS - off]) != 0 ? -1 : 0;
 }
 
 /* ---- Cards: the index and the tag page ---- */
@@ -210,20 +218,21 @@ static int
 card_fill(blog_build *b, const cols *cs, int row, char *scratch,
           blog_frame *item)
 {
-    blog_val   *v = b_alloc(b, CARD_COUNT, sizeof(blog_val));
+    blog_val   *v = b_alloc(b, BLOG_CARD_COUNT, sizeof(blog_val));
     int32_t     n;
 
     if (v == NULL)
         return bad(b, col_names[C_SLUG], row);
-    if (get_text(b, cs, row, C_SLUG, &v[F_SLUG - CARD_FIRST]) != 0
-        || get_post(b, cs, row, scratch, v, CARD_FIRST) != 0
+    if (get_text(b, cs, row, C_SLUG, &v[BLOG_F_SLUG - BLOG_CARD_FIRST]) != 0
+        || get_post(b, cs, row, scratch, v, BLOG_CARD_FIRST) != 0
         || get_text(b, cs, row, C_SUMMARY,
-                    &v[F_SUMMARY - CARD_FIRST]) != 0)
+                    &v[BLOG_F_SUMMARY - BLOG_CARD_FIRST]) != 0)
         return -1;
     if (blog_dec_int4(cell(cs, row, C_COUNT), &n) != 0)
         return bad(b, col_names[C_COUNT], row);
-    val_label(&v[F_COMMENTS_LABEL - CARD_FIRST], scratch + BLOG_DATE_LEN, n);
-    *item = (blog_frame) {v, CARD_FIRST, CARD_COUNT};
+    val_label(&v[BLOG_F_COMMENTS_LABEL - BLOG_CARD_FIRST],
+              scratch + BLOG_DATE_LEN, n);
+    *item = (blog_frame) {v, BLOG_CARD_FIRST, BLOG_CARD_COUNT};
     return 0;
 }
 
@@ -246,7 +255,7 @@ cards_fill(blog_build *b, const blog_rows *rs, int from, blog_val *vals)
                       &items[i]) != 0)
             return -1;
     }
-    vals[F_POSTS] = (blog_val) {items, (uint32_t) n, BLOG_VAL_LIST};
+    vals[BLOG_F_POSTS] = (blog_val) {items, (uint32_t) n, BLOG_VAL_LIST};
     return 0;
 }
 
@@ -280,7 +289,7 @@ static int
 build_simple(blog_build *b, const blog_tpl *tpl, const char *title,
              int status, blog_page *out)
 {
-    blog_val    vals[F_COUNT];
+    blog_val    vals[BLOG_F_COUNT];
     blog_frame  root;
 
     root_init(b, vals, &root, title, strlen(title));
@@ -302,7 +311,7 @@ void
 blog_build_index(blog_build *b, const blog_rows *rs, blog_page *out)
 {
     static const char title[] = "Latest posts";
-    blog_val    vals[F_COUNT];
+    blog_val    vals[BLOG_F_COUNT];
     blog_frame  root;
 
     root_init(b, vals, &root, title, sizeof(title) - 1);
@@ -315,7 +324,7 @@ blog_build_index(blog_build *b, const blog_rows *rs, blog_page *out)
 void
 blog_build_post(blog_build *b, const blog_rows *rs, blog_page *out)
 {
-    blog_val    vals[F_COUNT];
+    blog_val    vals[BLOG_F_COUNT];
     char        scratch[CARD_SCRATCH];
     blog_frame  root;
     cols        cs;
@@ -327,15 +336,15 @@ blog_build_post(blog_build *b, const blog_rows *rs, blog_page *out)
     root_init(b, vals, &root, "", 0);
     if (cols_find(b, rs, POST_COLS, &cs) != 0
         || get_post(b, &cs, 0, scratch, vals, 0) != 0
-        || get_text(b, &cs, 0, C_BODY, &vals[F_BODY]) != 0
-        || get_list(b, &cs, 0, C_COMMENT_AUTHORS, 3, F_COMMENT_AUTHOR,
-                    &vals[F_COMMENTS]) != 0) {
+        || get_text(b, &cs, 0, C_BODY, &vals[BLOG_F_BODY]) != 0
+        || get_list(b, &cs, 0, C_COMMENT_AUTHORS, 3, BLOG_F_COMMENT_AUTHOR,
+                    &vals[BLOG_F_COMMENTS]) != 0) {
         *out = *b->unavailable;
         return;
     }
-    vals[F_PAGE_TITLE] = vals[F_TITLE];
-    val_label(&vals[F_COMMENTS_LABEL], scratch + BLOG_DATE_LEN,
-              (int32_t) vals[F_COMMENTS].len);
+    vals[BLOG_F_PAGE_TITLE] = vals[BLOG_F_TITLE];
+    val_label(&vals[BLOG_F_COMMENTS_LABEL], scratch + BLOG_DATE_LEN,
+              (int32_t) vals[BLOG_F_COMMENTS].len);
     page_render(b, b->pages->post, &root, out);
 }
 
@@ -343,7 +352,7 @@ void
 blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out)
 {
     static const char prefix[] = "Posts tagged ";
-    blog_val    vals[F_COUNT];
+    blog_val    vals[BLOG_F_COUNT];
     blog_frame  root;
     cols        cs;
     int         from;
@@ -355,18 +364,18 @@ blog_build_tag(blog_build *b, const blog_rows *rs, blog_page *out)
     }
     root_init(b, vals, &root, "", 0);
     if (cols_find(b, rs, COL(C_TAG_NAME) | COL(C_SLUG), &cs) != 0
-        || get_text(b, &cs, 0, C_TAG_NAME, &vals[F_HEADING]) != 0)
+        || get_text(b, &cs, 0, C_TAG_NAME, &vals[BLOG_F_HEADING]) != 0)
         goto unavailable;
     /* A tag without posts is one row with only its name. */
     from = cell(&cs, 0, C_SLUG).ptr == NULL ? 1 : 0;
-    title = b_alloc(b, 1, sizeof(prefix) - 1 + vals[F_HEADING].len);
+    title = b_alloc(b, 1, sizeof(prefix) - 1 + vals[BLOG_F_HEADING].len);
     if (title == NULL || cards_fill(b, rs, from, vals) != 0)
         goto unavailable;
     memcpy(title, prefix, sizeof(prefix) - 1);
-    memcpy(title + sizeof(prefix) - 1, vals[F_HEADING].ptr,
-           vals[F_HEADING].len);
-    val_str(&vals[F_PAGE_TITLE], title,
-            sizeof(prefix) - 1 + vals[F_HEADING].len);
+    memcpy(title + sizeof(prefix) - 1, vals[BLOG_F_HEADING].ptr,
+           vals[BLOG_F_HEADING].len);
+    val_str(&vals[BLOG_F_PAGE_TITLE], title,
+            sizeof(prefix) - 1 + vals[BLOG_F_HEADING].len);
     page_render(b, b->pages->tag, &root, out);
     return;
   unavailable:
@@ -377,16 +386,16 @@ void
 blog_build_compute(blog_build *b, uint32_t limit, uint64_t sum, blog_page *out)
 {
     static const char title[] = "Compute";
-    blog_val    vals[F_COUNT];
+    blog_val    vals[BLOG_F_COUNT];
     blog_frame  root;
     char        limit_s[16];    /* 4294967295 */
     char        sum_s[24];      /* 18446744073709551615 */
 
     root_init(b, vals, &root, title, sizeof(title) - 1);
-    val_str(&vals[F_LIMIT], limit_s,
+    val_str(&vals[BLOG_F_LIMIT], limit_s,
             (size_t) snprintf(limit_s, sizeof(limit_s), "%u",
                               (unsigned) limit));
-    val_str(&vals[F_SUM], sum_s,
+    val_str(&vals[BLOG_F_SUM], sum_s,
             (size_t) snprintf(sum_s, sizeof(sum_s), "%llu",
                               (unsigned long long) sum));
     page_render(b, b->pages->compute, &root, out);

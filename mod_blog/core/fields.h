@@ -7,23 +7,19 @@
 
 enum
 {
-    F_PAGE_TITLE, F_BASE, F_POSTS, F_HEADING, F_LIMIT, F_SUM, F_BODY,
-    F_COMMENTS,
-    F_SLUG, F_TITLE, F_AUTHOR, F_DATE, F_COMMENTS_LABEL, F_TAGS, F_SUMMARY,
-    F_TAG_SLUG, F_TAG_NAME,
-    F_COMMENT_AUTHOR, F_COMMENT_BODY, F_COMMENT_DATE,
-    F_COUNT
+    BLOG_F_PAGE_TITLE, BLOG_F_BASE, BLOG_F_POSTS, BLOG_F_HEADING,
+    BLOG_F_LIMIT, BLOG_F_SUM, BLOG_F_BODY, BLOG_F_COMMENTS,
+    BLOG_F_SLUG, BLOG_F_TITLE, BLOG_F_AUTHOR, BLOG_F_DATE,
+    BLOG_F_COMMENTS_LABEL, BLOG_F_TAGS, BLOG_F_SUMMARY,
+    BLOG_F_TAG_SLUG, BLOG_F_TAG_NAME,
+    BLOG_F_COMMENT_AUTHOR, BLOG_F_COMMENT_BODY, BLOG_F_COMMENT_DATE,
+    BLOG_F_COUNT
 };
 
-#define CARD_FIRST      F_SLUG
-#define CARD_COUNT      (F_SUMMARY - F_SLUG + 1)
+#define BLOG_CARD_FIRST BLOG_F_SLUG
+#define BLOG_CARD_COUNT (BLOG_F_SUMMARY - BLOG_F_SLUG + 1)
 
-static const char *const blog_fields[F_COUNT] = {
-    "page_title", "base", "posts", "heading", "limit", "sum", "body",
-    "comments",
-    "slug", "title", "author", "date", "comments_label", "tags", "summary",
-    "tag_slug", "tag_name",
-    "comment_author", "comment_body", "comment_date"
-};
+/* Each id's name, for the templates' compiler (build.c). */
+extern const char *const blog_fields[BLOG_F_COUNT];
 
 #endif
