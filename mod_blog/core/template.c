@@ -83,7 +83,7 @@ typedef struct blog_compiler
 } blog_compiler;
 
 static unsigned
-blog_line_of(const char *src, size_t pos)
+tmpl_line_of(const char *src, size_t pos)
 {
     unsigned line = 1;
     size_t i;
@@ -96,7 +96,7 @@ blog_line_of(const char *src, size_t pos)
 }
 
 static void
-blog_set_err(char *err, size_t errlen, const char *fmt, ...)
+tmpl_set_err(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
 
@@ -108,7 +108,7 @@ blog_set_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 static int
-blog_fail(blog_compiler *c, size_t pos, const char *fmt, ...)
+tmpl_fail(blog_compiler *c, size_t pos, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -116,14 +116,14 @@ blog_fail(blog_compiler *c, size_t pos, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    blog_set_err(c->err, c->errlen, "%s:%u: %s", c->includes[c->nincludes - 1],
-                 blog_line_of(c->src, pos), msg);
+    tmpl_set_err(c->err, c->errlen, "%s:%u: %s", c->includes[c->nincludes - 1],
+                 tmpl_line_of(c->src, pos), msg);
     return -1;
 }
 
 /* Doubling: what the allocator keeps behind is less than the last block. */
 static void *
-blog_grow(blog_compiler *c, void *old, size_t oldbytes, size_t newbytes)
+tmpl_grow(blog_compiler *c, void *old, size_t oldbytes, size_t newbytes)
 {
     void *p = c->env->alloc(c->env->alloc_ctx, newbytes);
 
@@ -133,11 +133,11 @@ blog_grow(blog_compiler *c, void *old, size_t oldbytes, size_t newbytes)
 }
 
 static int
-blog_emit(blog_compiler *c, uint32_t kind, uint32_t a, uint32_t b)
+tmpl_emit(blog_compiler *c, uint32_t kind, uint32_t a, uint32_t b)
 {
     if (c->nops == c->opcap) {
         uint32_t cap = c->opcap ? c->opcap * 2 : 64;
-        blog_op *ops = blog_grow(c, c->ops, c->nops * sizeof(blog_op),
+        blog_op *ops = tmpl_grow(c, c->ops, c->nops * sizeof(blog_op),
                                  cap * sizeof(blog_op));
 
         if (ops == NULL)
@@ -151,7 +151,7 @@ blog_emit(blog_compiler *c, uint32_t kind, uint32_t a, uint32_t b)
 }
 
 static int
-blog_emit_text(blog_compiler *c, const char *s, size_t len)
+tmpl_emit_text(blog_compiler *c, const char *s, size_t len)
 {
     if (len == 0)
         return 0;
@@ -163,7 +163,7 @@ blog_emit_text(blog_compiler *c, const char *s, size_t len)
 
         while (cap < c->ntext + len)
             cap *= 2;
-        text = blog_grow(c, c->text, c->ntext, cap);
+        text = tmpl_grow(c, c->text, c->ntext, cap);
         if (text == NULL)
             return -1;
         c->text = text;
@@ -173,7 +173,7 @@ blog_emit_text(blog_compiler *c, const char *s, size_t len)
     /* Adjacent runs (across tags that vanish, or partial edges) merge. */
     if (c->text_open)
         c->ops[c->nops - 1].b += (uint32_t) len;
-    else if (blog_emit(c, BLOG_OP_TEXT, (uint32_t) c->ntext,
+    else if (tmpl_emit(c, BLOG_OP_TEXT, (uint32_t) c->ntext,
                        (uint32_t) len) < 0)
         return -1;
     c->ntext += len;
@@ -181,7 +181,7 @@ blog_emit_text(blog_compiler *c, const char *s, size_t len)
 }
 
 static int
-blog_field_id(const blog_tpl_env *env, const char *name, size_t len)
+tmpl_field_id(const blog_tpl_env *env, const char *name, size_t len)
 {
     uint32_t i;
 
@@ -194,13 +194,13 @@ blog_field_id(const blog_tpl_env *env, const char *name, size_t len)
 }
 
 static int
-blog_is_space(char ch)
+tmpl_is_space(char ch)
 {
     return ch == ' ' || ch == '\t';
 }
 
 static int
-blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
+tmpl_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
                blog_tag *tag)
 {
     size_t p = at + 2;
@@ -214,28 +214,28 @@ blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
     if (p < len && src[p] != '\0' && strchr("#^/!>&{=", src[p]))
         tag->sigil = src[p++];
     if (tag->sigil == '=')
-        return blog_fail(c, at, "changing delimiters is not supported");
+        return tmpl_fail(c, at, "changing delimiters is not supported");
     close = tag->sigil == '{' ? "}}}" : "}}";
     end = memmem(src + p, len - p, close, strlen(close));
     if (end == NULL)
-        return blog_fail(c, at, "unclosed tag (no '%s')", close);
+        return tmpl_fail(c, at, "unclosed tag (no '%s')", close);
     tag->end = (size_t) (end - src) + strlen(close);
     if (tag->sigil == '!')
         return 0;
     nb = p;
     ne = (size_t) (end - src);
-    while (nb < ne && (blog_is_space(src[nb]) || src[nb] == '\n'))
+    while (nb < ne && (tmpl_is_space(src[nb]) || src[nb] == '\n'))
         nb++;
-    while (ne > nb && (blog_is_space(src[ne - 1]) || src[ne - 1] == '\n'))
+    while (ne > nb && (tmpl_is_space(src[ne - 1]) || src[ne - 1] == '\n'))
         ne--;
     if (nb == ne)
-        return blog_fail(c, at, "empty tag");
+        return tmpl_fail(c, at, "empty tag");
     if (ne - nb >= BLOG_TPL_MAX_NAME)
-        return blog_fail(c, at, "name too long");
+        return tmpl_fail(c, at, "name too long");
     for (i = nb; i < ne; i++) {
-        if (blog_is_space(src[i]) || src[i] == '\n' || src[i] == '{'
+        if (tmpl_is_space(src[i]) || src[i] == '\n' || src[i] == '{'
             || src[i] == '}')
-            return blog_fail(c, at, "malformed name '%.*s'", (int) (ne - nb),
+            return tmpl_fail(c, at, "malformed name '%.*s'", (int) (ne - nb),
                              src + nb);
     }
     tag->name = src + nb;
@@ -246,7 +246,7 @@ blog_parse_tag(blog_compiler *c, const char *src, size_t len, size_t at,
 /* A tag other than a value's alone on its line takes the line with it:
  * *line_start and *after move to the line's edges. */
 static void
-blog_standalone(const char *src, size_t len, size_t text_from,
+tmpl_standalone(const char *src, size_t len, size_t text_from,
                 const blog_tag *tag, size_t *line_start, size_t *after)
 {
     size_t b = tag->start;
@@ -254,13 +254,13 @@ blog_standalone(const char *src, size_t len, size_t text_from,
 
     if (tag->sigil == 0 || tag->sigil == '&' || tag->sigil == '{')
         return;
-    while (b > text_from && blog_is_space(src[b - 1]))
+    while (b > text_from && tmpl_is_space(src[b - 1]))
         b--;
     /* b stops at text_from when a tag precedes on the line: its last byte
      * is a brace, so the line is not standalone. */
     if (b != 0 && src[b - 1] != '\n')
         return;
-    while (e < len && blog_is_space(src[e]))
+    while (e < len && tmpl_is_space(src[e]))
         e++;
     if (e < len && src[e] == '\r' && e + 1 < len && src[e + 1] == '\n')
         e += 2;
@@ -272,11 +272,11 @@ blog_standalone(const char *src, size_t len, size_t text_from,
     *after = e;
 }
 
-static int blog_compile_source(blog_compiler *c, const char *src, size_t len,
+static int tmpl_compile_source(blog_compiler *c, const char *src, size_t len,
                                const char *srcname);
 
 static int
-blog_compile_partial(blog_compiler *c, const blog_tag *tag)
+tmpl_compile_partial(blog_compiler *c, const blog_tag *tag)
 {
     char name[BLOG_TPL_MAX_NAME];
     char why[256] = "";
@@ -288,36 +288,36 @@ blog_compile_partial(blog_compiler *c, const blog_tag *tag)
     memcpy(name, tag->name, tag->namelen);
     name[tag->namelen] = '\0';
     if (c->nincludes == BLOG_TPL_MAX_INCLUDE)
-        return blog_fail(c, tag->start, "partials nested deeper than %d",
+        return tmpl_fail(c, tag->start, "partials nested deeper than %d",
                          BLOG_TPL_MAX_INCLUDE);
     if (c->partial == NULL
         || c->partial(c->partial_ctx, name, &psrc, &plen, &pname, why,
                       sizeof(why)) < 0)
-        return blog_fail(c, tag->start, "partial '%s' not found%s%s", name,
+        return tmpl_fail(c, tag->start, "partial '%s' not found%s%s", name,
                          why[0] ? ": " : "", why);
     for (i = 0; i < c->nincludes; i++) {
         if (strcmp(c->includes[i], pname) == 0)
-            return blog_fail(c, tag->start,
+            return tmpl_fail(c, tag->start,
                              "partial cycle: '%s' includes itself", name);
     }
-    return blog_compile_source(c, psrc, plen, pname);
+    return tmpl_compile_source(c, psrc, plen, pname);
 }
 
 static int
-blog_close(blog_compiler *c, const blog_tag *tag, int base)
+tmpl_close(blog_compiler *c, const blog_tag *tag, int base)
 {
     blog_open_section *s;
 
     if (c->nsections == base)
-        return blog_fail(c, tag->start, "'{{/%.*s}}' closes no open section",
+        return tmpl_fail(c, tag->start, "'{{/%.*s}}' closes no open section",
                          (int) tag->namelen, tag->name);
     s = &c->sections[c->nsections - 1];
     if (s->tag.namelen != tag->namelen
         || memcmp(s->tag.name, tag->name, tag->namelen) != 0)
-        return blog_fail(c, tag->start,
+        return tmpl_fail(c, tag->start,
                          "'{{/%.*s}}' closes '%.*s' opened at line %u",
                          (int) tag->namelen, tag->name, (int) s->tag.namelen,
-                         s->tag.name, blog_line_of(c->src, s->tag.start));
+                         s->tag.name, tmpl_line_of(c->src, s->tag.start));
     c->ops[s->op].b = c->nops;
     c->nsections--;
     c->text_open = 0;           /* text after a section is not its body */
@@ -325,34 +325,34 @@ blog_close(blog_compiler *c, const blog_tag *tag, int base)
 }
 
 static int
-blog_compile_tag(blog_compiler *c, const blog_tag *tag, int base)
+tmpl_compile_tag(blog_compiler *c, const blog_tag *tag, int base)
 {
     int field;
 
     if (tag->sigil == '!')
         return 0;
     if (tag->sigil == '>')
-        return blog_compile_partial(c, tag);
+        return tmpl_compile_partial(c, tag);
     if (tag->sigil == '/')
-        return blog_close(c, tag, base);
-    field = blog_field_id(c->env, tag->name, tag->namelen);
+        return tmpl_close(c, tag, base);
+    field = tmpl_field_id(c->env, tag->name, tag->namelen);
     if (field < 0)
-        return blog_fail(c, tag->start, "unknown name '%.*s'",
+        return tmpl_fail(c, tag->start, "unknown name '%.*s'",
                          (int) tag->namelen, tag->name);
     if (tag->sigil == '#' || tag->sigil == '^') {
         if (c->nsections == BLOG_TPL_MAX_DEPTH)
-            return blog_fail(c, tag->start, "sections nested deeper than %d",
+            return tmpl_fail(c, tag->start, "sections nested deeper than %d",
                              BLOG_TPL_MAX_DEPTH);
         c->sections[c->nsections++] = (blog_open_section) {c->nops, *tag};
     }
-    return blog_emit(c, tag->sigil == '#' ? BLOG_OP_SECTION
+    return tmpl_emit(c, tag->sigil == '#' ? BLOG_OP_SECTION
                      : tag->sigil == '^' ? BLOG_OP_INVERTED
                      : tag->sigil == 0 ? BLOG_OP_VAR : BLOG_OP_RAW,
                      (uint32_t) field, 0);
 }
 
 static int
-blog_compile_source(blog_compiler *c, const char *src, size_t len,
+tmpl_compile_source(blog_compiler *c, const char *src, size_t len,
                     const char *srcname)
 {
     int base = c->nsections;    /* sections must close in their own file */
@@ -367,24 +367,24 @@ blog_compile_source(blog_compiler *c, const char *src, size_t len,
         blog_tag tag;
 
         c->src = src;           /* again, after a partial */
-        if (blog_parse_tag(c, src, len, at, &tag) < 0)
+        if (tmpl_parse_tag(c, src, len, at, &tag) < 0)
             return -1;
         keep_to = tag.start;
         next = tag.end;
-        blog_standalone(src, len, text_from, &tag, &keep_to, &next);
-        if (blog_emit_text(c, src + text_from, keep_to - text_from) < 0)
-            return blog_fail(c, at, "out of memory");
-        if (blog_compile_tag(c, &tag, base) < 0)
+        tmpl_standalone(src, len, text_from, &tag, &keep_to, &next);
+        if (tmpl_emit_text(c, src + text_from, keep_to - text_from) < 0)
+            return tmpl_fail(c, at, "out of memory");
+        if (tmpl_compile_tag(c, &tag, base) < 0)
             return -1;
         text_from = next;
     }
     c->src = src;
-    if (blog_emit_text(c, src + text_from, len - text_from) < 0)
-        return blog_fail(c, len, "out of memory");
+    if (tmpl_emit_text(c, src + text_from, len - text_from) < 0)
+        return tmpl_fail(c, len, "out of memory");
     if (c->nsections > base) {
         blog_open_section *s = &c->sections[c->nsections - 1];
 
-        return blog_fail(c, s->tag.start, "unclosed section '%.*s'",
+        return tmpl_fail(c, s->tag.start, "unclosed section '%.*s'",
                          (int) s->tag.namelen, s->tag.name);
     }
     c->nincludes--;
@@ -400,13 +400,13 @@ blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
         .partial_ctx = partial_ctx, .err = err, .errlen = errlen};
     blog_tpl   *tpl = NULL;
 
-    blog_set_err(err, errlen, "%s", "");
-    if (blog_compile_source(&c, src, len, srcname) == 0)
+    tmpl_set_err(err, errlen, "%s", "");
+    if (tmpl_compile_source(&c, src, len, srcname) == 0)
         tpl = env->alloc(env->alloc_ctx, sizeof(*tpl));
     if (tpl == NULL) {
         /* only allocation failures come back without a message */
         if (err && errlen && err[0] == '\0')
-            blog_set_err(err, errlen, "%s: out of memory", srcname);
+            tmpl_set_err(err, errlen, "%s: out of memory", srcname);
         return NULL;
     }
     *tpl = (blog_tpl) {c.ops, c.nops, c.text};
@@ -417,7 +417,7 @@ blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
 
 /* A whole file from env's allocator; -1 sets errno. */
 static int
-blog_read_file(const blog_tpl_env *env, const char *path, char **data,
+tmpl_read_file(const blog_tpl_env *env, const char *path, char **data,
                size_t *len)
 {
     FILE *f = fopen(path, "re");
@@ -449,7 +449,7 @@ typedef struct blog_files
 } blog_files;
 
 static int
-blog_file_partial(void *ctx, const char *name, const char **src, size_t *len,
+tmpl_file_partial(void *ctx, const char *name, const char **src, size_t *len,
                   const char **srcname, char *why, size_t whylen)
 {
     blog_files *r = ctx;
@@ -461,19 +461,19 @@ blog_file_partial(void *ctx, const char *name, const char **src, size_t *len,
     /* a partial never leaves the templates folder */
     if (file == NULL || file[0] == '\0' || file[0] == '.'
         || strchr(file, '/') != NULL) {
-        blog_set_err(why, whylen, file ? "invalid file name"
+        tmpl_set_err(why, whylen, file ? "invalid file name"
                      : "this template wraps no page");
         return -1;
     }
     size = strlen(r->env->dir) + strlen(file) + sizeof("/.html");
     path = r->env->alloc(r->env->alloc_ctx, size);
     if (path == NULL) {
-        blog_set_err(why, whylen, "out of memory");
+        tmpl_set_err(why, whylen, "out of memory");
         return -1;
     }
     snprintf(path, size, "%s/%s.html", r->env->dir, file);
-    if (blog_read_file(r->env, path, &data, len) < 0) {
-        blog_set_err(why, whylen, "%s: %s", path, strerror(errno));
+    if (tmpl_read_file(r->env, path, &data, len) < 0) {
+        tmpl_set_err(why, whylen, "%s: %s", path, strerror(errno));
         return -1;
     }
     *src = data;
@@ -490,9 +490,9 @@ blog_tpl_load(const blog_tpl_env *env, const char *name, const char *content,
     const char *path;
     size_t      len;
 
-    if (blog_file_partial(&r, name, &src, &len, &path, err, errlen) < 0)
+    if (tmpl_file_partial(&r, name, &src, &len, &path, err, errlen) < 0)
         return NULL;
-    return blog_tpl_compile(env, src, len, path, blog_file_partial, &r, err,
+    return blog_tpl_compile(env, src, len, path, tmpl_file_partial, &r, err,
                             errlen);
 }
 
@@ -506,7 +506,7 @@ typedef struct blog_scope
 } blog_scope;
 
 static const blog_val *
-blog_lookup(const blog_scope *sc, uint32_t field)
+tmpl_lookup(const blog_scope *sc, uint32_t field)
 {
     int i;
 
@@ -526,7 +526,7 @@ blog_lookup(const blog_scope *sc, uint32_t field)
 
 /* s[0..len) after the first n bytes, counted (dst NULL) or written. */
 static size_t
-blog_put(char *dst, size_t cap, size_t n, const char *s, size_t len)
+tmpl_put(char *dst, size_t cap, size_t n, const char *s, size_t len)
 {
     if (dst == NULL)
         return n + len;
@@ -542,7 +542,7 @@ blog_put(char *dst, size_t cap, size_t n, const char *s, size_t len)
  * size and the bytes from ever disagreeing.
  */
 static size_t
-blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
+tmpl_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
                 blog_scope *sc, char *dst, size_t cap, size_t n)
 {
     uint32_t i = from;
@@ -550,17 +550,17 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
     while (i < to && n != BLOG_NO_ROOM) {
         const blog_op *op = &tpl->ops[i++];
         const blog_val *v = op->kind == BLOG_OP_TEXT ? NULL
-            : blog_lookup(sc, op->a);
+            : tmpl_lookup(sc, op->a);
         int         str = v != NULL && v->kind == BLOG_VAL_STR;
         int         empty = v == NULL || v->len == 0;
 
         switch (op->kind) {
         case BLOG_OP_TEXT:
-            n = blog_put(dst, cap, n, tpl->text + op->a, op->b);
+            n = tmpl_put(dst, cap, n, tpl->text + op->a, op->b);
             break;
         case BLOG_OP_RAW:
             if (str)
-                n = blog_put(dst, cap, n, v->ptr, v->len);
+                n = tmpl_put(dst, cap, n, v->ptr, v->len);
             break;
         case BLOG_OP_VAR:
             if (!str)
@@ -582,12 +582,12 @@ blog_render_ops(const blog_tpl *tpl, uint32_t from, uint32_t to,
 
                 for (k = 0; k < v->len && n != BLOG_NO_ROOM; k++) {
                     sc->frames[sc->n++] = &items[k];
-                    n = blog_render_ops(tpl, i, op->b, sc, dst, cap, n);
+                    n = tmpl_render_ops(tpl, i, op->b, sc, dst, cap, n);
                     sc->n--;
                 }
             }
             else if (empty == (op->kind == BLOG_OP_INVERTED))
-                n = blog_render_ops(tpl, i, op->b, sc, dst, cap, n);
+                n = tmpl_render_ops(tpl, i, op->b, sc, dst, cap, n);
             i = op->b;
             break;
         }
@@ -601,16 +601,16 @@ blog_tpl_render(const blog_tpl *tpl, const blog_frame *root,
 {
     blog_scope  sc = {{root}, root != NULL};
     char       *buf = cap > 0 ? alloc(alloc_ctx, cap) : NULL;
-    size_t      n = buf ? blog_render_ops(tpl, 0, tpl->nops, &sc, buf, cap, 0)
+    size_t      n = buf ? tmpl_render_ops(tpl, 0, tpl->nops, &sc, buf, cap, 0)
         : BLOG_NO_ROOM;
 
     /* sized exactly, then written: the walker leaves sc as it found it */
     if (n == BLOG_NO_ROOM) {
-        n = blog_render_ops(tpl, 0, tpl->nops, &sc, NULL, 0, 0);
+        n = tmpl_render_ops(tpl, 0, tpl->nops, &sc, NULL, 0, 0);
         buf = alloc(alloc_ctx, n ? n : 1);
         if (buf == NULL)
             return NULL;
-        blog_render_ops(tpl, 0, tpl->nops, &sc, buf, n, 0);
+        tmpl_render_ops(tpl, 0, tpl->nops, &sc, buf, n, 0);
     }
     *len = n;
     return buf;

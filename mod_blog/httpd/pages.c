@@ -22,13 +22,13 @@ blog_pool_alloc(void *ctx, size_t size)
 }
 
 static int
-pq_column(const void *src, const char *name)
+pages_column(const void *src, const char *name)
 {
     return PQfnumber(src, name);
 }
 
 static blog_cell
-pq_cell(const void *src, int row, int c)
+pages_cell(const void *src, int row, int c)
 {
     /* PQgetisnull says 1 for a row or column out of range, too */
     if (PQgetisnull(src, row, c))
@@ -140,7 +140,7 @@ page_build(request_rec *r, const blog_site *site, int stmt,
         blog_build_compute(&b, site->compute_limit,
                            blog_sum_primes_below(site->compute_limit), out);
     else {
-        blog_rows   rs = {res, PQntuples(res), pq_column, pq_cell};
+        blog_rows   rs = {res, PQntuples(res), pages_column, pages_cell};
 
         build[stmt](&b, &rs, out);
     }
