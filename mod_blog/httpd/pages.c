@@ -104,60 +104,78 @@ blog_pages_site(apr_pool_t *p, blog_site *site)
     return blog_build_static(&b, &site->not_found, &site->unavailable);
 }
 
-/* Each kind of page's size hint (build.h): the three of db.h, /compute. */
-#define PAGES_HINT_COMPUTE (BLOG_STMT_TAG + 1)
-static apr_uint32_t pages_size_hint[PAGES_HINT_COMPUTE + 1];
+/* Each kind of page's size hint (build.h): db.h's three statements'. */
+static apr_uint32_t pages_size_hint[BLOG_STMT_TAG + 1];
+static apr_uint32_t pages_compute_hint;
 
 typedef void (*build_fn) (blog_build *b, const blog_rows *rs, blog_page *out);
 
+static void
+page_start(request_rec *r, const blog_site *site, apr_uint32_t *hint,
+           blog_build *b)
+{
+    build_init(pages_pool(r), site, b);
+    b->size_hint = apr_atomic_read32(hint);
+}
+
 /*
- * stmt's page (or /compute's), or 503, logging malformed rows.  The hint is
- * raised without a lock: a lost raise costs one page a second pass.
+ * A page built by what: its kind's hint raised (without a lock: a lost
+ * raise costs one page a second pass), what made it a 503 logged.
  */
 static void
-page_build(request_rec *r, const blog_site *site, int stmt,
+page_done(request_rec *r, const blog_build *b, apr_uint32_t *hint,
+          const char *what)
+{
+    if (b->size_hint > (size_t) apr_atomic_read32(hint))
+        apr_atomic_set32(hint, (apr_uint32_t) b->size_hint);
+    if (b->bad_column == NULL)
+        return;
+    if (b->bad_row == BLOG_BAD_RENDER)
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, APR_ENOMEM, r, BLOGLOGNO(00062)
+                      "%s: no memory to render the page", what);
+    else if (b->bad_row < 0)
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00038)
+                      "%s returned no column %s", what, b->bad_column);
+    else
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00039)
+                      "%s returned a malformed %s in row %d", what,
+                      b->bad_column, b->bad_row);
+}
+
+/* stmt's page, or 503. */
+static void
+page_query(request_rec *r, const blog_site *site, blog_stmt stmt,
            const char *param, apr_size_t param_len, blog_page *out)
 {
-    /* what made the page, indexed as pages_size_hint */
-    static const char *const fn[PAGES_HINT_COMPUTE + 1] = {
-        "blog.index_page", "blog.post_page", "blog.tag_page", "/compute"
+    static const char *const fn[] = {
+        "blog.index_page", "blog.post_page", "blog.tag_page"
     };
     static const build_fn build[] = {
         blog_build_index, blog_build_post, blog_build_tag
     };
-    apr_uint32_t *hint = &pages_size_hint[stmt];
     PGresult   *res;
     blog_build  b;
+    blog_rows   rs;
 
-    if (stmt != PAGES_HINT_COMPUTE
-        && blog_db_page(r, stmt, param, param_len, &res) != APR_SUCCESS) {
+    if (blog_db_page(r, stmt, param, param_len, &res) != APR_SUCCESS) {
         *out = site->unavailable;
         return;
     }
-    build_init(pages_pool(r), site, &b);
-    b.size_hint = apr_atomic_read32(hint);
-    if (stmt == PAGES_HINT_COMPUTE)
-        blog_build_compute(&b, site->compute_limit,
-                           blog_sum_primes_below(site->compute_limit), out);
-    else {
-        blog_rows   rs = {res, PQntuples(res), pages_column, pages_cell};
+    rs = (blog_rows) {res, PQntuples(res), pages_column, pages_cell};
+    page_start(r, site, &pages_size_hint[stmt], &b);
+    build[stmt](&b, &rs, out);
+    page_done(r, &b, &pages_size_hint[stmt], fn[stmt]);
+}
 
-        build[stmt](&b, &rs, out);
-    }
-    if (b.size_hint > (size_t) apr_atomic_read32(hint))
-        apr_atomic_set32(hint, (apr_uint32_t) b.size_hint);
-    if (b.bad_column == NULL)
-        return;
-    if (b.bad_row == BLOG_BAD_RENDER)
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, APR_ENOMEM, r, BLOGLOGNO(00062)
-                      "%s: no memory to render the page", fn[stmt]);
-    else if (b.bad_row < 0)
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00038)
-                      "%s returned no column %s", fn[stmt], b.bad_column);
-    else
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00039)
-                      "%s returned a malformed %s in row %d", fn[stmt],
-                      b.bad_column, b.bad_row);
+static void
+page_compute(request_rec *r, const blog_site *site, blog_page *out)
+{
+    blog_build  b;
+
+    page_start(r, site, &pages_compute_hint, &b);
+    blog_build_compute(&b, site->compute_limit,
+                       blog_sum_primes_below(site->compute_limit), out);
+    page_done(r, &b, &pages_compute_hint, "/compute");
 }
 
 void
@@ -170,17 +188,17 @@ blog_page_for(request_rec *r, const blog_site *site, const blog_route *rt,
     switch (rt->kind) {
     case BLOG_ROUTE_INDEX:
     case BLOG_ROUTE_CACHED_INDEX:
-        page_build(r, site, BLOG_STMT_INDEX, limit_be, 4, out);
+        page_query(r, site, BLOG_STMT_INDEX, limit_be, 4, out);
         break;
     case BLOG_ROUTE_POST:
     case BLOG_ROUTE_CACHED_POST:
-        page_build(r, site, BLOG_STMT_POST, rt->slug, rt->slug_len, out);
+        page_query(r, site, BLOG_STMT_POST, rt->slug, rt->slug_len, out);
         break;
     case BLOG_ROUTE_TAG:
-        page_build(r, site, BLOG_STMT_TAG, rt->slug, rt->slug_len, out);
+        page_query(r, site, BLOG_STMT_TAG, rt->slug, rt->slug_len, out);
         break;
     case BLOG_ROUTE_COMPUTE:
-        page_build(r, site, PAGES_HINT_COMPUTE, NULL, 0, out);
+        page_compute(r, site, out);
         break;
     default:
         *out = site->not_found;
