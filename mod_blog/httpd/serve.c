@@ -64,10 +64,10 @@ blog_serve(request_rec *r, const blog_site *site, const char *path,
     rv = ap_discard_request_body(r);
     if (rv != OK)
         return rv;
-    blog_hold_arm(r, site->hold);
     if (r->method_number != M_GET)     /* OPTIONS: 200, Allow as a 405's */
         return blog_respond(r, r->method_number == M_OPTIONS ? HTTP_OK
                             : HTTP_METHOD_NOT_ALLOWED, "", 0, NULL);
+    blog_hold_arm(r, site->hold);
 
     blog_route_match(path, len, &rt);
     if (rt.kind == BLOG_ROUTE_CACHED_INDEX || rt.kind == BLOG_ROUTE_CACHED_POST)
