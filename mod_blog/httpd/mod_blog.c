@@ -66,7 +66,7 @@ typedef struct blog_config
     apr_uint32_t set;           /* bit BLOG_D_x: given in this server */
     const char *file[BLOG_NDIRECTIVES];
     int         line[BLOG_NDIRECTIVES];
-    blog_site  *site;           /* set by check_config */
+    blog_site  *site;           /* set by post_config */
 } blog_config;
 
 typedef struct blog_directive
@@ -335,15 +335,16 @@ blog_where(apr_pool_t *p, const blog_config *c, int i)
 
 /* s's site; its mount, if any, joins bases. */
 static int
-blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages,
-               apr_array_header_t *bases)
+blog_make_site(apr_pool_t *p, server_rec *s, const blog_config *main,
+               const blog_pageset *pages, apr_array_header_t *bases)
 {
     blog_config *c = ap_get_module_config(s->module_config, &blog_module);
     const char *base = c->mount.path ? c->mount.path : "";
     blog_site  *site = apr_palloc(p, sizeof(*site));
 
     *site = (blog_site) {.pages = pages, .base = base,
-        .compute_limit = (uint32_t) blog_g->compute_limit,
+        .compute_limit = (uint32_t) main->compute_limit,
+        .fast_path_checked = apr_pcalloc(p, sizeof(apr_uint32_t)),
         .base_len = strlen(base), .mounted = c->mount.path != NULL,
         .shared = c->mount.shared, .fast_path = c->fast_path,
         .hold = c->conn_hold};
@@ -355,28 +356,47 @@ blog_make_site(apr_pool_t *p, server_rec *s, const blog_pageset *pages,
     return 0;
 }
 
-/* BlogConnectionPark is ignored: said once. */
+/*
+ * Redis's secrets read into cache, the templates compiled into p and, with
+ * bases, each server's site made, its mount joining bases: OK, or an error
+ * logged.
+ */
 static int
-blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
-                 server_rec *s)
+blog_load(apr_pool_t *p, server_rec *s, const blog_config *c,
+          blog_cache_settings *cache, apr_array_header_t *bases, char *err,
+          apr_size_t err_len)
 {
-    const blog_config *c = ap_get_module_config(s->module_config,
-                                                &blog_module);
+    const blog_pageset *pages;
+    server_rec *vs;
 
-    (void) pconf;
-    (void) plog;
-    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
-        return OK;
-    if (c->set & BLOG_SET(BLOG_D_CONN_PARK))
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00002)
-                     "BlogConnectionPark (%s) is ignored: the blog's "
-                     "connection loop was removed, connections are core's; "
-                     "remove the directive",
-                     blog_where(ptemp, c, BLOG_D_CONN_PARK));
+    if (blog_cache_load(p, cache, err, err_len) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00060)
+                     "Redis's secrets or TLS: %s", err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, p, err,
+                              err_len);
+    if (pages == NULL) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00004)
+                     "BlogTemplates %s (%s): %s", c->templates_dir,
+                     blog_where(p, c, BLOG_D_TEMPLATES), err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    for (vs = s; vs != NULL && bases != NULL; vs = vs->next) {
+        if (blog_make_site(p, vs, c, pages, bases) != 0) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, vs,
+                         BLOGLOGNO(00005) "cannot render the static pages");
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
     return OK;
 }
 
-/* Checked before the logs open: a bad template stops "configtest" aloud. */
+/*
+ * Only checks, before the logs open, so that apache2 -t refuses what a
+ * start would: the pool's bounds, the templates, Redis's secrets and TLS
+ * (read as root, into ptemp); post_config sets up.
+ */
 static int
 blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                   server_rec *s)
@@ -384,13 +404,11 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     const blog_config *c = ap_get_module_config(s->module_config,
                                                 &blog_module);
     const blog_db_settings *db = &c->db;
-    const blog_pageset *pages;
-    apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
-    server_rec *vs;
+    blog_cache_settings cache = c->cache;
     char        err[1024];
 
+    (void) pconf;
     (void) plog;
-    blog_g = c;
     if (db->pool_min > db->pool_keep || db->pool_keep > db->pool_max) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00001)
                      "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
@@ -401,34 +419,40 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                      db->pool_max, blog_where(ptemp, c, BLOG_D_POOL_MAX));
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    /* secrets and certificates are read here, as root, as mod_ssl's are */
-    if (blog_cache_load(pconf, (blog_cache_settings *) &c->cache, err,
-                        sizeof(err)) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00060)
-                     "Redis's secrets or TLS: %s", err);
+    return blog_load(ptemp, s, c, &cache, NULL, err, sizeof(err));
+}
+
+/*
+ * The set-up, as mod_ssl's (its keys are read here, as root): the secrets,
+ * the templates, each server's site, the listener's mounts.
+ */
+static int
+blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                 server_rec *s)
+{
+    blog_config *c = ap_get_module_config(s->module_config, &blog_module);
+    apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
+    char        err[1024];
+
+    (void) plog;
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
+        return OK;
+    if (blog_load(pconf, s, c, &c->cache, bases, err, sizeof(err)) != OK)
         return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, pconf, err,
-                              sizeof(err));
-    if (pages == NULL) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00004)
-                     "BlogTemplates %s (%s): %s", c->templates_dir,
-                     blog_where(ptemp, c, BLOG_D_TEMPLATES), err);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    for (vs = s; vs != NULL; vs = vs->next) {
-        if (blog_make_site(pconf, vs, pages, bases) != 0) {
-            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, vs,
-                         BLOGLOGNO(00005) "cannot render the static pages");
-            return HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
+    blog_g = c;
     blog_in_use = bases->nelts > 0;
     /* the listener deletes each key under every mount of the blog */
     blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,
                               &c->db, &c->cache,
                               (const char *const *) bases->elts,
                               bases->nelts);
+    /* accepted so that a 1.2 configuration still starts after an upgrade */
+    if (c->set & BLOG_SET(BLOG_D_CONN_PARK))
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00002)
+                     "BlogConnectionPark (%s) is ignored: the blog's "
+                     "connection loop was removed, connections are core's; "
+                     "remove the directive",
+                     blog_where(ptemp, c, BLOG_D_CONN_PARK));
     return OK;
 }
 
@@ -501,7 +525,7 @@ blog_answer(request_rec *r, const blog_site *site, int place)
     return blog_serve(r, site, u + site->base_len, len - site->base_len);
 }
 
-/* check_config made every server's. */
+/* post_config made every server's. */
 static const blog_site *
 blog_site_of(request_rec *r)
 {
@@ -513,12 +537,12 @@ blog_site_of(request_rec *r)
 
 /* Once per child and vhost: does the fast path bypass access control? */
 static void
-blog_warn_fast_path(request_rec *r, blog_site *site)
+blog_warn_fast_path(request_rec *r, const blog_site *site)
 {
     request_rec *sub;
     const char *uri;
 
-    if (apr_atomic_xchg32(&site->fast_path_checked, 1))
+    if (apr_atomic_xchg32(site->fast_path_checked, 1))
         return;
     uri = apr_pstrcat(r->pool, site->base, "/", (char *) NULL);
     sub = ap_sub_req_lookup_uri(uri, r, NULL);
@@ -593,8 +617,8 @@ blog_quick_handler(request_rec *r, int lookup)
             ? blog_answer(r, site, BLOG_UNDER) : DECLINED;
     if (!site->fast_path || (place = blog_place(site, p, strlen(p))) == 0)
         return DECLINED;
-    if (!apr_atomic_read32(&((blog_site *) site)->fast_path_checked))
-        blog_warn_fast_path(r, (blog_site *) site);
+    if (!apr_atomic_read32(site->fast_path_checked))
+        blog_warn_fast_path(r, site);
     return blog_answer(r, site, place);
 }
 

@@ -16,7 +16,7 @@ typedef struct blog_site
     int         shared;         /* BlogMount ... shared */
     int         fast_path;      /* BlogFastPath */
     apr_interval_time_t hold;   /* BlogConnectionHold; 0: Off */
-    apr_uint32_t fast_path_checked; /* per child: the warning was considered */
+    apr_uint32_t *fast_path_checked;    /* per child: the warning considered */
     blog_page   not_found;      /* rendered once, with the mount's links */
     blog_page   unavailable;
 } blog_site;

@@ -693,7 +693,8 @@ void
 blog_invalidate_register_hooks(void)
 {
     ap_hook_pre_config(inv_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_post_config(inv_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    /* after mod_blog.c's, which configures it */
+    ap_hook_post_config(inv_post_config, NULL, NULL, APR_HOOK_LAST);
     ap_hook_child_init(inv_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_stopping(inv_child_stopping, NULL, NULL, APR_HOOK_MIDDLE);
 }

@@ -8,7 +8,7 @@
 #include "store/db.h"
 
 /*
- * From check_config, every generation: conninfo NULL is the pool's; bases
+ * From post_config, every generation: conninfo NULL is the pool's; bases
  * are the mounts that serve the blog.  No cache or no mount: no listener.
  */
 void blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
