@@ -35,7 +35,7 @@ APLOG_USE_MODULE(blog);
 typedef struct db_conn
 {
     PGconn     *pg;
-    apr_uint32_t gen;           /* db.gen when it was opened */
+    apr_uint32_t gen;           /* db->gen when it was opened */
     apr_time_t  idle_since;
     struct db_conn *next;       /* in the idle list */
 } db_conn;
@@ -67,7 +67,8 @@ static const char *const db_stmt_sql[] = {
     "SELECT * FROM blog.tag_page($1::text)"
 };
 
-static struct
+/* The child's pool, from child_init. */
+typedef struct db_pool
 {
     const blog_db_settings *g;
     server_rec *s;
@@ -79,7 +80,8 @@ static struct
     char        err[BLOG_PQ_MSG_MAX];   /* the last connect's, or "" */
     apr_uint32_t gen;           /* bumped on a lost connection */
     blog_ratelog log;
-} db;
+} db_pool;
+static db_pool *db;
 
 /*
  * ---- Several hosts ----
@@ -98,8 +100,8 @@ static struct
 /* any other: so that the spread comes back after a host returns */
 #define DBS_REFRESH         apr_time_from_sec(5)
 
-/* BlogDatabase's keywords, parsed once per child. */
-static struct
+/* BlogDatabase's keywords, parsed once per child, in its pool. */
+typedef struct db_hosts
 {
     int         nkeys;
     const char *keys[DB_MAX_PARAMS];
@@ -111,7 +113,8 @@ static struct
     apr_uint32_t next;
     apr_uint64_t fallback_due;  /* apr_time_t, apr_atomic */
     apr_uint64_t refresh_due;
-} dbs;
+} db_hosts;
+static db_hosts *dbs;
 
 /* The comma-separated entries of val, as libpq splits them. */
 static int
@@ -142,23 +145,23 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
     int         counts[DB_MAX_PARAMS] = {0};
     int         i, n = 0;
 
-    memset(&dbs, 0, sizeof(dbs));       /* nhosts 0: the order written */
+    dbs = apr_pcalloc(pchild, sizeof(*dbs));    /* nhosts 0: as written */
     /* NULL: out of memory (the syntax was checked at start-up) */
     for (o = opts; o != NULL && o->keyword != NULL; o++) {
-        if (o->val == NULL || dbs.nkeys == DB_MAX_PARAMS - 2)
+        if (o->val == NULL || dbs->nkeys == DB_MAX_PARAMS - 2)
             continue;
-        i = dbs.nkeys++;
-        dbs.keys[i] = apr_pstrdup(pchild, o->keyword);
-        dbs.vals[i] = apr_pstrdup(pchild, o->val);
+        i = dbs->nkeys++;
+        dbs->keys[i] = apr_pstrdup(pchild, o->keyword);
+        dbs->vals[i] = apr_pstrdup(pchild, o->val);
         if (strcmp(o->keyword, "target_session_attrs") == 0)
-            dbs.prefer_standby = strcmp(o->val, "prefer-standby") == 0;
+            dbs->prefer_standby = strcmp(o->val, "prefer-standby") == 0;
         if (strcmp(o->keyword, "host") == 0
             || strcmp(o->keyword, "hostaddr") == 0
             || strcmp(o->keyword, "port") == 0)
-            counts[i] = dbs_split(pchild, o->val, &dbs.lists[i]);
+            counts[i] = dbs_split(pchild, o->val, &dbs->lists[i]);
     }
     PQconninfoFree(opts);
-    for (i = 0; i < dbs.nkeys; i++) {
+    for (i = 0; i < dbs->nkeys; i++) {
         if (counts[i] < 0) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00023)
                          "BlogDatabase lists more than %d hosts; "
@@ -171,23 +174,23 @@ dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
     if (n < 2)
         return;
     /* libpq wants each list to be one entry or one per host */
-    for (i = 0; i < dbs.nkeys; i++) {
+    for (i = 0; i < dbs->nkeys; i++) {
         if (counts[i] > 1 && counts[i] != n)
             return;
         if (counts[i] < n)
-            dbs.lists[i] = NULL;
+            dbs->lists[i] = NULL;
     }
-    dbs.nhosts = n;
-    dbs.nperms = 1;
+    dbs->nhosts = n;
+    dbs->nperms = 1;
     for (i = 2; i <= n; i++)
-        dbs.nperms *= (apr_uint32_t) i;
+        dbs->nperms *= (apr_uint32_t) i;
     /* children start at different points of the cycle */
-    dbs.next = ((apr_uint32_t) getpid() * 2654435761u) % dbs.nperms;
-    apr_atomic_set64(&dbs.refresh_due,
+    dbs->next = ((apr_uint32_t) getpid() * 2654435761u) % dbs->nperms;
+    apr_atomic_set64(&dbs->refresh_due,
                      (apr_uint64_t) (apr_time_now() + DBS_REFRESH));
     ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, BLOGLOGNO(00024)
                  "%d hosts, each connection tries them in another order",
-                 dbs.nhosts);
+                 dbs->nhosts);
 }
 
 /*
@@ -219,26 +222,26 @@ dbs_params(apr_pool_t *p, const char **keys, const char **vals)
     int         perm[DBS_MAX_HOSTS];
     int         i, h;
 
-    if (dbs.nhosts == 0) {
+    if (dbs->nhosts == 0) {
         keys[0] = "dbname";
-        vals[0] = db.g->conninfo;
+        vals[0] = db->g->conninfo;
         return 1;
     }
-    dbs_permutation(apr_atomic_inc32(&dbs.next) % dbs.nperms, dbs.nhosts,
+    dbs_permutation(apr_atomic_inc32(&dbs->next) % dbs->nperms, dbs->nhosts,
                     perm);
-    for (i = 0; i < dbs.nkeys; i++) {
-        keys[i] = dbs.keys[i];
-        vals[i] = dbs.vals[i];
-        if (dbs.lists[i] != NULL) {
-            apr_array_header_t *a = apr_array_make(p, dbs.nhosts,
+    for (i = 0; i < dbs->nkeys; i++) {
+        keys[i] = dbs->keys[i];
+        vals[i] = dbs->vals[i];
+        if (dbs->lists[i] != NULL) {
+            apr_array_header_t *a = apr_array_make(p, dbs->nhosts,
                                                    sizeof(char *));
 
-            for (h = 0; h < dbs.nhosts; h++)
-                APR_ARRAY_PUSH(a, char *) = dbs.lists[i][perm[h]];
+            for (h = 0; h < dbs->nhosts; h++)
+                APR_ARRAY_PUSH(a, char *) = dbs->lists[i][perm[h]];
             vals[i] = apr_array_pstrcat(p, a, ',');
         }
     }
-    return dbs.nkeys;
+    return dbs->nkeys;
 }
 
 /* One thread of the child wins the slot when it is due; the others wait. */
@@ -259,12 +262,12 @@ dbs_retire(PGconn *pg)
 {
     const char *hs;
 
-    if (dbs.nhosts == 0)
+    if (dbs->nhosts == 0)
         return 0;
     hs = PQparameterStatus(pg, "in_hot_standby");
-    if (dbs.prefer_standby && hs != NULL && strcmp(hs, "off") == 0)
-        return dbs_take_slot(&dbs.fallback_due, DBS_FALLBACK_RETRY);
-    return dbs_take_slot(&dbs.refresh_due, DBS_REFRESH);
+    if (dbs->prefer_standby && hs != NULL && strcmp(hs, "off") == 0)
+        return dbs_take_slot(&dbs->fallback_due, DBS_FALLBACK_RETRY);
+    return dbs_take_slot(&dbs->refresh_due, DBS_REFRESH);
 }
 
 static PGconn *
@@ -282,8 +285,8 @@ db_connect(apr_pool_t *p, apr_time_t deadline, char *msg)
     keys[n] = vals[n] = NULL;
     pg = blog_pq_connect(keys, vals, deadline, msg, &timed_out);
     if (pg == NULL)
-        blog_log_limited(&db.log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
-                         db.s, BLOGLOGNO(00014)
+        blog_log_limited(&db->log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
+                         db->s, BLOGLOGNO(00014)
                          "cannot connect to PostgreSQL: %s", msg);
     return pg;
 }
@@ -300,9 +303,9 @@ db_open(apr_pool_t *p, apr_time_t deadline, char *err)
     PGconn     *pg = db_connect(p, deadline, err);
 
     /* libpq 15 gives up on a list when one host closes before answering */
-    if (pg == NULL && dbs.nhosts > 1)
+    if (pg == NULL && dbs->nhosts > 1)
         pg = db_connect(p, deadline, err);  /* the hosts in another order */
-    if (pg == NULL || !db.g->prepare)
+    if (pg == NULL || !db->g->prepare)
         return pg;              /* nothing a transaction pooler would lose */
     apr_snprintf(setup, sizeof(setup),
                  "SET statement_timeout = %" APR_INT64_T_FMT ";"
@@ -310,12 +313,12 @@ db_open(apr_pool_t *p, apr_time_t deadline, char *err)
                  /* a function call's plan never depends on its argument */
                  "SET plan_cache_mode = force_generic_plan;"
                  "PREPARE %s AS %s;PREPARE %s AS %s;PREPARE %s AS %s",
-                 (apr_int64_t) apr_time_as_msec(db.g->query_timeout),
+                 (apr_int64_t) apr_time_as_msec(db->g->query_timeout),
                  DB_CLIENT_CHECK_MS, db_stmt_names[0], db_stmt_sql[0],
                  db_stmt_names[1], db_stmt_sql[1], db_stmt_names[2],
                  db_stmt_sql[2]);
     if (blog_pq_command(pg, setup, deadline, msg) != 0) {
-        blog_log_limited(&db.log, APLOG_ERR, 0, db.s, BLOGLOGNO(00016)
+        blog_log_limited(&db->log, APLOG_ERR, 0, db->s, BLOGLOGNO(00016)
                          "cannot prepare the page statements: %s", msg);
         PQfinish(pg);
         return NULL;
@@ -324,24 +327,24 @@ db_open(apr_pool_t *p, apr_time_t deadline, char *err)
 }
 
 /*
- * Under db.lock: c to the first waiter, or with c NULL a slot freed, which
+ * Under db->lock: c to the first waiter, or with c NULL a slot freed, which
  * it may open.  0 when nobody waits.
  */
 static int
 db_hand_over(db_conn *c)
 {
-    db_waiter  *w = db.waiters;
+    db_waiter  *w = db->waiters;
 
     if (w == NULL)
         return 0;
-    db.waiters = w->next;
+    db->waiters = w->next;
     w->given = c;
     w->woken = 1;
     apr_thread_cond_signal(w->cv);
     return 1;
 }
 
-/* Open a connection for a slot reserved in db.nopen; NULL on failure. */
+/* Open a connection for a slot reserved in db->nopen; NULL on failure. */
 static db_conn *
 db_open_slot(apr_pool_t *p, apr_time_t deadline)
 {
@@ -351,23 +354,23 @@ db_open_slot(apr_pool_t *p, apr_time_t deadline)
 
     if (pg != NULL && c == NULL)
         PQfinish(pg);
-    apr_thread_mutex_lock(db.lock);
+    apr_thread_mutex_lock(db->lock);
     if (c != NULL || err[0] != '\0')
-        apr_cpystrn(db.err, c != NULL ? "" : err, sizeof(db.err));
+        apr_cpystrn(db->err, c != NULL ? "" : err, sizeof(db->err));
     if (c != NULL)
-        blog_backoff_reset(&db.backoff);
+        blog_backoff_reset(&db->backoff);
     else {
-        blog_backoff_fail(&db.backoff);
-        db.nopen--;
+        blog_backoff_fail(&db->backoff);
+        db->nopen--;
         db_hand_over(NULL);
     }
-    apr_thread_mutex_unlock(db.lock);
+    apr_thread_mutex_unlock(db->lock);
     blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS
                   : BLOG_STAT_POOL_CONNECT_FAILURES);
     if (c == NULL)
         return NULL;
     blog_stat_inc(BLOG_STAT_POOL_OPEN);
-    *c = (db_conn) {pg, apr_atomic_read32(&db.gen), 0, NULL};
+    *c = (db_conn) {pg, apr_atomic_read32(&db->gen), 0, NULL};
     return c;
 }
 
@@ -384,13 +387,13 @@ db_close(db_conn *c)
     }
 }
 
-/* Under db.lock: move c to the list *to, its slot freed. */
+/* Under db->lock: move c to the list *to, its slot freed. */
 static void
 db_discard(db_conn *c, db_conn **to)
 {
     c->next = *to;
     *to = c;
-    db.nopen--;
+    db->nopen--;
 }
 
 static void
@@ -398,31 +401,31 @@ db_release(db_conn *c, int reusable)
 {
     apr_time_t  now = apr_time_now();
     db_conn    *expired = NULL;
-    db_conn   **pp = &db.idle;
+    db_conn   **pp = &db->idle;
     int         kept = 0;
 
-    apr_thread_mutex_lock(db.lock);
+    apr_thread_mutex_lock(db->lock);
     if (!reusable) {
         db_discard(c, &expired);
         db_hand_over(NULL);
     }
     else if (!db_hand_over(c)) {
         c->idle_since = now;
-        c->next = db.idle;
-        db.idle = c;
+        c->next = db->idle;
+        db->idle = c;
     }
     /* the idle connections above Keep that expired */
     while (*pp != NULL) {
         c = *pp;
-        if (++kept > db.g->pool_keep
-            && now - c->idle_since > db.g->pool_exptime) {
+        if (++kept > db->g->pool_keep
+            && now - c->idle_since > db->g->pool_exptime) {
             *pp = c->next;
             db_discard(c, &expired);
         }
         else
             pp = &c->next;
     }
-    apr_thread_mutex_unlock(db.lock);
+    apr_thread_mutex_unlock(db->lock);
     db_close(expired);
 }
 
@@ -437,7 +440,7 @@ db_checkin(db_conn *c, int ok)
 }
 
 /*
- * Under db.lock: queue up and wait until a connection is handed over, a
+ * Under db->lock: queue up and wait until a connection is handed over, a
  * slot frees, or wait_until.  The connection handed over, or NULL.
  */
 static db_conn *
@@ -449,16 +452,16 @@ db_wait_turn(request_rec *r, apr_time_t wait_until)
 
     if (apr_thread_cond_create(&w.cv, r->pool) != APR_SUCCESS)
         return NULL;
-    for (pp = &db.waiters; *pp != NULL; pp = &(*pp)->next)
+    for (pp = &db->waiters; *pp != NULL; pp = &(*pp)->next)
         ;
     *pp = &w;
     while (!w.woken && (now = apr_time_now()) < wait_until
-           && apr_thread_cond_timedwait(w.cv, db.lock, wait_until - now)
+           && apr_thread_cond_timedwait(w.cv, db->lock, wait_until - now)
            != APR_TIMEUP)
         ;
     /* Timed out: still in the queue, unless handed something just now. */
     if (!w.woken) {
-        for (pp = &db.waiters; *pp != NULL; pp = &(*pp)->next) {
+        for (pp = &db->waiters; *pp != NULL; pp = &(*pp)->next) {
             if (*pp == &w) {
                 *pp = w.next;
                 break;
@@ -478,22 +481,22 @@ db_wait_turn(request_rec *r, apr_time_t wait_until)
 static db_conn *
 db_checkout(request_rec *r, apr_time_t deadline)
 {
-    apr_time_t  wait_until = apr_time_now() + db.g->acquire_timeout;
+    apr_time_t  wait_until = apr_time_now() + db->g->acquire_timeout;
     db_conn    *stale = NULL;
     db_conn    *c = NULL;
     int         timed_out = 0;
 
     if (wait_until > deadline)
         wait_until = deadline;
-    apr_thread_mutex_lock(db.lock);
+    apr_thread_mutex_lock(db->lock);
     for (;;) {
         apr_time_t  now;
 
-        if (c == NULL && db.idle != NULL) {
-            c = db.idle;
-            db.idle = c->next;
+        if (c == NULL && db->idle != NULL) {
+            c = db->idle;
+            db->idle = c->next;
         }
-        if (c != NULL && c->gen != apr_atomic_read32(&db.gen)) {
+        if (c != NULL && c->gen != apr_atomic_read32(&db->gen)) {
             db_discard(c, &stale);
             c = NULL;
             continue;
@@ -502,14 +505,14 @@ db_checkout(request_rec *r, apr_time_t deadline)
             break;
         now = apr_time_now();
         /* Opening one is part of acquiring it: the same bound. */
-        if (db.nopen < db.g->pool_max
-            && now >= blog_backoff_next(&db.backoff)) {
-            db.nopen++;
-            apr_thread_mutex_unlock(db.lock);
+        if (db->nopen < db->g->pool_max
+            && now >= blog_backoff_next(&db->backoff)) {
+            db->nopen++;
+            apr_thread_mutex_unlock(db->lock);
             c = db_open_slot(r->pool, wait_until);
             goto done;
         }
-        if (db.nopen == 0)
+        if (db->nopen == 0)
             break;
         timed_out = now >= wait_until;
         if (timed_out)
@@ -517,10 +520,10 @@ db_checkout(request_rec *r, apr_time_t deadline)
         blog_stat_inc(BLOG_STAT_POOL_WAITS);
         c = db_wait_turn(r, wait_until);
     }
-    apr_thread_mutex_unlock(db.lock);
+    apr_thread_mutex_unlock(db->lock);
     if (timed_out) {
         blog_stat_inc(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS);
-        blog_log_limited(&db.log, APLOG_ERR, APR_TIMEUP, r->server,
+        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, r->server,
                          BLOGLOGNO(00017) "no free PostgreSQL connection "
                          "within BlogPoolAcquireTimeout");
     }
@@ -560,7 +563,7 @@ db_run(PGconn *pg, int stmt, const char *param, apr_size_t param_len,
     /* BlogPrepare Off (a transaction pooler): the SQL, still one trip */
     if (stmt == DB_PING)
         sent = PQsendQuery(pg, "SELECT 1");
-    else if (db.g->prepare)
+    else if (db->g->prepare)
         sent = PQsendQueryPrepared(pg, db_stmt_names[stmt], 1, values,
                                    lengths, formats, 1);
     else
@@ -576,7 +579,7 @@ db_run(PGconn *pg, int stmt, const char *param, apr_size_t param_len,
         return DB_TIMED_OUT;
     if (res == NULL || db_is_conn_error(pg, res)) {
         outcome = DB_CONN_LOST;
-        apr_atomic_inc32(&db.gen);
+        apr_atomic_inc32(&db->gen);
     }
     blog_pq_msg(msg, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
     PQclear(res);
@@ -595,9 +598,9 @@ db_call(request_rec *r, int stmt, const char *param, apr_size_t param_len,
     db_outcome  outcome = DB_CONN_LOST;
     int         attempt;
 
-    if (db.g == NULL)           /* the child's pool did not start: logged */
+    if (db->g == NULL)           /* the child's pool did not start: logged */
         return DB_NO_CONN;
-    deadline = apr_time_now() + db.g->query_timeout;
+    deadline = apr_time_now() + db->g->query_timeout;
     for (attempt = 0; attempt < 2 && outcome == DB_CONN_LOST; attempt++) {
         db_conn    *c = db_checkout(r, deadline);
 
@@ -621,9 +624,9 @@ static apr_status_t
 db_child_exit(void *data)
 {
     (void) data;
-    db_close(db.idle);
-    db.idle = NULL;
-    db.g = NULL;
+    db_close(db->idle);
+    db->idle = NULL;
+    db->g = NULL;
     return APR_SUCCESS;
 }
 
@@ -636,23 +639,23 @@ blog_db_child_init(apr_pool_t *pchild, server_rec *s,
     int         i;
 
     dbs_child_init(pchild, s, g->conninfo);
-    memset(&db, 0, sizeof(db));
-    rv = apr_thread_mutex_create(&db.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+    db = apr_pcalloc(pchild, sizeof(*db));
+    rv = apr_thread_mutex_create(&db->lock, APR_THREAD_MUTEX_DEFAULT, pchild);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00063)
                      "no lock for the PostgreSQL pool: this child answers "
                      "its pages 503");
         return;
     }
-    db.g = g;
-    db.s = s;
+    db->g = g;
+    db->s = s;
     apr_pool_cleanup_register(pchild, NULL, db_child_exit,
                               apr_pool_cleanup_null);
     /* BlogPoolMin now; a database that is down is retried on demand. */
     for (i = 0; eager && i < g->pool_min; i++) {
         db_conn    *c;
 
-        db.nopen++;
+        db->nopen++;
         if ((c = db_open_slot(pchild, deadline)) == NULL)
             break;
         db_release(c, 1);
@@ -678,29 +681,29 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
     switch (db_call(r, (int) stmt, param, param_len, res, msg, &retried)) {
     case DB_OK:
         if (retried)
-            blog_log_limited(&db.log, APLOG_WARNING, 0, r->server,
+            blog_log_limited(&db->log, APLOG_WARNING, 0, r->server,
                              BLOGLOGNO(00020) "%s: a pooled connection was "
                              "lost, the page retried on a new one: %s",
                              name, msg);
-        blog_outage_end(&db.log, r->server,
+        blog_outage_end(&db->log, r->server,
                         BLOGLOGNO(00021) "PostgreSQL reachable");
         apr_pool_cleanup_register(r->pool, *res, db_clear_result,
                                   apr_pool_cleanup_null);
         return APR_SUCCESS;
     case DB_TIMED_OUT:
         /* dropped, not cancelled: see the top of this file */
-        blog_log_limited(&db.log, APLOG_ERR, APR_TIMEUP, r->server,
+        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, r->server,
                          BLOGLOGNO(00018) "%s timed out after "
                          "BlogQueryTimeout; dropping its connection", name);
         break;
     case DB_FAILED:
-        blog_log_limited(&db.log, APLOG_ERR, 0, r->server,
+        blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
                          BLOGLOGNO(00019) "%s failed: %s", name, msg);
         break;
     case DB_CONN_LOST:
         /* once lost, not logged: the failed reconnect says why, or this */
         if (retried)
-            blog_log_limited(&db.log, APLOG_ERR, 0, r->server,
+            blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
                              BLOGLOGNO(00022) "%s failed: connection lost, "
                              "on a new connection too: %s", name, msg);
         rv = retried ? APR_ECONNRESET : APR_EAGAIN;
@@ -709,7 +712,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
         rv = APR_EAGAIN;
         break;
     }
-    blog_outage_begin(&db.log);
+    blog_outage_begin(&db->log);
     return rv;
 }
 
@@ -720,7 +723,7 @@ blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
     char        msg[BLOG_PQ_MSG_MAX];
     int         retried;
 
-    if (db.g == NULL) {
+    if (db->g == NULL) {
         apr_cpystrn(why, "PostgreSQL: the pool is not set up", why_len);
         return -1;
     }
@@ -729,11 +732,11 @@ blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
         PQclear(res);
         return 0;
     case DB_NO_CONN:
-        apr_thread_mutex_lock(db.lock);
-        apr_snprintf(why, why_len, "PostgreSQL: %s%s", db.err[0]
+        apr_thread_mutex_lock(db->lock);
+        apr_snprintf(why, why_len, "PostgreSQL: %s%s", db->err[0]
                      ? "cannot connect: " : "no free connection within "
-                     "BlogPoolAcquireTimeout", db.err);
-        apr_thread_mutex_unlock(db.lock);
+                     "BlogPoolAcquireTimeout", db->err);
+        apr_thread_mutex_unlock(db->lock);
         return -1;
     case DB_TIMED_OUT:
         apr_cpystrn(msg, "no answer within BlogQueryTimeout", sizeof(msg));
