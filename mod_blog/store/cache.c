@@ -53,8 +53,9 @@ typedef struct cache_cmd
     sem_t       wake;
 } cache_cmd;
 
-/* The child's connection: the leader's alone, but for the first three. */
-static struct
+/* The child's connection, from child_init: the leader's alone, but for
+ * the first three. */
+typedef struct cache_child
 {
     apr_thread_mutex_t *lock;   /* guards the next two */
     cache_cmd  *queued, **queued_tail;  /* not yet written */
@@ -62,20 +63,20 @@ static struct
     cache_cmd  *sent, **sent_tail;      /* replies due in this order */
     int         answered;       /* the connection has answered a command */
     blog_redis  redis;
-} cache_l = {
-    NULL, NULL, &cache_l.queued, 0, NULL, &cache_l.sent, 0,
-    {.max_bulk = CACHE_MAX_VALUE}
-};
+    const blog_cache_settings *g;
+    blog_backoff backoff;
+    /* One budget for every warning about Redis: a failing Redis fails
+     * alike. */
+    blog_ratelog log;
+    blog_ratelog seal_log;
+    /* Redis up but refusing SET (read-only replica, out of memory, ...). */
+    blog_ratelog write;
+} cache_child;
+static cache_child *cache;
 
-static const blog_cache_settings *cache_g;
-static blog_backoff cache_backoff;
-/* One budget for every warning about Redis: a failing Redis fails alike. */
-static blog_ratelog cache_log;
-static blog_ratelog cache_seal_log;
-/* Redis up but refusing SET (read-only replica, out of memory, ...). */
-static blog_ratelog cache_write;
-/* This thread's last Redis failure: the health check's reason. */
-static __thread char cache_why[CACHE_WHY_MAX];
+/* The request's last Redis failure, in its notes: the health check's
+ * reason. */
+#define CACHE_WHY_NOTE      "blog-cache-why"
 
 apr_size_t
 blog_cache_key(char *buf, apr_size_t cap, const char *base,
@@ -137,15 +138,17 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
 {
     apr_status_t rv;
 
-    cache_g = g;
-    /* once per child: a lock not made is still NULL */
-    rv = apr_thread_mutex_create(&cache_l.lock, APR_THREAD_MUTEX_DEFAULT,
+    cache = apr_pcalloc(pchild, sizeof(*cache));
+    *cache = (cache_child) {.queued_tail = &cache->queued,
+        .sent_tail = &cache->sent, .redis.max_bulk = CACHE_MAX_VALUE, .g = g};
+    /* a lock not made stays NULL */
+    rv = apr_thread_mutex_create(&cache->lock, APR_THREAD_MUTEX_DEFAULT,
                                  pchild);
     if (rv != APR_SUCCESS)
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00064)
                      "no lock for the Redis connection: this child "
                      "bypasses the cache");
-    apr_pool_cleanup_register(pchild, &cache_l.redis, cache_child_exit,
+    apr_pool_cleanup_register(pchild, &cache->redis, cache_child_exit,
                               apr_pool_cleanup_null);
 }
 
@@ -156,16 +159,16 @@ cache_connect(char *why)
     char        err[CACHE_WHY_MAX];
 
     why[0] = '\0';
-    if (apr_time_now() < blog_backoff_next(&cache_backoff))
+    if (apr_time_now() < blog_backoff_next(&cache->backoff))
         return -1;
-    if (blog_redis_connect(&cache_l.redis, &cache_g->redis, err,
+    if (blog_redis_connect(&cache->redis, &cache->g->redis, err,
                            sizeof(err)) == 0) {
-        blog_backoff_reset(&cache_backoff);
+        blog_backoff_reset(&cache->backoff);
         return 0;
     }
     apr_snprintf(why, CACHE_WHY_MAX, "connect failed (%s%s%.0d): %s",
-                 cache_g->redis.host, cache_g->redis.port ? ":" : "",
-                 cache_g->redis.port, err);
+                 cache->g->redis.host, cache->g->redis.port ? ":" : "",
+                 cache->g->redis.port, err);
     return -1;
 }
 
@@ -194,38 +197,38 @@ cache_finish(cache_cmd *cmd, blog_redis_io io, redisReply *reply)
 static void
 cache_fail_all(request_rec *r, blog_redis_io io, const char *what, char *why)
 {
-    int         back_off = !(cache_l.answered && io == BLOG_REDIS_CLOSED);
+    int         back_off = !(cache->answered && io == BLOG_REDIS_CLOSED);
     cache_cmd  *cmd;
 
     if (io != BLOG_REDIS_DOWN) {
         apr_snprintf(why, CACHE_WHY_MAX, "%s failed: %s", what,
                      blog_redis_why[io]);
-        blog_redis_close(&cache_l.redis);
-        cache_l.answered = 0;
+        blog_redis_close(&cache->redis);
+        cache->answered = 0;
     }
     if (!back_off)
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server, BLOGLOGNO(00009)
                      "Redis closed the connection; reconnecting");
     else if (why[0] != '\0') {
-        blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
+        blog_log_limited(&cache->log, APLOG_WARNING, 0, r->server,
                          BLOGLOGNO(00008) "Redis %s; bypassing the cache",
                          why);
-        blog_backoff_fail(&cache_backoff);
-        blog_outage_begin(&cache_log);
+        blog_backoff_fail(&cache->backoff);
+        blog_outage_begin(&cache->log);
     }
     if (back_off) {
-        apr_thread_mutex_lock(cache_l.lock);
-        *cache_l.sent_tail = cache_l.queued;
-        cache_l.queued = NULL;
-        cache_l.queued_tail = &cache_l.queued;
-        apr_thread_mutex_unlock(cache_l.lock);
+        apr_thread_mutex_lock(cache->lock);
+        *cache->sent_tail = cache->queued;
+        cache->queued = NULL;
+        cache->queued_tail = &cache->queued;
+        apr_thread_mutex_unlock(cache->lock);
     }
-    while ((cmd = cache_l.sent) != NULL) {
-        cache_l.sent = cmd->next;
+    while ((cmd = cache->sent) != NULL) {
+        cache->sent = cmd->next;
         apr_cpystrn(cmd->why, why, CACHE_WHY_MAX);
         cache_finish(cmd, io, NULL);
     }
-    cache_l.sent_tail = &cache_l.sent;
+    cache->sent_tail = &cache->sent;
 }
 
 /* Move up to CACHE_BATCH queued commands to sent, write them in a writev. */
@@ -236,21 +239,21 @@ cache_write_queued(void)
     cache_cmd  *cmd;
     int         n = 0;
 
-    apr_thread_mutex_lock(cache_l.lock);
-    while ((cmd = cache_l.queued) != NULL && n < CACHE_BATCH) {
-        cache_l.queued = cmd->next;
+    apr_thread_mutex_lock(cache->lock);
+    while ((cmd = cache->queued) != NULL && n < CACHE_BATCH) {
+        cache->queued = cmd->next;
         cmd->next = NULL;
-        cmd->reused = cache_l.answered;
+        cmd->reused = cache->answered;
         iov[n++] = (struct iovec) {(void *) cmd->buf, cmd->len};
-        *cache_l.sent_tail = cmd;
-        cache_l.sent_tail = &cmd->next;
+        *cache->sent_tail = cmd;
+        cache->sent_tail = &cmd->next;
     }
-    if (cache_l.queued == NULL)
-        cache_l.queued_tail = &cache_l.queued;
-    apr_thread_mutex_unlock(cache_l.lock);
+    if (cache->queued == NULL)
+        cache->queued_tail = &cache->queued;
+    apr_thread_mutex_unlock(cache->lock);
     if (n == 0)
         return BLOG_REDIS_OK;
-    return blog_redis_send(&cache_l.redis, iov, n, cache_l.sent->deadline);
+    return blog_redis_send(&cache->redis, iov, n, cache->sent->deadline);
 }
 
 /*
@@ -268,34 +271,34 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
     do {
         blog_redis_io io = BLOG_REDIS_OK;
 
-        if (cache_l.redis.ctx == NULL && cache_connect(why) != 0)
+        if (cache->redis.ctx == NULL && cache_connect(why) != 0)
             io = BLOG_REDIS_DOWN;
         if (io == BLOG_REDIS_OK)
             io = cache_write_queued();
         if (io == BLOG_REDIS_OK)
-            io = blog_redis_fill(&cache_l.redis, cache_l.sent->deadline);
+            io = blog_redis_fill(&cache->redis, cache->sent->deadline);
         while (io == BLOG_REDIS_OK
-               && (io = blog_redis_next(&cache_l.redis, &reply))
+               && (io = blog_redis_next(&cache->redis, &reply))
                == BLOG_REDIS_OK && reply != NULL) {
             /* Redis never speaks unasked. */
-            if ((cmd = cache_l.sent) == NULL) {
+            if ((cmd = cache->sent) == NULL) {
                 freeReplyObject(reply);
                 io = BLOG_REDIS_BAD;
                 break;
             }
-            cache_l.sent = cmd->next;
-            if (cache_l.sent == NULL)
-                cache_l.sent_tail = &cache_l.sent;
-            cache_l.answered = 1;
+            cache->sent = cmd->next;
+            if (cache->sent == NULL)
+                cache->sent_tail = &cache->sent;
+            cache->answered = 1;
             cache_finish(cmd, BLOG_REDIS_OK, reply);
         }
         if (io != BLOG_REDIS_OK)
             cache_fail_all(r, io, what, why);
     } while (!me->done);
-    apr_thread_mutex_lock(cache_l.lock);
-    cmd = cache_l.sent != NULL ? cache_l.sent : cache_l.queued;
-    cache_l.leader = cmd != NULL;
-    apr_thread_mutex_unlock(cache_l.lock);
+    apr_thread_mutex_lock(cache->lock);
+    cmd = cache->sent != NULL ? cache->sent : cache->queued;
+    cache->leader = cmd != NULL;
+    apr_thread_mutex_unlock(cache->lock);
     if (cmd != NULL) {
         cmd->lead = 1;
         sem_post(&cmd->wake);
@@ -314,26 +317,26 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
     int         len, attempt;
     va_list     ap;
 
-    if (!cache_g->redis.on || cache_l.lock == NULL)
+    if (cache == NULL || !cache->g->redis.on || cache->lock == NULL)
         return NULL;
     va_start(ap, fmt);
     len = redisvFormatCommand(&buf, fmt, ap);
     va_end(ap);
     if (len < 0)
         return NULL;
-    deadline = apr_time_now() + cache_g->redis.timeout;
+    deadline = apr_time_now() + cache->g->redis.timeout;
     for (attempt = 0; attempt < 2; attempt++) {
         cache_cmd   cmd = {.buf = buf, .len = (size_t) len,
                            .deadline = deadline};
         int         lead;
 
         sem_init(&cmd.wake, 0, 0);
-        apr_thread_mutex_lock(cache_l.lock);
-        *cache_l.queued_tail = &cmd;
-        cache_l.queued_tail = &cmd.next;
-        lead = !cache_l.leader;
-        cache_l.leader = 1;
-        apr_thread_mutex_unlock(cache_l.lock);
+        apr_thread_mutex_lock(cache->lock);
+        *cache->queued_tail = &cmd;
+        cache->queued_tail = &cmd.next;
+        lead = !cache->leader;
+        cache->leader = 1;
+        apr_thread_mutex_unlock(cache->lock);
         while (!lead && sem_wait(&cmd.wake) != 0 && errno == EINTR)
             ;
         if (lead || cmd.lead)
@@ -341,13 +344,13 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
         sem_destroy(&cmd.wake);
         if (cmd.io == BLOG_REDIS_OK) {
             redisFreeCommand(buf);
-            blog_outage_end(&cache_log, r->server, BLOGLOGNO(00010)
+            blog_outage_end(&cache->log, r->server, BLOGLOGNO(00010)
                                                       "Redis reachable");
             return cmd.reply;
         }
         if (cmd.why[0] != '\0') {
             blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
-            apr_cpystrn(cache_why, cmd.why, sizeof(cache_why));
+            apr_table_set(r->notes, CACHE_WHY_NOTE, cmd.why);
         }
         if (!(cmd.reused && cmd.io == BLOG_REDIS_CLOSED))
             break;
@@ -361,14 +364,14 @@ static void
 cache_refused(request_rec *r, const char *what, redisReply *reply)
 {
     int         err = reply->type == REDIS_REPLY_ERROR;
+    const char *why = apr_psprintf(r->pool, "%s refused: %.*s", what,
+                                   err ? (int) reply->len : 16,
+                                   err ? reply->str : "unexpected reply");
 
     blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
-    apr_snprintf(cache_why, sizeof(cache_why), "%s refused: %.*s", what,
-                 err ? (int) reply->len : 16,
-                 err ? reply->str : "unexpected reply");
-    blog_log_limited(&cache_log, APLOG_WARNING, 0, r->server,
-                     BLOGLOGNO(00011) "Redis: %s; bypassing the cache",
-                     cache_why);
+    apr_table_setn(r->notes, CACHE_WHY_NOTE, why);
+    blog_log_limited(&cache->log, APLOG_WARNING, 0, r->server,
+                     BLOGLOGNO(00011) "Redis: %s; bypassing the cache", why);
     freeReplyObject(reply);
 }
 
@@ -390,11 +393,11 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
     }
     *body = reply->str;
     *len = reply->len;
-    if (cache_g->seal.on
-        && blog_seal_open(&cache_g->seal, key, key_len, reply->str,
+    if (cache->g->seal.on
+        && blog_seal_open(&cache->g->seal, key, key_len, reply->str,
                           reply->len, apr_time_sec(apr_time_now()),
-                          cache_g->cache_ttl, body, len) != 0) {
-        blog_log_limited(&cache_seal_log, APLOG_WARNING, 0, r->server,
+                          cache->g->cache_ttl, body, len) != 0) {
+        blog_log_limited(&cache->seal_log, APLOG_WARNING, 0, r->server,
                          BLOGLOGNO(00061) "the cached %.*s fails its "
                          "BlogCacheKey MAC or is older than BlogCacheTTL: "
                          "rebuilt as a miss", (int) key_len, key);
@@ -412,24 +415,24 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
 {
     redisReply *reply;
     unsigned char head[BLOG_SEAL_HEAD];
-    size_t      hlen = cache_g->seal.on ? sizeof(head) : 0;
+    size_t      hlen = cache->g->seal.on ? sizeof(head) : 0;
 
     /* What a GET would refuse is not stored. */
     if (len + hlen > CACHE_MAX_VALUE
-        || (hlen && blog_seal_make(&cache_g->seal, key, key_len, body, len,
+        || (hlen && blog_seal_make(&cache->g->seal, key, key_len, body, len,
                                    apr_time_sec(apr_time_now()), head) != 0))
         return -1;
     reply = cache_run(r, "SET", "SET %b %b%b EX %d", key, (size_t) key_len,
-                      head, hlen, body, (size_t) len, cache_g->cache_ttl);
+                      head, hlen, body, (size_t) len, cache->g->cache_ttl);
     if (reply == NULL)
         return -1;
     if (reply->type == REDIS_REPLY_STATUS) {
         freeReplyObject(reply);
-        blog_outage_end(&cache_write, r->server,
+        blog_outage_end(&cache->write, r->server,
                         BLOGLOGNO(00012) "Redis accepting writes");
         return 0;
     }
-    blog_outage_begin(&cache_write);
+    blog_outage_begin(&cache->write);
     cache_refused(r, "SET", reply);
     return -1;
 }
@@ -437,17 +440,18 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
 int
 blog_cache_ping(request_rec *r, char *why, apr_size_t why_len)
 {
-    const char *body;
+    const char *body, *failed;
     apr_size_t  len;
 
-    if (cache_g == NULL || !cache_g->redis.on)
+    if (cache == NULL || !cache->g->redis.on)
         return 0;
-    cache_why[0] = '\0';
+    apr_table_unset(r->notes, CACHE_WHY_NOTE);
     if (blog_cache_get(r, CACHE_PING_KEY, sizeof(CACHE_PING_KEY) - 1, &body,
                        &len) != BLOG_CACHE_DOWN)
         return 0;
+    failed = apr_table_get(r->notes, CACHE_WHY_NOTE);
     /* nothing tried: another thread's failure started the backoff */
-    apr_snprintf(why, why_len, "Redis: %s", cache_why[0] ? cache_why
+    apr_snprintf(why, why_len, "Redis: %s", failed ? failed
                  : "unreachable (backing off after a failure, or no lock "
                  "in this child; see the error log)");
     return -1;
