@@ -8,10 +8,12 @@
  * drop, is repeated after INV_REDELETE and after the slowest page call, for
  * a miss that read PostgreSQL just before the commit.  A drop takes only
  * the keys of the instance's mounts: another blog may share the Redis.
+ *
+ * Not mod_watchdog's singleton: its thread, once it won the mutex from
+ * another child, sleeps ten AP_WD_TM_INTERVALs (10 s) before the first
+ * callback and then calls back between 100 ms sleeps, so a hand-over would
+ * leave pages stale for 10 s and every NOTIFY would wait for its slice.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1          /* pipe2 */
-#endif
 #include "store/invalidate.h"
 
 #include "store/pq.h"
@@ -28,15 +30,13 @@
 #include "apr_atomic.h"
 #include "apr_proc_mutex.h"
 #include "apr_strings.h"
+#include "apr_poll.h"
+#include "apr_portable.h"
 #include "apr_thread_proc.h"
 
 #include <libpq-fe.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 APLOG_USE_MODULE(blog);
 
@@ -74,48 +74,51 @@ static struct inv_settings
     const blog_cache_settings *cache;
     const char **bases;         /* each mount, once: "/b", "" at "/" */
     int         nbases;
+    apr_proc_mutex_t *mutex;    /* held by the child that listens */
 } inv;
 
-/* The child's thread and the election. */
-static struct
+/*
+ * The child's listener, from child_init: its thread, whether it holds the
+ * election's mutex, each back end (only the thread touches these) and what
+ * is due.
+ */
+typedef struct inv_child
 {
-    apr_proc_mutex_t *mutex;    /* held by the child that listens */
     int         holding;
     apr_thread_t *thread;
-    int         wake[2];        /* inv_stop writes to wake[1] */
+    apr_file_t *wake_in, *wake_out;     /* inv_stop writes to wake_out */
+    apr_socket_t *pq_sock;      /* the connection's socket, for apr_poll */
     apr_uint32_t stop;          /* apr_atomic */
-} inv_thr;
-
-/* Each back end: only the thread touches these, and what is due. */
-static struct
-{
-    PGconn     *conn;
-    blog_backoff backoff;
-    blog_ratelog log;
-} inv_pq;
-static struct
-{
-    blog_redis  conn;
-    blog_backoff backoff;
-    blog_ratelog log;
-} inv_rd = {.conn.max_bulk = INV_MAX_REPLY};
-/* Every page key must go: INV_FLUSH (a gap, a "*") then twice again, or
- * INV_FLUSH_ONCE (one of those repeats). */
-static int  inv_flush_due;
+    struct
+    {
+        PGconn     *conn;
+        blog_backoff backoff;
+        blog_ratelog log;
+    }           pq;
+    struct
+    {
+        blog_redis  conn;
+        blog_backoff backoff;
+        blog_ratelog log;
+    }           rd;
+    /* Every page key must go: INV_FLUSH (a gap, a "*") then twice again,
+     * or INV_FLUSH_ONCE (one of those repeats). */
+    int         flush_due;
+    struct
+    {
+        inv_pending *head;      /* the repeats, in due order */
+        int         n;
+    }           q;
+} inv_child;
+static inv_child *inv_c;
 #define INV_FLUSH           1
 #define INV_FLUSH_ONCE      2
-/* The repeats, in due order. */
-static struct
-{
-    inv_pending *head;
-    int         n;
-} inv_q;
 
 /* Every loop looks between its bounded steps: a stop waits for one step. */
 static int
 inv_stopping(void)
 {
-    return apr_atomic_read32(&inv_thr.stop) != 0;
+    return apr_atomic_read32(&inv_c->stop) != 0;
 }
 
 /* ---- Redis ---- */
@@ -126,15 +129,15 @@ inv_redis_drop(const char *what, const char *why)
 {
     const blog_cache_settings *g = inv.cache;
 
-    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
+    blog_log_limited(&inv_c->rd.log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00026) "invalidation: Redis %s failed "
                      "(%s%s%.0d): %s; every cached page will be dropped "
                      "once Redis answers", what, g->redis.host,
                      g->redis.port ? ":" : "", g->redis.port, why);
-    blog_redis_close(&inv_rd.conn);
-    inv_flush_due = INV_FLUSH;
-    blog_outage_begin(&inv_rd.log);
-    blog_backoff_fail(&inv_rd.backoff);
+    blog_redis_close(&inv_c->rd.conn);
+    inv_c->flush_due = INV_FLUSH;
+    blog_outage_begin(&inv_c->rd.log);
+    blog_backoff_fail(&inv_c->rd.backoff);
 }
 
 /*
@@ -151,27 +154,27 @@ inv_redis_run(const char *what, int argc, const char **argv,
     int         attempt;
 
     for (attempt = 0;; attempt++) {
-        int         reused = inv_rd.conn.ctx != NULL;
+        int         reused = inv_c->rd.conn.ctx != NULL;
         redisReply *reply = NULL;
         blog_redis_io io;
         char        why[200];
 
-        if (!reused && apr_time_now() < blog_backoff_next(&inv_rd.backoff))
+        if (!reused && apr_time_now() < blog_backoff_next(&inv_c->rd.backoff))
             return NULL;
-        if (!reused && blog_redis_connect(&inv_rd.conn, &inv.cache->redis, why,
-                                          sizeof(why)) != 0) {
+        if (!reused && blog_redis_connect(&inv_c->rd.conn, &inv.cache->redis,
+                                          why, sizeof(why)) != 0) {
             inv_redis_drop("connect", why);
             return NULL;
         }
-        io = blog_redis_command(&inv_rd.conn, argc, argv, lens, deadline,
+        io = blog_redis_command(&inv_c->rd.conn, argc, argv, lens, deadline,
                                 &reply);
         if (io == BLOG_REDIS_OK) {
-            blog_outage_end(&inv_rd.log, inv.s,
+            blog_outage_end(&inv_c->rd.log, inv.s,
                             BLOGLOGNO(00028) "invalidation: Redis reachable");
             return reply;
         }
         if (io == BLOG_REDIS_CLOSED && reused && attempt == 0) {
-            blog_redis_close(&inv_rd.conn);
+            blog_redis_close(&inv_c->rd.conn);
             continue;
         }
         inv_redis_drop(what, blog_redis_why[io]);
@@ -203,17 +206,17 @@ inv_del(inv_batch *b)
         return -1;
     if (reply->type == REDIS_REPLY_INTEGER) {
         freeReplyObject(reply);
-        blog_backoff_reset(&inv_rd.backoff); /* it answers: not down */
+        blog_backoff_reset(&inv_c->rd.backoff); /* it answers: not down */
         return 0;
     }
-    blog_log_limited(&inv_rd.log, APLOG_WARNING, 0, inv.s,
+    blog_log_limited(&inv_c->rd.log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00029) "invalidation: Redis refused DEL: %s",
                      reply->type == REDIS_REPLY_ERROR ? reply->str
                      : "unexpected reply");
     freeReplyObject(reply);
     /* a Redis that refuses writes is asked again after a backoff */
-    inv_flush_due = INV_FLUSH;
-    blog_backoff_fail(&inv_rd.backoff);
+    inv_c->flush_due = INV_FLUSH;
+    blog_backoff_fail(&inv_c->rd.backoff);
     return -1;
 }
 
@@ -343,13 +346,13 @@ inv_delete_payload(const char *payload)
 static void
 inv_pending_clear(void)
 {
-    while (inv_q.head != NULL) {
-        inv_pending *next = inv_q.head->next;
+    while (inv_c->q.head != NULL) {
+        inv_pending *next = inv_c->q.head->next;
 
-        free(inv_q.head);
-        inv_q.head = next;
+        free(inv_c->q.head);
+        inv_c->q.head = next;
     }
-    inv_q.n = 0;
+    inv_c->q.n = 0;
 }
 
 static void
@@ -362,20 +365,20 @@ inv_pending_add(const char *payload)
     for (q = 0; q < INV_REPEATS; q++) {
         inv_pending *e, **pp;
 
-        if (inv_q.n >= INV_MAX_PENDING
+        if (inv_c->q.n >= INV_MAX_PENDING
             || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
-            inv_flush_due = INV_FLUSH;
+            inv_c->flush_due = INV_FLUSH;
             return;
         }
         e->due = now + (q == 0 ? INV_REDELETE
                         : inv.db->query_timeout + inv.cache->redis.timeout);
         memcpy(e->keys, payload, len + 1);
-        for (pp = &inv_q.head; *pp != NULL && (*pp)->due <= e->due;
+        for (pp = &inv_c->q.head; *pp != NULL && (*pp)->due <= e->due;
              pp = &(*pp)->next)
             ;
         e->next = *pp;
         *pp = e;
-        inv_q.n++;
+        inv_c->q.n++;
     }
 }
 
@@ -384,16 +387,16 @@ inv_pending_run(void)
 {
     apr_time_t  now = apr_time_now();
 
-    while (inv_q.head != NULL && inv_q.head->due <= now && !inv_flush_due
-           && !inv_stopping()) {
-        inv_pending *e = inv_q.head;
+    while (inv_c->q.head != NULL && inv_c->q.head->due <= now
+           && !inv_c->flush_due && !inv_stopping()) {
+        inv_pending *e = inv_c->q.head;
 
         if (strcmp(e->keys, "*") == 0)
-            inv_flush_due = INV_FLUSH_ONCE;
+            inv_c->flush_due = INV_FLUSH_ONCE;
         else if (inv_delete_payload(e->keys) != 0)
             return;             /* flush_due is set: the flush covers it */
-        inv_q.head = e->next;
-        inv_q.n--;
+        inv_c->q.head = e->next;
+        inv_c->q.n--;
         free(e);
     }
 }
@@ -408,16 +411,16 @@ static void
 inv_pg_drop(const char *why, int connecting)
 {
     if (why != NULL)
-        blog_log_limited(&inv_pq.log, APLOG_WARNING, 0, inv.s,
+        blog_log_limited(&inv_c->pq.log, APLOG_WARNING, 0, inv.s,
                          connecting
                          ? BLOGLOGNO(00031) "cannot connect to PostgreSQL: %s "
                          "(invalidation listener)"
                          : BLOGLOGNO(00032)
                            "invalidation: LISTEN failed: %s", why);
-    PQfinish(inv_pq.conn);
-    inv_pq.conn = NULL;
-    blog_outage_begin(&inv_pq.log);
-    blog_backoff_fail(&inv_pq.backoff);
+    PQfinish(inv_c->pq.conn);
+    inv_c->pq.conn = NULL;
+    blog_outage_begin(&inv_c->pq.log);
+    blog_backoff_fail(&inv_c->pq.backoff);
 }
 
 /* Not to stderr (the error log): a lost connection is logged as such. */
@@ -449,26 +452,27 @@ inv_pg_open(void)
     char        why[BLOG_PQ_MSG_MAX];
     int         timed_out;
 
-    inv_pq.conn = blog_pq_connect(keys, vals, deadline, why, &timed_out);
-    if (inv_pq.conn == NULL) {
+    inv_c->pq.conn = blog_pq_connect(keys, vals, deadline, why, &timed_out);
+    if (inv_c->pq.conn == NULL) {
         inv_pg_drop(why, 1);
         return -1;
     }
-    PQsetNoticeProcessor(inv_pq.conn, inv_pg_notice, NULL);
-    if (blog_pq_command(inv_pq.conn, "LISTEN " INV_CHANNEL, deadline,
+    PQsetNoticeProcessor(inv_c->pq.conn, inv_pg_notice, NULL);
+    if (blog_pq_command(inv_c->pq.conn, "LISTEN " INV_CHANNEL, deadline,
                         why) != 0) {
         /* a connection lost: the reconnect says why */
-        inv_pg_drop(PQstatus(inv_pq.conn) == CONNECTION_BAD ? NULL : why, 0);
+        inv_pg_drop(PQstatus(inv_c->pq.conn) == CONNECTION_BAD ? NULL : why,
+                    0);
         return -1;
     }
-    blog_backoff_reset(&inv_pq.backoff);
+    blog_backoff_reset(&inv_c->pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
-    inv_flush_due = INV_FLUSH;
-    blog_outage_end(&inv_pq.log, inv.s, BLOGLOGNO(00033)
+    inv_c->flush_due = INV_FLUSH;
+    blog_outage_end(&inv_c->pq.log, inv.s, BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s, BLOGLOGNO(00034)
                  "invalidation: listening on " INV_CHANNEL " (pid %d)",
-                 PQbackendPID(inv_pq.conn));
+                 PQbackendPID(inv_c->pq.conn));
     return 0;
 }
 
@@ -480,26 +484,26 @@ static void
 inv_pg_read(void)
 {
     PGnotify   *n;
-    int         ok = PQconsumeInput(inv_pq.conn);
+    int         ok = PQconsumeInput(inv_c->pq.conn);
 
-    while (ok && (n = PQnotifies(inv_pq.conn)) != NULL) {
+    while (ok && (n = PQnotifies(inv_c->pq.conn)) != NULL) {
         if (strcmp(n->extra, "*") == 0)
-            inv_flush_due = INV_FLUSH;
+            inv_c->flush_due = INV_FLUSH;
         else {
-            if (!inv_flush_due)
+            if (!inv_c->flush_due)
                 inv_delete_payload(n->extra);
             inv_pending_add(n->extra);
         }
         PQfreemem(n);
     }
     /* Nothing else is sent on this connection: a result is a server error. */
-    if (ok && !PQisBusy(inv_pq.conn)) {
+    if (ok && !PQisBusy(inv_c->pq.conn)) {
         PGresult   *res;
 
-        while ((res = PQgetResult(inv_pq.conn)) != NULL)
+        while ((res = PQgetResult(inv_c->pq.conn)) != NULL)
             PQclear(res);
     }
-    if (!ok || PQstatus(inv_pq.conn) == CONNECTION_BAD)
+    if (!ok || PQstatus(inv_c->pq.conn) == CONNECTION_BAD)
         inv_pg_drop(NULL, 0);
 }
 
@@ -511,33 +515,34 @@ inv_step(void)
 {
     apr_time_t  wake_at;
 
-    if (inv_pq.conn == NULL
-        && apr_time_now() >= blog_backoff_next(&inv_pq.backoff))
+    if (inv_c->pq.conn == NULL
+        && apr_time_now() >= blog_backoff_next(&inv_c->pq.backoff))
         inv_pg_open();
-    if (inv_flush_due) {
-        int         repeated = inv_flush_due == INV_FLUSH;
+    if (inv_c->flush_due) {
+        int         repeated = inv_c->flush_due == INV_FLUSH;
 
         if (repeated)
             inv_pending_clear();    /* the flush and its repeats cover them */
         if (!inv_stopping() && inv_flush() == 0) {
-            inv_flush_due = 0;
-            blog_backoff_reset(&inv_rd.backoff);
+            inv_c->flush_due = 0;
+            blog_backoff_reset(&inv_c->rd.backoff);
             if (repeated)
                 inv_pending_add("*");
         }
     }
     /* not in a gap: the pages are all a reader has, the next LISTEN's
      * drop covers what was due */
-    else if (inv_pq.conn != NULL)
+    else if (inv_c->pq.conn != NULL)
         inv_pending_run();
     wake_at = apr_time_now() + apr_time_from_sec(1);
-    if (inv_pq.conn != NULL && inv_q.head != NULL
-        && inv_q.head->due < wake_at)
-        wake_at = inv_q.head->due;
-    if (inv_pq.conn == NULL && blog_backoff_next(&inv_pq.backoff) < wake_at)
-        wake_at = blog_backoff_next(&inv_pq.backoff);
-    if (inv_flush_due && blog_backoff_next(&inv_rd.backoff) < wake_at)
-        wake_at = blog_backoff_next(&inv_rd.backoff);
+    if (inv_c->pq.conn != NULL && inv_c->q.head != NULL
+        && inv_c->q.head->due < wake_at)
+        wake_at = inv_c->q.head->due;
+    if (inv_c->pq.conn == NULL
+        && blog_backoff_next(&inv_c->pq.backoff) < wake_at)
+        wake_at = blog_backoff_next(&inv_c->pq.backoff);
+    if (inv_c->flush_due && blog_backoff_next(&inv_c->rd.backoff) < wake_at)
+        wake_at = blog_backoff_next(&inv_c->rd.backoff);
     return wake_at;
 }
 
@@ -545,38 +550,50 @@ inv_step(void)
 static void *APR_THREAD_FUNC
 inv_main(apr_thread_t *thread, void *data)
 {
+    apr_pollfd_t pfd[2] = {
+        {.desc_type = APR_POLL_FILE, .reqevents = APR_POLLIN,
+         .desc.f = inv_c->wake_in},
+        {.desc_type = APR_POLL_SOCKET, .reqevents = APR_POLLIN,
+         .desc.s = inv_c->pq_sock}
+    };
+    apr_time_t  now, wake_at;
+    apr_os_sock_t fd;
+    apr_int32_t n;
+    apr_status_t rv;
+
     (void) data;
     while (!inv_stopping()) {
-        /* poll skips an fd of -1: no connection to PostgreSQL */
-        struct pollfd pfd[2] = {
-            {.fd = inv_thr.wake[0], .events = POLLIN},
-            {.fd = -1, .events = POLLIN}
-        };
-        apr_time_t  now, wake_at = apr_time_now() + INV_ELECT_POLL;
-
-        if (!inv_thr.holding
-            && apr_proc_mutex_trylock(inv_thr.mutex) == APR_SUCCESS)
-            inv_thr.holding = 1;
-        if (inv_thr.holding)
+        wake_at = apr_time_now() + INV_ELECT_POLL;
+        pfd[1].rtnevents = 0;
+        if (!inv_c->holding
+            && apr_proc_mutex_trylock(inv.mutex) == APR_SUCCESS)
+            inv_c->holding = 1;
+        if (inv_c->holding)
             wake_at = inv_step();
-        if (inv_pq.conn != NULL)
-            pfd[1].fd = PQsocket(inv_pq.conn);
+        if (inv_c->pq.conn != NULL) {
+            fd = PQsocket(inv_c->pq.conn);
+            apr_os_sock_put(&inv_c->pq_sock, &fd, NULL);
+        }
         now = apr_time_now();
-        if (poll(pfd, 2, wake_at > now
-                 ? (int) ((wake_at - now + 999) / 1000) : 0) < 0
-            && errno != EINTR)
+        /* in whole ms, rounded up, as apr_poll waits */
+        rv = apr_poll(pfd, inv_c->pq.conn != NULL ? 2 : 1, &n, wake_at > now
+                      ? (wake_at - now + 999) / 1000 * 1000 : 0);
+        if (rv != APR_SUCCESS && !APR_STATUS_IS_TIMEUP(rv)
+            && !APR_STATUS_IS_EINTR(rv))
             apr_sleep(apr_time_from_msec(10));
-        if (pfd[1].revents != 0)
+        if (rv == APR_SUCCESS && pfd[1].rtnevents != 0)
             inv_pg_read();
     }
-    PQfinish(inv_pq.conn);
-    inv_pq.conn = NULL;
-    blog_redis_close(&inv_rd.conn);
+    PQfinish(inv_c->pq.conn);
+    inv_c->pq.conn = NULL;
+    blog_redis_close(&inv_c->rd.conn);
     inv_pending_clear();
-    if (inv_thr.holding)
-        apr_proc_mutex_unlock(inv_thr.mutex);
-    inv_thr.holding = 0;
-    apr_thread_exit(thread, APR_SUCCESS);
+    if (inv_c->holding)
+        apr_proc_mutex_unlock(inv.mutex);
+    inv_c->holding = 0;
+    /* returned, not apr_thread_exit: pthread_exit leaves the stack's
+     * ASan poisoning behind */
+    (void) thread;
     return NULL;
 }
 
@@ -598,7 +615,6 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
 {
     int         i, b;
 
-    memset(&inv_thr, 0, sizeof(inv_thr));
     inv = (struct inv_settings) {.s = s, .db = db, .cache = cache,
         .on = on && cache->redis.on && nbases > 0,
         .conninfo = conninfo != NULL ? conninfo : db->conninfo,
@@ -623,7 +639,7 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG
         || !inv.on)
         return OK;
-    rv = ap_proc_mutex_create(&inv_thr.mutex, NULL, INV_MUTEX_TYPE, NULL, s,
+    rv = ap_proc_mutex_create(&inv.mutex, NULL, INV_MUTEX_TYPE, NULL, s,
                               pconf, 0);
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, BLOGLOGNO(00035)
@@ -640,16 +656,13 @@ inv_stop(void *data)
     apr_status_t rv;
 
     (void) data;
-    if (inv_thr.thread == NULL)
+    if (inv_c == NULL || inv_c->thread == NULL)
         return APR_SUCCESS;
-    apr_atomic_set32(&inv_thr.stop, 1);
-    if (write(inv_thr.wake[1], "x", 1) < 0) {
-        /* the thread's polls end within a second anyway */
-    }
-    apr_thread_join(&rv, inv_thr.thread);
-    inv_thr.thread = NULL;
-    close(inv_thr.wake[0]);
-    close(inv_thr.wake[1]);
+    apr_atomic_set32(&inv_c->stop, 1);
+    /* failing, the thread's polls end within a second anyway */
+    apr_file_putc('x', inv_c->wake_out);
+    apr_thread_join(&rv, inv_c->thread);
+    inv_c->thread = NULL;
     return APR_SUCCESS;
 }
 
@@ -657,20 +670,22 @@ static void
 inv_child_init(apr_pool_t *pchild, server_rec *s)
 {
     apr_status_t rv;
+    apr_os_sock_t none = -1;
 
-    if (!inv.on || inv_thr.mutex == NULL)
+    if (!inv.on || inv.mutex == NULL)
         return;
-    rv = apr_proc_mutex_child_init(&inv_thr.mutex, apr_proc_mutex_lockfile(
-                                       inv_thr.mutex), pchild);
-    if (rv == APR_SUCCESS && pipe2(inv_thr.wake, O_CLOEXEC) != 0)
-        rv = APR_FROM_OS_ERROR(errno);
-    else if (rv == APR_SUCCESS
-             && (rv = apr_thread_create(&inv_thr.thread, NULL, inv_main,
-                                        NULL, pchild)) != APR_SUCCESS) {
-        inv_thr.thread = NULL;
-        close(inv_thr.wake[0]);
-        close(inv_thr.wake[1]);
-    }
+    inv_c = apr_pcalloc(pchild, sizeof(*inv_c));
+    inv_c->rd.conn.max_bulk = INV_MAX_REPLY;
+    rv = apr_proc_mutex_child_init(&inv.mutex, apr_proc_mutex_lockfile(
+                                       inv.mutex), pchild);
+    if (rv == APR_SUCCESS)
+        rv = apr_file_pipe_create(&inv_c->wake_in, &inv_c->wake_out, pchild);
+    if (rv == APR_SUCCESS)
+        rv = apr_os_sock_put(&inv_c->pq_sock, &none, pchild);
+    if (rv == APR_SUCCESS
+        && (rv = apr_thread_create(&inv_c->thread, NULL, inv_main, NULL,
+                                   pchild)) != APR_SUCCESS)
+        inv_c->thread = NULL;
     if (rv == APR_SUCCESS) {
         /* before the pool's other cleanups: the thread uses the settings */
         apr_pool_pre_cleanup_register(pchild, NULL, inv_stop);
