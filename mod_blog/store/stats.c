@@ -10,6 +10,7 @@
 #include "http_config.h"
 #include "http_log.h"
 #include "ap_mpm.h"
+#include "apr_atomic.h"
 #include "apr_shm.h"
 
 #include <stdio.h>
@@ -36,7 +37,7 @@ typedef struct stats_segment
 } stats_segment;
 
 static apr_uint64_t stats_private[BLOG_STAT_N];
-apr_uint64_t *blog_stats_mine = stats_private;
+static apr_uint64_t *stats_mine = stats_private;
 
 static stats_segment *stats_seg;
 static stats_slot *stats_me;    /* NULL: counting privately */
@@ -137,7 +138,7 @@ stats_child_init(apr_pool_t *pchild, server_rec *s)
 
     (void) s;
     stats_me = NULL;
-    blog_stats_mine = stats_private;
+    stats_mine = stats_private;
     for (i = 0; stats_seg != NULL && i < stats_seg->nslots; i++) {
         stats_slot *slot = &stats_seg->slots[i];
         apr_uint64_t owner = apr_atomic_read64(&slot->owner);
@@ -153,9 +154,21 @@ stats_child_init(apr_pool_t *pchild, server_rec *s)
     ap_mpm_query(AP_MPMQ_GENERATION, &gen);
     apr_atomic_set32(&stats_me->generation, (apr_uint32_t) gen);
     memset(stats_me->v, 0, sizeof(stats_me->v));
-    blog_stats_mine = stats_me->v;
+    stats_mine = stats_me->v;
     apr_pool_cleanup_register(pchild, stats_me, stats_child_exit,
                               apr_pool_cleanup_null);
+}
+
+void
+blog_stat_add(blog_stat k, long n)
+{
+    apr_atomic_add64(&stats_mine[k], (apr_uint64_t) n);
+}
+
+apr_uint64_t
+blog_stat_get(blog_stat k)
+{
+    return apr_atomic_read64(&stats_mine[k]);
 }
 
 int

@@ -7,7 +7,6 @@
 #define BLOG_STATS_H
 
 #include "httpd.h"
-#include "apr_atomic.h"
 
 typedef enum blog_stat
 {
@@ -30,14 +29,9 @@ typedef enum blog_stat
     BLOG_STAT_N
 } blog_stat;
 
-/* This child's counters: its slot once known, else a private array. */
-extern apr_uint64_t *blog_stats_mine;
-
-static inline void
-blog_stat_add(blog_stat k, long n)
-{
-    apr_atomic_add64(&blog_stats_mine[k], (apr_uint64_t) n);
-}
+/* This child's counter k: in its slot once known, else a private array. */
+void        blog_stat_add(blog_stat k, long n);
+apr_uint64_t blog_stat_get(blog_stat k);
 
 #define blog_stat_inc(k) blog_stat_add((k), 1)
 
