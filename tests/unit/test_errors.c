@@ -19,7 +19,7 @@
 #include "backends.h"
 #include "harness.h"
 
-/* A site as check_config makes one, at "/", from the templates. */
+/* A site as post_config makes one, at "/", from the templates. */
 static int
 te_site(apr_pool_t *p, blog_site *site)
 {
