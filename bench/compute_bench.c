@@ -18,7 +18,7 @@
 #include <time.h>
 #include <sys/resource.h>
 
-#include "compute.h"
+#include "core/compute.h"
 
 #define CONTRACT_LIMIT 20000u
 #define CONTRACT_SUM 21171191u

@@ -48,6 +48,7 @@ trap cleanup EXIT
 part tree tests/tree/refs.sh
 part versions tests/tree/versions.sh
 part "log tags" python3 tests/tree/logno.py
+part layers python3 tests/tree/layers.py
 # the peer's figures in make bench (bench/peer.py), on made-up runs
 part "bench: peer figures" python3 tests/bench/peer.py
 # cppcheck: warning, performance and portability findings (none allowed)

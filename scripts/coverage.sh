@@ -61,7 +61,9 @@ suite unit make -s -C tests/unit coverage
 # absolute path, so that -fprofile-prefix-map names the real ones in the
 # .gcno (gcovr then adds the module's counts to the unit tests' per file).
 # Atomic counters: the children's threads share them.
-ln -s "$ROOT"/mod_blog/*.c "$ROOT"/mod_blog/*.h "$ROOT"/mod_blog/Makefile "$OUT/mod_blog/"
+for f in Makefile $(cd "$ROOT/mod_blog" && echo */*.[ch]); do
+    mkdir -p "$OUT/mod_blog/$(dirname "$f")" && ln -s "$ROOT/mod_blog/$f" "$OUT/mod_blog/$f"
+done
 srcs=$(make -s -C "$OUT/mod_blog" --eval 'coverage-srcs: ; @echo $(SRCS)' coverage-srcs)
 make -s -C "$OUT/mod_blog" SRCS="$(for f in $srcs; do printf '%s ' "$OUT/mod_blog/$f"; done)" \
     CFLAGS="-O0 -g --coverage -fprofile-update=atomic -fprofile-prefix-map=$OUT/mod_blog=$ROOT/mod_blog" \
@@ -126,7 +128,7 @@ make -s -C "$OUT/pg_blog_ext" -f "$OUT/pg_src/Makefile" \
 # Where the .gcda are written: each object folder, writable by the users
 # that run it; umask 0 so that a file the root parent of Apache creates
 # first stays writable by its children.
-for d in "$OUT/mod_blog/.libs" "$OUT/pg_blog_ext/src"; do
+for d in "$OUT"/mod_blog/{core,store,httpd}/.libs "$OUT/pg_blog_ext/src"; do
     mkdir -p "$RUN/gcov$d"
     chmod 777 "$RUN/gcov$d"
 done
@@ -186,7 +188,7 @@ mkdir -p "$OUT/html"
 gcovr -r "$ROOT" --filter "$ROOT/mod_blog/" --filter "$ROOT/pg_blog_ext/src/" \
     --json-summary "$OUT/summary.json" --html-details "$OUT/html/index.html" \
     "$ROOT/tests/unit/build/cov" "$OUT" || die "gcovr failed"
-python3 scripts/coverage-report.py "$OUT/summary.json" "$MIN" mod_blog/*.c pg_blog_ext/src/*.c
+python3 scripts/coverage-report.py "$OUT/summary.json" "$MIN" mod_blog/*/*.c pg_blog_ext/src/*.c
 rc=$?
 if [ ${#failed[@]} -gt 0 ]; then
     printf 'coverage: FAILED suite: %s\n' "${failed[@]}"

@@ -31,6 +31,7 @@ t_request(apr_pool_t *parent)
     apr_pool_create(&p, parent);
     r = apr_pcalloc(p, sizeof(*r));
     r->pool = p;
+    r->notes = apr_table_make(p, 2);
     r->server = apr_pcalloc(p, sizeof(*r->server));
     r->server->log.level = APLOG_DEBUG;
     return r;

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build.h"
-#include "decode.h"
+#include "core/build.h"
+#include "core/decode.h"
 #include "rows.h"
 
 #define MAX_CELLS 64

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "router.h"
+#include "core/router.h"
 
 static size_t
 rebuild(const blog_route *r, char *buf)

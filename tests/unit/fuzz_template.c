@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "template.h"
+#include "core/template.h"
 
 enum
 { A, LIST, X, INNER, NFIELDS };

@@ -28,7 +28,7 @@
 
 #include "backends.h"
 #include "fake.h"
-#include "stats.h"
+#include "store/stats.h"
 
 module AP_MODULE_DECLARE_DATA blog_module;
 
@@ -36,7 +36,7 @@ module AP_MODULE_DECLARE_DATA blog_module;
 apr_uint64_t
 t_stat(int k)
 {
-    return __atomic_load_n(&blog_stats_mine[k], __ATOMIC_RELAXED);
+    return blog_stat_get((blog_stat) k);
 }
 
 /* The log: every line counted, the recent ones kept. */

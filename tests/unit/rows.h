@@ -5,7 +5,7 @@
 #ifndef BLOG_TEST_ROWS_H
 #define BLOG_TEST_ROWS_H
 
-#include "build.h"
+#include "core/build.h"
 
 #define T_MAX_COLS 10
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "build.h"
-#include "date.h"
-#include "decode.h"
+#include "core/build.h"
+#include "core/date.h"
+#include "core/decode.h"
 #include "harness.h"
 #include "rows.h"
 #include "seed.h"

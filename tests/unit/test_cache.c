@@ -17,8 +17,8 @@
 #include "apr_general.h"
 #include "apr_strings.h"
 
-#include "cache.h"
-#include "stats.h"
+#include "store/cache.h"
+#include "store/stats.h"
 
 #include "backends.h"
 #include "fake.h"
@@ -112,10 +112,10 @@ test_cache_no_lock(void)
     tc_root = t_root();
     CHECK(tc_ping(NULL) == 0);  /* no cache set up: nothing to ask */
     apr_pool_create(&child, tc_root);
-    tc_g.redis_on = 1;
-    tc_g.redis_host = "/nonexistent/redis.sock";
-    tc_g.redis_connect_timeout = TC_SHORT;
-    tc_g.redis_timeout = TC_SHORT;
+    tc_g.redis.on = 1;
+    tc_g.redis.host = "/nonexistent/redis.sock";
+    tc_g.redis.connect_timeout = TC_SHORT;
+    tc_g.redis.timeout = TC_SHORT;
     t_mutex_create_fail = 1;
     blog_cache_child_init(child, NULL, &tc_g);
     t_mutex_create_fail = 0;
@@ -126,6 +126,19 @@ test_cache_no_lock(void)
     apr_pool_destroy(child);
 }
 
+/* The one key of a page, for the handler and the invalidation alike. */
+static void
+test_cache_key(void)
+{
+    char        k[32];
+
+    CHECK(blog_cache_key(k, sizeof(k), "", 0, "/post/a", 7) == 17
+          && strcmp(k, "blog:page:/post/a") == 0);
+    CHECK(blog_cache_key(k, sizeof(k), "/blog", 5, "/", 1) == 16
+          && strcmp(k, "blog:page:/blog/") == 0);
+    CHECK(blog_cache_key(k, 17, "", 0, "/post/a", 7) == 0);
+}
+
 static void
 test_cache_off(void)
 {
@@ -134,18 +147,18 @@ test_cache_off(void)
     tc_path = apr_pstrcat(tc_root, tc_dir, "/redis.sock",
                           (char *) NULL);
     tc_redis = fake_redis_start(tc_path);
-    tc_g.redis_on = 0;
-    tc_g.redis_host = tc_path;
-    tc_g.redis_port = 0;
-    tc_g.redis_connect_timeout = TC_LONG;
-    tc_g.redis_timeout = TC_LONG;
+    tc_g.redis.on = 0;
+    tc_g.redis.host = tc_path;
+    tc_g.redis.port = 0;
+    tc_g.redis.connect_timeout = TC_LONG;
+    tc_g.redis.timeout = TC_LONG;
     tc_g.cache_ttl = 60;
     blog_cache_child_init(tc_child, NULL, &tc_g);
     CHECK(tc_ping(NULL) == 0);
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
     CHECK(tc_set(TC_KEY, "x", 1) == -1);
     CHECK(fake_accepts(tc_redis) == 0);
-    tc_g.redis_on = 1;
+    tc_g.redis.on = 1;
     CHECK(tc_ping(NULL) == 0);  /* a miss: Redis answers */
 }
 
@@ -180,9 +193,9 @@ tc_deadline(int mode)
     apr_uint64_t errs = t_stat(BLOG_STAT_CACHE_ERRORS);
 
     fake_redis_set(mode, 1);
-    tc_g.redis_timeout = TC_SHORT;
+    tc_g.redis.timeout = TC_SHORT;
     CHECK(tc_ping(&ms) == -1);
-    tc_g.redis_timeout = TC_LONG;
+    tc_g.redis.timeout = TC_LONG;
     CHECK(ms >= limit - 1);
     CHECK(ms < limit + T_MARGIN_MS);
     CHECK(strstr(tc_why, "Redis: GET failed: timed out") != NULL);
@@ -267,9 +280,9 @@ test_cache_set_refused(void)
     CHECK(tc_set(TC_KEY, TC_BODY, strlen(TC_BODY)) == -1);
     CHECK(tc_set(TC_KEY, TC_BODY, strlen(TC_BODY)) == 0);
     fake_redis_set(FAKE_SLOW, 1);
-    tc_g.redis_timeout = TC_SHORT;
+    tc_g.redis.timeout = TC_SHORT;
     CHECK(tc_set(TC_KEY, TC_BODY, strlen(TC_BODY)) == -1);     /* 300 > 200 ms */
-    tc_g.redis_timeout = TC_LONG;
+    tc_g.redis.timeout = TC_LONG;
     CHECK(tc_settle() == 0);
 }
 
@@ -282,7 +295,7 @@ test_cache_set_refused(void)
 static void
 test_cache_backoff(void)
 {
-    const char *good = tc_g.redis_host;
+    const char *good = tc_g.redis.host;
     apr_time_t  t0;
     apr_uint64_t e0;
     unsigned    attempts;
@@ -291,7 +304,7 @@ test_cache_backoff(void)
 
     fake_redis_set(FAKE_GARBAGE, 1);
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
-    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock",
+    tc_g.redis.host = apr_pstrcat(tc_root, tc_dir, "/none.sock",
                                   (char *) NULL);
     usleep(60000);
     e0 = t_stat(BLOG_STAT_CACHE_ERRORS);
@@ -309,7 +322,7 @@ test_cache_backoff(void)
     CHECK(attempts >= 2);
     CHECK(attempts <= 1 + (unsigned) floor(log2(ms / 50.0 + 1)));
     CHECK((unsigned) calls > attempts);
-    tc_g.redis_host = good;
+    tc_g.redis.host = good;
     CHECK(tc_settle() == 0);
 }
 
@@ -349,11 +362,11 @@ test_cache_backoff_closing(void)
 static void
 test_cache_connect_refused(void)
 {
-    const char *good = tc_g.redis_host;
+    const char *good = tc_g.redis.host;
 
     fake_redis_set(FAKE_GARBAGE, 1);
     CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
-    tc_g.redis_host = apr_pstrcat(tc_root, tc_dir, "/none.sock",
+    tc_g.redis.host = apr_pstrcat(tc_root, tc_dir, "/none.sock",
                                   (char *) NULL);
     usleep(60000);
     CHECK(tc_ping(NULL) == -1);
@@ -361,7 +374,7 @@ test_cache_connect_refused(void)
     /* at once: inside the backoff that failure started, nothing tried */
     CHECK(tc_ping(NULL) == -1);
     CHECK(strstr(tc_why, "backing off") != NULL);
-    tc_g.redis_host = good;
+    tc_g.redis.host = good;
     CHECK(tc_settle() == 0);
 }
 
@@ -434,7 +447,7 @@ test_cache_threads_stall(void)
     long        limit = (long) apr_time_as_msec(TC_SHORT);
     int         t;
 
-    tc_g.redis_timeout = TC_SHORT;
+    tc_g.redis.timeout = TC_SHORT;
     fake_redis_set(FAKE_STALL, -1);
     for (t = 0; t < TC_THREADS; t++)
         pthread_create(&th[t], NULL, tc_stall_thread, &ms[t]);
@@ -445,7 +458,7 @@ test_cache_threads_stall(void)
         CHECK((long) st == BLOG_CACHE_DOWN);
         CHECK(ms[t] < limit + T_MARGIN_MS);
     }
-    tc_g.redis_timeout = TC_LONG;
+    tc_g.redis.timeout = TC_LONG;
     CHECK(tc_settle() == 0);
 }
 
@@ -467,6 +480,7 @@ T_WITH(tc_bad, FAKE_LONG_LINE)
 const t_case t_cache_cases[] = {
     {"cache: no lock in the child: every command bypasses",
      test_cache_no_lock},
+    {"cache: a page's key", test_cache_key},
     {"cache: BlogRedis Off", test_cache_off},
     {"cache: SET, then GET hits and misses", test_cache_set_get},
     {"cache: a stalled reply ends at BlogRedisTimeout", tc_deadline_FAKE_STALL},

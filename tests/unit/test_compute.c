@@ -4,7 +4,7 @@
  */
 #include <stdlib.h>
 
-#include "compute.h"
+#include "core/compute.h"
 #include "harness.h"
 
 static void

@@ -18,8 +18,8 @@
 #include "apr_general.h"
 #include "apr_strings.h"
 
-#include "db.h"
-#include "stats.h"
+#include "store/db.h"
+#include "store/stats.h"
 
 #include "backends.h"
 #include "fake.h"

@@ -1,15 +1,15 @@
 /*
  * test_directives.c - the directives' documentation says what
- * mod_blog/directives.h declares: docs/OPERATIONS.md's table and man/mod_blog.7's
- * list are exactly what t_directives_block() makes from it (`make -C
- * tests/unit docs` rewrites them), conf/blog.conf names every directive
- * and each of its commented-out defaults is the real default, and no
- * example in them sets a directive that does not exist.
+ * mod_blog/httpd/directives.h declares: docs/OPERATIONS.md's table and
+ * man/mod_blog.7's list are exactly what t_directives_block() makes from
+ * it (`make -C tests/unit docs` rewrites them), conf/blog.conf names every
+ * directive and each of its commented-out defaults is the real default,
+ * and no example in them sets a directive that does not exist.
  */
 #include <ctype.h>
 #include <stdlib.h>
 
-#include "directives.h"
+#include "httpd/directives.h"
 #include "harness.h"
 
 typedef struct t_directive
@@ -29,11 +29,11 @@ static const t_directive directives[BLOG_NDIRECTIVES] = {
 
 /* The markers around the generated text, per file. */
 static const char *const readme_begin =
-    "<!-- directives: generated from mod_blog/directives.h by "
+    "<!-- directives: generated from mod_blog/httpd/directives.h by "
     "`make -C tests/unit docs` -->\n";
 static const char *const readme_end = "<!-- /directives -->\n";
 static const char *const man_begin =
-    ".\\\" directives: generated from mod_blog/directives.h by "
+    ".\\\" directives: generated from mod_blog/httpd/directives.h by "
     "make -C tests/unit docs\n";
 static const char *const man_end = ".\\\" /directives\n";
 
@@ -142,8 +142,8 @@ expect_block(const char *rel, const char *kind, const char *begin,
     CHECK(got != NULL);
     if (got != NULL) {
         if (strcmp(got, want) != 0)
-            fprintf(stderr, "  %s disagrees with mod_blog/directives.h: run "
-                    "make -C tests/unit docs\n", rel);
+            fprintf(stderr, "  %s disagrees with mod_blog/httpd/directives.h: "
+                    "run make -C tests/unit docs\n", rel);
         CHECK_STR(got, strlen(got), want);
     }
     t_arena_free(a);

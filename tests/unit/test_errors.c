@@ -11,15 +11,15 @@
 #include "http_log.h"
 #include "apr_buckets.h"
 
-#include "pages.h"
-#include "ratelog.h"
-#include "response.h"
-#include "router.h"
+#include "httpd/pages.h"
+#include "store/ratelog.h"
+#include "httpd/response.h"
+#include "core/router.h"
 
 #include "backends.h"
 #include "harness.h"
 
-/* A site as check_config makes one, at "/", from the templates. */
+/* A site as post_config makes one, at "/", from the templates. */
 static int
 te_site(apr_pool_t *p, blog_site *site)
 {

@@ -4,7 +4,7 @@
  */
 #include <stdlib.h>
 
-#include "escape.h"
+#include "core/escape.h"
 #include "harness.h"
 
 static void

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "compute.h"
-#include "fields.h"
+#include "core/compute.h"
+#include "core/fields.h"
 #include "harness.h"
 #include "seed.h"
 #include "vals.h"
-#include "template.h"
+#include "core/template.h"
 
 /* ---- frames ---- */
 
@@ -40,7 +40,7 @@ tag_list(t_arena *a, int p)
         v[0] = S(t_arena_printf(a, "tag-%d", ids[k]));
         v[1] = S(t_tag_name(a, ids[k]));
         items[k].vals = v;
-        items[k].first = F_TAG_SLUG;
+        items[k].first = BLOG_F_TAG_SLUG;
         items[k].count = 2;
     }
     return L(items, (uint32_t) n);
@@ -50,33 +50,34 @@ tag_list(t_arena *a, int p)
 static void
 card_frame(t_arena *a, int p, blog_frame *f)
 {
-    blog_val *v = vals_new(a, F_SUMMARY - F_SLUG + 1);
+    blog_val *v = vals_new(a, BLOG_F_SUMMARY - BLOG_F_SLUG + 1);
 
-    v[F_SLUG - F_SLUG] = S(t_arena_printf(a, "post-%d", p));
-    v[F_TITLE - F_SLUG] = S(t_arena_printf(a, "Post %d: %s", p,
-                                           t_titles[p % 8]));
-    v[F_AUTHOR - F_SLUG] = S(t_author_names[p % 10]);
-    v[F_DATE - F_SLUG] = S(t_date_of(a, p, 0));
-    v[F_COMMENTS_LABEL - F_SLUG] = S(t_comments_label(a, t_comment_count(p)));
-    v[F_TAGS - F_SLUG] = tag_list(a, p);
-    v[F_SUMMARY - F_SLUG] = S(t_arena_printf(a, "A short summary of post "
-                                             "%d.", p));
+    v[BLOG_F_SLUG - BLOG_F_SLUG] = S(t_arena_printf(a, "post-%d", p));
+    v[BLOG_F_TITLE - BLOG_F_SLUG] = S(t_arena_printf(a, "Post %d: %s", p,
+                                                t_titles[p % 8]));
+    v[BLOG_F_AUTHOR - BLOG_F_SLUG] = S(t_author_names[p % 10]);
+    v[BLOG_F_DATE - BLOG_F_SLUG] = S(t_date_of(a, p, 0));
+    v[BLOG_F_COMMENTS_LABEL - BLOG_F_SLUG] =
+        S(t_comments_label(a, t_comment_count(p)));
+    v[BLOG_F_TAGS - BLOG_F_SLUG] = tag_list(a, p);
+    v[BLOG_F_SUMMARY - BLOG_F_SLUG] =
+        S(t_arena_printf(a, "A short summary of post %d.", p));
     f->vals = v;
-    f->first = F_SLUG;
-    f->count = F_SUMMARY - F_SLUG + 1;
+    f->first = BLOG_F_SLUG;
+    f->count = BLOG_F_SUMMARY - BLOG_F_SLUG + 1;
 }
 
 static blog_frame *
 root_frame(t_arena *a, const char *title, const char *base)
 {
     blog_frame *f = t_arena_alloc(a, sizeof(*f));
-    blog_val *v = vals_new(a, F_COUNT);
+    blog_val *v = vals_new(a, BLOG_F_COUNT);
 
-    v[F_PAGE_TITLE] = S(title);
-    v[F_BASE] = S(base);
+    v[BLOG_F_PAGE_TITLE] = S(title);
+    v[BLOG_F_BASE] = S(base);
     f->vals = v;
     f->first = 0;
-    f->count = F_COUNT;
+    f->count = BLOG_F_COUNT;
     return f;
 }
 
@@ -89,7 +90,7 @@ index_page(t_arena *a, const char *base)
 
     for (i = 0; i < 20; i++)
         card_frame(a, 1000 - i, &cards[i]);
-    ((blog_val *) root->vals)[F_POSTS] = L(cards, 20);
+    ((blog_val *) root->vals)[BLOG_F_POSTS] = L(cards, 20);
     return root;
 }
 
@@ -107,8 +108,8 @@ tag_page(t_arena *a, int t)
     for (p = 1000; p >= 1; p--)
         if (t_post_has_tag(p, t))
             card_frame(a, p, &cards[n++]);
-    v[F_HEADING] = S(name);
-    v[F_POSTS] = L(cards, n);
+    v[BLOG_F_HEADING] = S(name);
+    v[BLOG_F_POSTS] = L(cards, n);
     return root;
 }
 
@@ -125,18 +126,18 @@ post_page(t_arena *a, int p)
     char *body;
     int k;
 
-    v[F_SLUG] = S(t_arena_printf(a, "post-%d", p));
-    v[F_TITLE] = S(title);
-    v[F_AUTHOR] = S(t_author_names[p % 10]);
-    v[F_DATE] = S(t_date_of(a, p, 0));
-    v[F_COMMENTS_LABEL] = S(t_comments_label(a, nc));
-    v[F_TAGS] = tag_list(a, p);
+    v[BLOG_F_SLUG] = S(t_arena_printf(a, "post-%d", p));
+    v[BLOG_F_TITLE] = S(title);
+    v[BLOG_F_AUTHOR] = S(t_author_names[p % 10]);
+    v[BLOG_F_DATE] = S(t_date_of(a, p, 0));
+    v[BLOG_F_COMMENTS_LABEL] = S(t_comments_label(a, nc));
+    v[BLOG_F_TAGS] = tag_list(a, p);
     body = t_arena_printf(a, "Body of post %d. ", p);
     blen = strlen(body);
     for (k = 0; k < 5 + p % 10; k++)
         body = t_arena_printf(a, "%s%s", body, LOREM);
     CHECK(strlen(body) == blen + (size_t) (5 + p % 10) * strlen(LOREM));
-    v[F_BODY] = S(body);
+    v[BLOG_F_BODY] = S(body);
     for (k = 1; k <= nc; k++) {
         blog_val *cv = vals_new(a, 3);
 
@@ -145,10 +146,10 @@ post_page(t_arena *a, int p)
                                  t_comment_texts[k % 4]));
         cv[2] = S(t_date_of(a, p, k));
         comments[k - 1].vals = cv;
-        comments[k - 1].first = F_COMMENT_AUTHOR;
+        comments[k - 1].first = BLOG_F_COMMENT_AUTHOR;
         comments[k - 1].count = 3;
     }
-    v[F_COMMENTS] = L(comments, (uint32_t) nc);
+    v[BLOG_F_COMMENTS] = L(comments, (uint32_t) nc);
     return root;
 }
 
@@ -157,7 +158,8 @@ post_page(t_arena *a, int p)
 static char *
 render(t_arena *a, const char *page, const blog_frame *root, size_t *len)
 {
-    blog_tpl_env env = {TEMPLATES_DIR, blog_fields, F_COUNT, t_arena_alloc, a};
+    blog_tpl_env env = {TEMPLATES_DIR, blog_fields, BLOG_F_COUNT,
+                        t_arena_alloc, a};
     char err[512] = "";
     blog_tpl *tpl = blog_tpl_load(&env, "layout", page, err, sizeof(err));
 
@@ -241,8 +243,8 @@ test_golden_compute(void)
     blog_val *v = (blog_val *) root->vals;
     uint32_t limit = 20000;
 
-    v[F_LIMIT] = S(t_arena_printf(a, "%u", limit));
-    v[F_SUM] = S(t_arena_printf(a, "%llu", (unsigned long long)
+    v[BLOG_F_LIMIT] = S(t_arena_printf(a, "%u", limit));
+    v[BLOG_F_SUM] = S(t_arena_printf(a, "%llu", (unsigned long long)
                                 blog_sum_primes_below(limit)));
     expect_golden(a, "compute", root, "compute.html");
     t_arena_free(a);
@@ -339,7 +341,7 @@ test_tag_page_sizes(void)
         blog_frame *root = tag_page(a, t);
         size_t len = 0;
         char *out = render(a, "tag", root, &len);
-        uint32_t cards = root->vals[F_POSTS].len;
+        uint32_t cards = root->vals[BLOG_F_POSTS].len;
         size_t n = 0;
         const char *s = out;
 

@@ -17,9 +17,9 @@
 #include "http_core.h"
 #include "http_log.h"
 
-#include "cache.h"
-#include "db.h"
-#include "invalidate.h"
+#include "store/cache.h"
+#include "store/db.h"
+#include "store/invalidate.h"
 
 #include "backends.h"
 #include "fake.h"
@@ -141,12 +141,12 @@ test_inv_not_configured(void)
      * after both (4 s), within TI_WAIT_MS.
      */
     ti_db.query_timeout = apr_time_from_sec(2);
-    ti_cache.redis_on = 1;
-    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/redis.sock",
+    ti_cache.redis.on = 1;
+    ti_cache.redis.host = apr_pstrcat(ti_root, ti_dir, "/redis.sock",
                                       (char *) NULL);
-    ti_cache.redis_port = 0;
-    ti_cache.redis_connect_timeout = apr_time_from_msec(300);
-    ti_cache.redis_timeout = apr_time_from_sec(2);
+    ti_cache.redis.port = 0;
+    ti_cache.redis.connect_timeout = apr_time_from_msec(300);
+    ti_cache.redis.timeout = apr_time_from_sec(2);
     /* BlogInvalidate Off: no thread, no connection */
     ti_configure(0);
     ti_child_start();
@@ -345,7 +345,7 @@ test_inv_gap_holds_repeats(void)
     ti_kill_listener(FAKE_OK, FAKE_CLOSE);
     fake_redis_put("blog:page:/post/g", "cached in the gap");
     usleep((useconds_t) apr_time_as_msec(ti_db.query_timeout
-                                         + ti_cache.redis_timeout) * 1000
+                                         + ti_cache.redis.timeout) * 1000
            + 500000);
     CHECK(fake_redis_has("blog:page:/post/g"));
     CHECK(at > 0 && fake_redis_wait_cmd((unsigned) at, "DEL", 0) < 0);
@@ -375,13 +375,13 @@ test_inv_listen_refused(void)
 static void
 test_inv_redis_down_at_start(void)
 {
-    const char *good = ti_cache.redis_host;
+    const char *good = ti_cache.redis.host;
     unsigned    n;
 
     t_hook.child_stopping(ti_child, 1);
     CHECK(ti_wait_listeners(0));
     apr_pool_destroy(ti_child);
-    ti_cache.redis_host = apr_pstrcat(ti_root, ti_dir, "/none.sock",
+    ti_cache.redis.host = apr_pstrcat(ti_root, ti_dir, "/none.sock",
                                       (char *) NULL);
     fake_redis_put("blog:page:/post/v", "v");
     /* a new child: the listener's state as the fork gives it */
@@ -391,7 +391,7 @@ test_inv_redis_down_at_start(void)
     usleep(200000);
     CHECK(fake_redis_has("blog:page:/post/v"));
     n = fake_redis_ncmds();
-    ti_cache.redis_host = good;
+    ti_cache.redis.host = good;
     CHECK(fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS) > 0);
     CHECK(ti_wait_gone("blog:page:/post/v"));
 }

@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "redis.h"
+#include "store/redis.h"
 
 #include "harness.h"
 
@@ -42,17 +42,17 @@ tr_listen(int *port)
     return fd;
 }
 
-static blog_cache_settings
+static blog_redis_settings
 tr_settings(int port)
 {
-    blog_cache_settings g;
+    blog_redis_settings g;
 
     memset(&g, 0, sizeof(g));
-    g.redis_on = 1;
-    g.redis_host = "127.0.0.1";
-    g.redis_port = port;
-    g.redis_connect_timeout = apr_time_from_sec(5);
-    g.redis_timeout = apr_time_from_sec(5);
+    g.on = 1;
+    g.host = "127.0.0.1";
+    g.port = port;
+    g.connect_timeout = apr_time_from_sec(5);
+    g.timeout = apr_time_from_sec(5);
     return g;
 }
 
@@ -62,7 +62,7 @@ tr_connect(blog_redis *r, int *lfd, int *peer)
 {
     int         port = 0;
     char        why[256] = "";
-    blog_cache_settings g;
+    blog_redis_settings g;
 
     memset(r, 0, sizeof(*r));
     *lfd = tr_listen(&port);
@@ -106,7 +106,7 @@ test_tcp_refused(void)
     int         port = 0;
     int         lfd = tr_listen(&port);
     char        why[256] = "";
-    blog_cache_settings g = tr_settings(port);
+    blog_redis_settings g = tr_settings(port);
 
     /* the port was free a moment ago and nothing listens on it now */
     CHECK(lfd >= 0);

@@ -2,7 +2,7 @@
  * test_router.c - every route, and the paths that must not match one.
  */
 #include "harness.h"
-#include "router.h"
+#include "core/router.h"
 
 typedef struct route_row
 {

@@ -16,8 +16,8 @@
 #include "apr_general.h"
 #include "apr_strings.h"
 
-#include "redis.h"
-#include "seal.h"
+#include "store/cache.h"
+#include "store/seal.h"
 
 #include "backends.h"
 #include "fake.h"
@@ -304,42 +304,42 @@ test_seal_secret_files(void)
     CHECK(mkdtemp(ts_dir) != NULL);
     apr_pool_create(&p, NULL);
     memset(&g, 0, sizeof(g));
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0);
-    CHECK(g.redis_pass == NULL && !g.seal.on);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == 0);
+    CHECK(g.redis.pass == NULL && !g.seal.on);
 
-    g.auth_file = ts_file("auth", "blog s3cret pass\n", 0600);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0);
-    CHECK(g.redis_user && strcmp(g.redis_user, "blog") == 0);
-    CHECK(g.redis_pass && strcmp(g.redis_pass, "s3cret pass") == 0);
-    g.auth_file = ts_file("auth", "s3cret\r\n", 0400);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0);
-    CHECK(g.redis_user == NULL && strcmp(g.redis_pass, "s3cret") == 0);
+    g.redis.auth_file = ts_file("auth", "blog s3cret pass\n", 0600);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == 0);
+    CHECK(g.redis.user && strcmp(g.redis.user, "blog") == 0);
+    CHECK(g.redis.pass && strcmp(g.redis.pass, "s3cret pass") == 0);
+    g.redis.auth_file = ts_file("auth", "s3cret\r\n", 0400);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == 0);
+    CHECK(g.redis.user == NULL && strcmp(g.redis.pass, "s3cret") == 0);
     /* readable by the group or others, empty, two lines, missing */
-    g.auth_file = ts_file("auth", "s3cret\n", 0640);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    g.redis.auth_file = ts_file("auth", "s3cret\n", 0640);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "mode 0640") != NULL && strstr(err, "chmod 600"));
-    g.auth_file = ts_file("auth", "s3cret\n", 0604);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
-    g.auth_file = ts_file("auth", "\n", 0600);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    g.redis.auth_file = ts_file("auth", "s3cret\n", 0604);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == -1);
+    g.redis.auth_file = ts_file("auth", "\n", 0600);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "one line") != NULL);
-    g.auth_file = ts_file("auth", "a\nb\n", 0600);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
-    g.auth_file = apr_pstrcat(p, ts_dir, "/none", (char *) NULL);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    g.redis.auth_file = ts_file("auth", "a\nb\n", 0600);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == -1);
+    g.redis.auth_file = apr_pstrcat(p, ts_dir, "/none", (char *) NULL);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "cannot open") != NULL);
-    g.auth_file = ts_dir;
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    g.redis.auth_file = ts_dir;
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "not a regular file") != NULL);
-    g.auth_file = NULL;
+    g.redis.auth_file = NULL;
 
     g.key_file = ts_file("key", "short", 0600);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == -1);
     CHECK(strstr(err, "32 bytes") != NULL && !g.seal.on);
     g.key_file = ts_file("key", TS_SECRET, 0644);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1 && !g.seal.on);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == -1 && !g.seal.on);
     g.key_file = ts_file("key", TS_SECRET, 0600);
-    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0 && g.seal.on);
+    CHECK(blog_cache_load(p, &g, err, sizeof(err)) == 0 && g.seal.on);
     apr_pool_destroy(p);
 }
 
@@ -354,7 +354,7 @@ static int
 ta_connect(char *why, size_t len)
 {
     why[0] = '\0';
-    return blog_redis_connect(&ta_r, &ta_g, why, len);
+    return blog_redis_connect(&ta_r, &ta_g.redis, why, len);
 }
 
 /* One GET on the connection: its reply's type, or -1. */
@@ -387,30 +387,30 @@ test_auth_exchange(void)
     apr_pool_create(&ta_pool, NULL);
     ta_redis = fake_redis_start(apr_pstrcat(ta_pool, ts_dir, "/r.sock",
                                             (char *) NULL));
-    ta_g.redis_on = 1;
-    ta_g.redis_host = apr_pstrcat(ta_pool, ts_dir, "/r.sock", (char *) NULL);
-    ta_g.redis_connect_timeout = apr_time_from_msec(300);
-    ta_g.redis_timeout = apr_time_from_sec(10);
+    ta_g.redis.on = 1;
+    ta_g.redis.host = apr_pstrcat(ta_pool, ts_dir, "/r.sock", (char *) NULL);
+    ta_g.redis.connect_timeout = apr_time_from_msec(300);
+    ta_g.redis.timeout = apr_time_from_sec(10);
 
     /* the password alone, then a user and its password */
     fake_redis_auth(NULL, "s3cret");
-    ta_g.redis_pass = "s3cret";
+    ta_g.redis.pass = "s3cret";
     n = fake_redis_ncmds();
     CHECK(ta_connect(why, sizeof(why)) == 0);
     CHECK(fake_redis_wait_cmd(n, "AUTH s3cret", 0) > 0);
     CHECK(ta_get(NULL, 0) == REDIS_REPLY_NIL);
     fake_redis_auth("blog", "s3cret");
-    ta_g.redis_user = "blog";
+    ta_g.redis.user = "blog";
     n = fake_redis_ncmds();
     CHECK(ta_connect(why, sizeof(why)) == 0);
     CHECK(fake_redis_wait_cmd(n, "AUTH blog s3cret", 0) > 0);
     CHECK(ta_get(NULL, 0) == REDIS_REPLY_NIL);
 
     /* a wrong password: no connection, and why says so */
-    ta_g.redis_pass = "wrong";
+    ta_g.redis.pass = "wrong";
     CHECK(ta_connect(why, sizeof(why)) == -1 && ta_r.ctx == NULL);
     CHECK(strstr(why, "AUTH refused: WRONGPASS") != NULL);
-    ta_g.redis_pass = "s3cret";
+    ta_g.redis.pass = "s3cret";
 
     /* garbage, a disconnect, a stall in answer to AUTH */
     fake_redis_set(FAKE_GARBAGE, 1);
@@ -426,7 +426,7 @@ test_auth_exchange(void)
     CHECK(ta_connect(why, sizeof(why)) == 0);
 
     /* no AUTH while Redis wants one: every command is refused */
-    ta_g.redis_user = ta_g.redis_pass = NULL;
+    ta_g.redis.user = ta_g.redis.pass = NULL;
     n = fake_redis_ncmds();
     CHECK(ta_connect(why, sizeof(why)) == 0);
     CHECK(ta_get(why, sizeof(why)) == REDIS_REPLY_ERROR);
@@ -437,16 +437,17 @@ test_auth_exchange(void)
     {
         char        err[256];
 
-        ta_g.redis_tls = 1;
-        ta_g.tls_ca = apr_pstrcat(ta_pool, ts_dir, "/none.pem", (char *) NULL);
-        CHECK(blog_redis_load(ta_pool, &ta_g, err, sizeof(err)) == -1);
+        ta_g.redis.tls = 1;
+        ta_g.redis.tls_ca = apr_pstrcat(ta_pool, ts_dir, "/none.pem",
+                                        (char *) NULL);
+        CHECK(blog_cache_load(ta_pool, &ta_g, err, sizeof(err)) == -1);
         CHECK(strstr(err, "BlogRedisTLSCA") != NULL);
-        ta_g.tls_ca = NULL;
-        CHECK(blog_redis_load(ta_pool, &ta_g, err, sizeof(err)) == 0);
-        CHECK(ta_g.tls_ctx != NULL);
+        ta_g.redis.tls_ca = NULL;
+        CHECK(blog_cache_load(ta_pool, &ta_g, err, sizeof(err)) == 0);
+        CHECK(ta_g.redis.tls_ctx != NULL);
         CHECK(ta_connect(why, sizeof(why)) == -1 && ta_r.ctx == NULL);
         CHECK(strstr(why, "TLS handshake") != NULL);
-        ta_g.redis_tls = 0;
+        ta_g.redis.tls = 0;
     }
     blog_redis_close(&ta_r);
     fake_redis_auth(NULL, NULL);

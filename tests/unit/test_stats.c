@@ -13,8 +13,8 @@
 
 #include "apr_general.h"
 
-#include "stats.h"
-#include "status.h"
+#include "store/stats.h"
+#include "httpd/status.h"
 #include "mod_status.h"
 #include "http_log.h"
 

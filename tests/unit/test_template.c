@@ -7,7 +7,7 @@
 
 #include "harness.h"
 #include "vals.h"
-#include "template.h"
+#include "core/template.h"
 
 enum
 { A, B, LIST, X, Y, INNER, Z, NFIELDS };

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "template.h"
+#include "core/template.h"
 
 static inline blog_val
 S(const char *s)

@@ -1,0 +1,700 @@
+/*
+ * mod_blog.c - the module record, its configuration (from directives.h)
+ * and its hooks.  Two ways in serve the same bytes: the handler "blog"
+ * (BlogFastPath Off) or quick_handler (On).  A URL is the blog's by its
+ * path normalised, as core's walks see it; its page by the path as sent.
+ */
+#include "store/cache.h"
+#include "store/logno.h"
+#include "store/db.h"
+#include "httpd/directives.h"
+#include "httpd/hold.h"
+#include "store/invalidate.h"
+#include "httpd/pages.h"
+#include "store/pq.h"
+#include "store/redis.h"
+#include "httpd/response.h"
+#include "core/router.h"
+#include "httpd/serve.h"
+#include "httpd/site.h"
+#include "store/stats.h"
+#include "httpd/status.h"
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_request.h"
+#include "ap_config.h"
+#include "apr_atomic.h"
+#include "apr_network_io.h"
+#include "apr_strings.h"
+
+/* blog_core_rejects() runs core's own path checks: httpd 2.4.51 on. */
+#if !AP_MODULE_MAGIC_AT_LEAST(20120211, 118)
+#error "mod_blog needs httpd 2.4.51 or later (ap_unescape_url_ex)"
+#endif
+
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+module AP_MODULE_DECLARE_DATA blog_module;
+
+/* ---- Configuration ---- */
+
+typedef struct blog_mount
+{
+    const char *path;           /* without trailing slash; NULL: unset */
+    int         shared;
+} blog_mount;
+
+/* One per server: every directive's value, which were set, and where. */
+typedef struct blog_config
+{
+    blog_mount  mount;
+    int         fast_path;
+    blog_db_settings db;
+    blog_cache_settings cache;
+    int         invalidate;     /* BlogInvalidate */
+    const char *invalidate_db;  /* BlogInvalidateDatabase; NULL: unset */
+    const char *templates_dir;
+    int         compute_limit;
+    apr_interval_time_t conn_hold;
+    int         conn_park;      /* BlogConnectionPark */
+
+    apr_uint32_t set;           /* bit BLOG_D_x: given in this server */
+    const char *file[BLOG_NDIRECTIVES];
+    int         line[BLOG_NDIRECTIVES];
+    blog_site  *site;           /* set by post_config */
+} blog_config;
+
+typedef struct blog_directive
+{
+    const char *name;
+    blog_dir_type type;
+    blog_dir_where where;
+    const char *def;
+    long        lo;
+    long        hi;
+    apr_size_t  off;            /* of its field in blog_config */
+    apr_size_t  size;           /* of that field, for the merge */
+} blog_directive;
+
+#define BLOG_DIRECTIVE_ENTRY(id, name, field, type, where, def, lo, hi, \
+                             syntax, help) \
+    {name, BLOG_DT_##type, BLOG_DW_##where, def, lo, hi, \
+     APR_OFFSETOF(blog_config, field), \
+     sizeof(((blog_config *) NULL)->field)},
+static const blog_directive blog_directives[BLOG_NDIRECTIVES] = {
+    BLOG_DIRECTIVES(BLOG_DIRECTIVE_ENTRY)
+};
+
+#define BLOG_SET(i) ((apr_uint32_t) 1 << (i))
+typedef char blog_set_holds_every_directive[BLOG_NDIRECTIVES <= 32 ? 1 : -1];
+
+/* The process-wide settings: the main server's configuration. */
+static const blog_config *blog_g;
+/* Whether some server mounts the blog: only then a child opens anything. */
+static int blog_in_use;
+
+/* A duration bound for messages: "200 ms", "1 s", "3600 s". */
+static const char *
+blog_ms_text(apr_pool_t *p, long ms)
+{
+    return ms % 1000 == 0 ? apr_psprintf(p, "%ld s", ms / 1000)
+        : apr_psprintf(p, "%ld ms", ms);
+}
+
+static const char *
+blog_parse_mount(apr_pool_t *p, const blog_directive *d, const char *arg,
+                 const char *arg2, blog_mount *m)
+{
+    apr_size_t  len = strlen(arg);
+    const char *q;
+
+    if (arg2 != NULL && strcasecmp(arg2, "shared") != 0)
+        return apr_psprintf(p, "%s: the second argument may only be "
+                            "'shared'", d->name);
+    if (arg[0] != '/')
+        return apr_psprintf(p, "%s must be a URL path starting with '/'",
+                            d->name);
+    for (q = arg; *q; q++) {
+        if (*q == '?' || *q == '#' || *q == '%' || *q <= ' ' || *q >= 127)
+            return apr_psprintf(p, "%s must be a plain URL path: no '?', "
+                                "'#', '%%', spaces or non-ASCII bytes",
+                                d->name);
+    }
+    if (strstr(arg, "//") || strstr(arg, "/./") || strstr(arg, "/../")
+        || (len >= 2 && strcmp(arg + len - 2, "/.") == 0)
+        || (len >= 3 && strcmp(arg + len - 3, "/..") == 0))
+        return apr_psprintf(p, "%s must be a normalised path (no '//', '.' "
+                            "or '..')", d->name);
+    while (len > 0 && arg[len - 1] == '/')
+        len--;
+    *m = (blog_mount) {apr_pstrmemdup(p, arg, len), arg2 != NULL};
+    return NULL;
+}
+
+static const char *
+blog_parse_conninfo(apr_pool_t *p, const blog_directive *d, const char *arg,
+                    const char **field)
+{
+    char       *msg = NULL;
+    PQconninfoOption *opts = PQconninfoParse(arg, &msg);
+    char        buf[BLOG_PQ_MSG_MAX];
+
+    if (opts == NULL) {
+        blog_pq_msg(buf, msg);
+        PQfreemem(msg);
+        return apr_psprintf(p, "%s: invalid conninfo: %s", d->name, buf);
+    }
+    PQconninfoFree(opts);
+    *field = arg;
+    return NULL;
+}
+
+/* "host:port", "[v6addr]:port" or "/path/to/redis.sock", or "off". */
+static const char *
+blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
+                 blog_cache_settings *cs)
+{
+    char       *host;
+    char       *scope;
+    apr_port_t  port;
+
+    cs->redis.on = strcasecmp(arg, "off") != 0;
+    cs->redis.tls = strncasecmp(arg, "rediss://", 9) == 0;
+    arg += cs->redis.tls ? 9 : 0;
+    if (!cs->redis.on)
+        return NULL;
+    if (arg[0] == '/') {
+        cs->redis.host = arg;
+        cs->redis.port = 0;
+        return cs->redis.tls ? apr_psprintf(p, "%s: rediss:// takes "
+                                            "host:port", d->name) : NULL;
+    }
+    if (apr_parse_addr_port(&host, &scope, &port, arg, p) != APR_SUCCESS
+        || host == NULL || port == 0)
+        return apr_psprintf(p, "%s must be host:port, [v6addr]:port, "
+                            "rediss://host:port, a socket path, or off",
+                            d->name);
+    cs->redis.host = scope ? apr_psprintf(p, "%s%%%s", host, scope) : host;
+    cs->redis.port = port;
+    return NULL;
+}
+
+/* A duration within the entry's bounds; bare numbers in ms or seconds. */
+static const char *
+blog_parse_duration(apr_pool_t *p, const blog_directive *d, const char *arg,
+                    apr_interval_time_t *field)
+{
+    int         secs = d->type == BLOG_DT_SEC;
+    apr_interval_time_t t;
+
+    if (d->type == BLOG_DT_MSEC_OFF && strcasecmp(arg, "off") == 0) {
+        *field = 0;
+        return NULL;
+    }
+    if (ap_timeout_parameter_parse(arg, &t, secs ? "s" : "ms") != APR_SUCCESS
+        || t < apr_time_from_msec(d->lo) || t > apr_time_from_msec(d->hi))
+        return apr_psprintf(p, "%s must be %sa duration from %s to %s (a "
+                            "number of %s, or with a ms/s suffix)", d->name,
+                            d->type == BLOG_DT_MSEC_OFF ? "Off or " : "",
+                            blog_ms_text(p, d->lo), blog_ms_text(p, d->hi),
+                            secs ? "seconds" : "milliseconds");
+    *field = t;
+    return NULL;
+}
+
+/* arg (and arg2, for BlogMount) into c: NULL, or what is wrong. */
+static const char *
+blog_parse(apr_pool_t *p, const blog_directive *d, const char *arg,
+           const char *arg2, blog_config *c)
+{
+    void       *field = (char *) c + d->off;
+    char       *end;
+    long        v;
+
+    switch (d->type) {
+    case BLOG_DT_MOUNT:
+        return blog_parse_mount(p, d, arg, arg2, field);
+    case BLOG_DT_FLAG:
+        if (strcasecmp(arg, "on") != 0 && strcasecmp(arg, "off") != 0)
+            return apr_psprintf(p, "%s must be On or Off", d->name);
+        *(int *) field = strcasecmp(arg, "on") == 0;
+        return NULL;
+    case BLOG_DT_CONNINFO:
+        return blog_parse_conninfo(p, d, arg, field);
+    case BLOG_DT_INT:
+        v = strtol(arg, &end, 10);
+        if (end == arg || *end != '\0' || v < d->lo || v > d->hi)
+            return apr_psprintf(p, "%s must be an integer from %ld to %ld",
+                                d->name, d->lo, d->hi);
+        *(int *) field = (int) v;
+        return NULL;
+    case BLOG_DT_MSEC:
+    case BLOG_DT_SEC:
+    case BLOG_DT_MSEC_OFF:
+        return blog_parse_duration(p, d, arg, field);
+    case BLOG_DT_REDIS:
+        return blog_parse_redis(p, d, arg, field);
+    case BLOG_DT_PATH:
+        *(const char **) field = ap_server_root_relative(p, arg);
+        return *(const char **) field ? NULL
+            : apr_psprintf(p, "%s: invalid path", d->name);
+    }
+    return "mod_blog: unknown directive type";
+}
+
+static void *
+blog_create_server_config(apr_pool_t *p, server_rec *s)
+{
+    blog_config *c = apr_pcalloc(p, sizeof(*c));
+    int         i;
+
+    (void) s;
+    /* a default that does not parse is a bug of directives.h */
+    for (i = 0; i < BLOG_NDIRECTIVES; i++) {
+        if (blog_directives[i].def != NULL)
+            ap_assert(blog_parse(p, &blog_directives[i],
+                                 blog_directives[i].def, NULL, c) == NULL);
+    }
+    return c;
+}
+
+/* A virtual host inherits everything but what it sets itself. */
+static void *
+blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
+{
+    const blog_config *base = basev;
+    const blog_config *add = addv;
+    blog_config *c = apr_palloc(p, sizeof(*c));
+    int         i;
+
+    *c = *base;
+    for (i = 0; i < BLOG_NDIRECTIVES; i++) {
+        const blog_directive *d = &blog_directives[i];
+
+        /* server-wide ones are refused in a virtual host (blog_cmd) */
+        if (d->where != BLOG_DW_VHOST || !(add->set & BLOG_SET(i)))
+            continue;
+        memcpy((char *) c + d->off, (const char *) add + d->off, d->size);
+        c->file[i] = add->file[i];
+        c->line[i] = add->line[i];
+    }
+    c->set = base->set | add->set;
+    return c;
+}
+
+/* Every directive takes one argument, but BlogMount a second. */
+static const char *
+blog_cmd(cmd_parms *cmd, void *dummy, const char *arg, const char *arg2)
+{
+    const blog_directive *d = cmd->info;
+    int         i = (int) (d - blog_directives);
+    blog_config *c = ap_get_module_config(cmd->server->module_config,
+                                          &blog_module);
+    const char *err = NULL;
+
+    (void) dummy;
+    if (arg2 != NULL && d->type != BLOG_DT_MOUNT)
+        return apr_pstrcat(cmd->pool, d->name, " takes one argument, ",
+                           cmd->cmd->errmsg, (char *) NULL);
+    if (d->where == BLOG_DW_SERVER)
+        err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    if (err == NULL)
+        err = blog_parse(cmd->pool, d, arg, arg2, c);
+    if (err != NULL)
+        return err;
+    c->set |= BLOG_SET(i);
+    c->file[i] = cmd->directive->filename;
+    c->line[i] = cmd->directive->line_num;
+    return NULL;
+}
+
+#define BLOG_COMMAND(id, name, field, type, where, def, lo, hi, syntax, \
+                     help) \
+    AP_INIT_TAKE12(name, blog_cmd, (void *) &blog_directives[BLOG_D_##id], \
+                   RSRC_CONF, syntax ": " help),
+static const command_rec blog_cmds[] = {
+    BLOG_DIRECTIVES(BLOG_COMMAND)
+    {NULL}
+};
+
+/* ---- Start-up ---- */
+
+/* Where directive i of c comes from: "file:line", or "default". */
+static const char *
+blog_where(apr_pool_t *p, const blog_config *c, int i)
+{
+    if (!(c->set & BLOG_SET(i)))
+        return "default";
+    return apr_psprintf(p, "%s:%d", c->file[i], c->line[i]);
+}
+
+/* s's site; its mount, if any, joins bases. */
+static int
+blog_make_site(apr_pool_t *p, server_rec *s, const blog_config *main,
+               const blog_pageset *pages, apr_array_header_t *bases)
+{
+    blog_config *c = ap_get_module_config(s->module_config, &blog_module);
+    const char *base = c->mount.path ? c->mount.path : "";
+    blog_site  *site = apr_palloc(p, sizeof(*site));
+
+    *site = (blog_site) {.pages = pages, .base = base,
+        .compute_limit = (uint32_t) main->compute_limit,
+        .fast_path_checked = apr_pcalloc(p, sizeof(apr_uint32_t)),
+        .base_len = strlen(base), .mounted = c->mount.path != NULL,
+        .shared = c->mount.shared, .fast_path = c->fast_path,
+        .hold = c->conn_hold};
+    if (blog_pages_site(p, site) != 0)
+        return -1;
+    c->site = site;
+    if (site->mounted)
+        APR_ARRAY_PUSH(bases, const char *) = site->base;
+    return 0;
+}
+
+/*
+ * Redis's secrets read into cache, the templates compiled into p and, with
+ * bases, each server's site made, its mount joining bases: OK, or an error
+ * logged.
+ */
+static int
+blog_load(apr_pool_t *p, server_rec *s, const blog_config *c,
+          blog_cache_settings *cache, apr_array_header_t *bases, char *err,
+          apr_size_t err_len)
+{
+    const blog_pageset *pages;
+    server_rec *vs;
+
+    if (blog_cache_load(p, cache, err, err_len) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00060)
+                     "Redis's secrets or TLS: %s", err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, p, err,
+                              err_len);
+    if (pages == NULL) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00004)
+                     "BlogTemplates %s (%s): %s", c->templates_dir,
+                     blog_where(p, c, BLOG_D_TEMPLATES), err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    for (vs = s; vs != NULL && bases != NULL; vs = vs->next) {
+        if (blog_make_site(p, vs, c, pages, bases) != 0) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, vs,
+                         BLOGLOGNO(00005) "cannot render the static pages");
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    return OK;
+}
+
+/*
+ * Only checks, before the logs open, so that apache2 -t refuses what a
+ * start would: the pool's bounds, the templates, Redis's secrets and TLS
+ * (read as root, into ptemp); post_config sets up.
+ */
+static int
+blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                  server_rec *s)
+{
+    const blog_config *c = ap_get_module_config(s->module_config,
+                                                &blog_module);
+    const blog_db_settings *db = &c->db;
+    blog_cache_settings cache = c->cache;
+    char        err[1024];
+
+    (void) pconf;
+    (void) plog;
+    if (db->pool_min > db->pool_keep || db->pool_keep > db->pool_max) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00001)
+                     "BlogPoolMin <= BlogPoolKeep <= BlogPoolMax does not "
+                     "hold: BlogPoolMin %d (%s), BlogPoolKeep %d (%s), "
+                     "BlogPoolMax %d (%s)",
+                     db->pool_min, blog_where(ptemp, c, BLOG_D_POOL_MIN),
+                     db->pool_keep, blog_where(ptemp, c, BLOG_D_POOL_KEEP),
+                     db->pool_max, blog_where(ptemp, c, BLOG_D_POOL_MAX));
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return blog_load(ptemp, s, c, &cache, NULL, err, sizeof(err));
+}
+
+/*
+ * The set-up, as mod_ssl's (its keys are read here, as root): the secrets,
+ * the templates, each server's site, the listener's mounts.
+ */
+static int
+blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                 server_rec *s)
+{
+    blog_config *c = ap_get_module_config(s->module_config, &blog_module);
+    apr_array_header_t *bases = apr_array_make(pconf, 4, sizeof(char *));
+    char        err[1024];
+
+    (void) plog;
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
+        return OK;
+    if (blog_load(pconf, s, c, &c->cache, bases, err, sizeof(err)) != OK)
+        return HTTP_INTERNAL_SERVER_ERROR;
+    blog_g = c;
+    blog_in_use = bases->nelts > 0;
+    /* the listener deletes each key under every mount of the blog */
+    blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,
+                              &c->db, &c->cache,
+                              (const char *const *) bases->elts,
+                              bases->nelts);
+    /* accepted so that a 1.2 configuration still starts after an upgrade */
+    if (c->set & BLOG_SET(BLOG_D_CONN_PARK))
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00002)
+                     "BlogConnectionPark (%s) is ignored: the blog's "
+                     "connection loop was removed, connections are core's; "
+                     "remove the directive",
+                     blog_where(ptemp, c, BLOG_D_CONN_PARK));
+    return OK;
+}
+
+/* With no BlogMount a child opens nothing; blog-health connects on demand. */
+static void
+blog_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    if (blog_g == NULL)
+        return;
+    blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
+    blog_cache_child_init(pchild, s, &blog_g->cache);
+    if (blog_in_use)
+        blog_pages_child_init(pchild, s);
+}
+
+/* ---- Requests ---- */
+
+#define BLOG_UNDER  1               /* a path under the mount */
+#define BLOG_BARE   2               /* the mount without its slash */
+
+/*
+ * Where a path, normalised as core's walks see it, stands: under site's
+ * mount (with "shared", one of the blog's own), the mount itself without
+ * its slash (mod_dir's redirect), or 0: not the blog's.
+ */
+static int
+blog_place(const blog_site *site, const char *p, apr_size_t len)
+{
+    if (len < site->base_len || memcmp(p, site->base, site->base_len) != 0)
+        return 0;
+    if (len == site->base_len)
+        return site->base_len > 0 ? BLOG_BARE : 0;
+    if (p[site->base_len] != '/')
+        return 0;
+    return !site->shared || blog_route_owned(p + site->base_len,
+                                             len - site->base_len)
+        ? BLOG_UNDER : 0;
+}
+
+/*
+ * The blog's answer to a URL of its own, at place: the mount without its
+ * slash is mod_dir's 301 to it with one; else the page of the path as
+ * sent, without the query, after the mount (pages match byte for byte, no
+ * decoding: docs/CONTRACT.md section 2.1), its 404 when the path as sent
+ * is not under the mount (//blog/, /x/../blog/).
+ */
+static int
+blog_answer(request_rec *r, const blog_site *site, int place)
+{
+    const char *u = r->unparsed_uri;
+    apr_uri_t   uri;
+    apr_size_t  len;
+
+    if (place == BLOG_BARE) {
+        u = apr_pstrcat(r->pool, ap_escape_uri(r->pool, site->base),
+                        r->args ? "/?" : "/", r->args, (char *) NULL);
+        apr_table_setn(r->headers_out, "Location",
+                       ap_construct_url(r->pool, u, r));
+        return HTTP_MOVED_PERMANENTLY;
+    }
+    /* an absolute-form target: its path, undecoded */
+    if (u != NULL && u[0] != '/'
+        && apr_uri_parse(r->pool, u, &uri) == APR_SUCCESS)
+        u = uri.path;
+    if (u == NULL)
+        u = "";
+    len = strcspn(u, "?");
+    if (blog_place(site, u, len) != BLOG_UNDER)
+        return blog_serve(r, site, "", 0);
+    return blog_serve(r, site, u + site->base_len, len - site->base_len);
+}
+
+/* post_config made every server's. */
+static const blog_site *
+blog_site_of(request_rec *r)
+{
+    blog_config *c = ap_get_module_config(r->server->module_config,
+                                          &blog_module);
+
+    return c->site;
+}
+
+/* Once per child and vhost: does the fast path bypass access control? */
+static void
+blog_warn_fast_path(request_rec *r, const blog_site *site)
+{
+    request_rec *sub;
+    const char *uri;
+
+    if (apr_atomic_xchg32(site->fast_path_checked, 1))
+        return;
+    uri = apr_pstrcat(r->pool, site->base, "/", (char *) NULL);
+    sub = ap_sub_req_lookup_uri(uri, r, NULL);
+    if (sub->status == HTTP_UNAUTHORIZED || sub->status == HTTP_FORBIDDEN)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server, BLOGLOGNO(00006)
+                     "BlogFastPath On answers every URL under %s "
+                     "from quick_handler, but access control covers it "
+                     "(a request for it would get %d): Require, "
+                     "authentication and output filters are bypassed; "
+                     "set BlogFastPath Off", uri, sub->status);
+    ap_destroy_sub_req(sub);
+}
+
+/*
+ * The path as ap_process_request_internal will make it (with its flags),
+ * for quick_handler, which runs before: NULL for one core rejects.
+ */
+static const char *
+blog_core_path(request_rec *r)
+{
+    core_server_config *sc =
+        ap_get_core_module_config(r->server->module_config);
+    core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
+    unsigned int nflags = AP_NORMALIZE_NOT_ABOVE_ROOT;
+    unsigned int uflags = AP_UNESCAPE_URL_KEEP_UNRESERVED;
+    char       *p = r->parsed_uri.path;
+
+    if (strchr(p, '%') == NULL && strstr(p, "/.") == NULL
+        && strstr(p, "//") == NULL)
+        return p;
+    p = apr_pstrdup(r->pool, p);
+    if (sc->merge_slashes != AP_CORE_CONFIG_OFF)
+        nflags |= AP_NORMALIZE_MERGE_SLASHES;
+    if (!d->allow_encoded_slashes)
+        uflags |= AP_UNESCAPE_URL_FORBID_SLASHES;
+    else if (!d->decode_encoded_slashes)
+        uflags |= AP_UNESCAPE_URL_KEEP_SLASHES;
+    if (!ap_normalize_path(p, nflags | AP_NORMALIZE_DECODE_UNRESERVED)
+        || ap_unescape_url_ex(p, uflags) != OK)
+        return NULL;
+    /* a decoded %2F may make new segments: core normalises again */
+    if (d->allow_encoded_slashes && d->decode_encoded_slashes)
+        ap_normalize_path(p, nflags);
+    return p;
+}
+
+/*
+ * A path core rejects (400, 404) under the mount as sent is the blog's 404
+ * (docs/CONTRACT.md), even with the fast path off; else, with it on, every
+ * path under the mount, normalised, is the blog's, from here.
+ */
+static int
+blog_quick_handler(request_rec *r, int lookup)
+{
+    const blog_site *site;
+    const char *p;
+    int         place;
+
+    if (lookup || r->main != NULL || r->proxyreq != PROXYREQ_NONE)
+        return DECLINED;
+    site = blog_site_of(r);
+    /* "OPTIONS *": where the blog owns every path, its methods. */
+    if (r->method_number == M_OPTIONS && site->mounted
+        && !site->shared && site->base_len == 0 && r->unparsed_uri != NULL
+        && strcmp(r->unparsed_uri, "*") == 0)
+        return blog_respond(r, HTTP_OK, "", 0, NULL);
+    if (!site->mounted || r->parsed_uri.path == NULL)
+        return DECLINED;
+    if ((p = blog_core_path(r)) == NULL)
+        return blog_place(site, r->parsed_uri.path,
+                          strlen(r->parsed_uri.path)) == BLOG_UNDER
+            ? blog_answer(r, site, BLOG_UNDER) : DECLINED;
+    if (!site->fast_path || (place = blog_place(site, p, strlen(p))) == 0)
+        return DECLINED;
+    if (!apr_atomic_read32(site->fast_path_checked))
+        blog_warn_fast_path(r, site);
+    return blog_answer(r, site, place);
+}
+
+/* The prefix of the r->filename of a URI the blog answers. */
+#define BLOG_FILENAME_PREFIX "blog:"
+
+/* Run last, after mod_rewrite and mod_alias, before core's DocumentRoot. */
+static int
+blog_translate_name(request_rec *r)
+{
+    const blog_site *site = blog_site_of(r);
+
+    if (!site->mounted || r->proxyreq != PROXYREQ_NONE
+        || !blog_place(site, r->uri, strlen(r->uri)))
+        return DECLINED;
+    r->filename = apr_pstrcat(r->pool, BLOG_FILENAME_PREFIX, r->uri,
+                              (char *) NULL);
+    r->handler = "blog";
+    return OK;
+}
+
+/* No <Directory> walk nor stat for the blog's URIs, as mod_proxy's. */
+static int
+blog_map_to_storage(request_rec *r)
+{
+    if (r->filename == NULL
+        || strncmp(r->filename, BLOG_FILENAME_PREFIX,
+                   sizeof(BLOG_FILENAME_PREFIX) - 1) != 0)
+        return DECLINED;
+    return OK;
+}
+
+/* After access control: r->uri is normalised. */
+static int
+blog_handler(request_rec *r)
+{
+    const blog_site *site;
+    int         place;
+
+    if (r->handler == NULL || strcmp(r->handler, "blog") != 0)
+        return DECLINED;
+    site = blog_site_of(r);
+    if ((place = blog_place(site, r->uri, strlen(r->uri))) != 0)
+        return blog_answer(r, site, place);
+    /* outside the mount (a wider Location): the blog's 404, unless shared */
+    return site->shared ? DECLINED : blog_serve(r, site, "", 0);
+}
+
+static void
+blog_register_hooks(apr_pool_t *p)
+{
+    /* the blog's pages have their own cache: first, before mod_cache's */
+    static const char *const before_cache[] = {"mod_cache.c", NULL};
+
+    (void) p;
+    ap_hook_check_config(blog_check_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_post_config(blog_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(blog_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_quick_handler(blog_quick_handler, NULL, before_cache,
+                          APR_HOOK_FIRST);
+    ap_hook_translate_name(blog_translate_name, NULL, NULL, APR_HOOK_LAST);
+    ap_hook_map_to_storage(blog_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    blog_stats_register_hooks();
+    blog_status_register_hooks();
+    blog_invalidate_register_hooks();
+    blog_hold_register_hooks();
+}
+
+AP_DECLARE_MODULE(blog) = {
+    STANDARD20_MODULE_STUFF,
+    NULL,
+    NULL,
+    blog_create_server_config,
+    blog_merge_server_config,
+    blog_cmds,
+    blog_register_hooks,
+    AP_MODULE_FLAG_NONE
+};

@@ -1,0 +1,21 @@
+/* pages.h - the page of each route: one pg_blog call built (or 404/503). */
+#ifndef BLOG_PAGES_H
+#define BLOG_PAGES_H
+
+#include "httpd.h"
+
+#include "core/build.h"
+#include "core/router.h"
+#include "httpd/site.h"
+
+/* The pure parts' allocator (alloc.h) over the APR pool ctx. */
+void *blog_pool_alloc(void *ctx, size_t size);
+
+/* A site's 404 and 503 pages, rendered once into p: 0, or -1. */
+int blog_pages_site(apr_pool_t *p, blog_site *site);
+
+void blog_pages_child_init(apr_pool_t *pchild, server_rec *s);
+void blog_page_for(request_rec *r, const blog_site *site,
+                   const blog_route *rt, blog_page *out);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * response.c - one brigade per response (one bucket and EOS: the filters
+ * see the whole page, core writes it with one writev).  A 200's strong
+ * ETag is XXH3-64 of its bytes: the page has no modification time.
+ */
+#include "httpd/response.h"
+#include "store/logno.h"
+
+#include "http_log.h"
+#include "http_protocol.h"
+#include "util_filter.h"
+#include "apr_strings.h"
+
+#include <xxhash.h>
+
+APLOG_USE_MODULE(blog);
+
+/* A page this size fits a socket's send buffer. */
+#define BLOG_FLUSH_MAX 8192
+
+int
+blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
+             const char *xcache)
+{
+    conn_rec   *c = r->connection;
+    apr_bucket_brigade *bb;
+
+    r->status = status;
+    /* every answer, 404, 405 and 503 too (docs/CONTRACT.md section 2) */
+    ap_set_content_type(r, "text/html; charset=utf-8");
+    ap_set_content_length(r, (apr_off_t) len);
+    if (xcache != NULL)
+        apr_table_setn(r->headers_out, "X-Cache", xcache);
+    if (status == HTTP_SERVICE_UNAVAILABLE)
+        apr_table_setn(r->headers_out, "Retry-After", "1");
+    else if (status == HTTP_METHOD_NOT_ALLOWED
+             || r->method_number == M_OPTIONS)
+        apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
+
+    /*
+     * GET and HEAD: an OPTIONS answer describes no representation.  No
+     * Last-Modified, so If-Modified-Since and If-Unmodified-Since are
+     * ignored (RFC 9110 13.1.3, 13.1.4); ap_meets_conditions would weigh
+     * them against now, and answer 304 for a page that changed.
+     */
+    if (status == HTTP_OK && r->method_number == M_GET) {
+        apr_table_setn(r->headers_out, "ETag",
+                       apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT
+                                    "\"",
+                                    (apr_uint64_t) XXH3_64bits(body, len)));
+        if (ap_condition_if_match(r, r->headers_out) == AP_CONDITION_NOMATCH)
+            return HTTP_PRECONDITION_FAILED;
+        if (ap_condition_if_none_match(r, r->headers_out)
+            > AP_CONDITION_NOMATCH)
+            return HTTP_NOT_MODIFIED;
+    }
+
+    bb = apr_brigade_create(r->pool, c->bucket_alloc);
+    /*
+     * Immortal: r->pool outlives every bucket before the request's EOR, even
+     * when the event MPM writes asynchronously.  HEAD sends no body.
+     */
+    if (!r->header_only && len > 0)
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_immortal_create(
+                                        body, len, c->bucket_alloc));
+    /*
+     * Core keeps a response under 4 KiB until it has looked for a pipelined
+     * request, so that look never finds the client's next one and the
+     * connection goes back to the listener; flushed, the page leaves first.
+     * Only a page that fits a socket buffer: the write never waits on a slow
+     * reader (bench/LEVERS.md, "A flush for the small pages").
+     */
+    if (len <= BLOG_FLUSH_MAX)
+        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_flush_create(c->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(c->bucket_alloc));
+    /* as core's handler: a write that failed is no OK (logged at DEBUG) */
+    return ap_pass_brigade_fchk(r, bb, BLOGLOGNO(00040)
+                                "writing the response failed");
+}

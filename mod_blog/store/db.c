@@ -1,0 +1,749 @@
+/*
+ * db.c - not an apr_reslist (mod_dbd's): a reslist connects under its lock, so
+ * one PostgreSQL that does not answer would stall every thread of the child.
+ * Here a thread reserves a slot under the lock and connects without it.  Every
+ * wait has BlogQueryTimeout's deadline; a query past it is dropped, not
+ * PQcancel'led (libpq 15's cancel waits on the postmaster unbounded), and the
+ * server ends the statement (client_connection_check_interval).  A read that
+ * fails on a lost connection is retried once on a new one.
+ */
+#include "store/db.h"
+#include "store/pq.h"
+
+#include "store/ratelog.h"
+#include "store/stats.h"
+#include "store/wait.h"
+
+#include "http_log.h"
+#include "apr_atomic.h"
+#include "apr_strings.h"
+#include "apr_thread_cond.h"
+#include "apr_thread_mutex.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+APLOG_USE_MODULE(blog);
+
+/* How often the server looks for a client that went away mid-statement. */
+#define DB_CLIENT_CHECK_MS  1000
+/* Keywords a connection may carry: ours and BlogDatabase's. */
+#define DB_MAX_PARAMS 64
+/* blog_db_ping's statement, in place of a page's */
+#define DB_PING (-1)
+
+typedef struct db_conn
+{
+    PGconn     *pg;
+    apr_uint32_t gen;           /* db->gen when it was opened */
+    apr_time_t  idle_since;
+    struct db_conn *next;       /* in the idle list */
+} db_conn;
+
+typedef enum db_outcome
+{
+    DB_OK, DB_NO_CONN, DB_TIMED_OUT, DB_FAILED, DB_CONN_LOST
+} db_outcome;
+
+/*
+ * A release goes to the oldest waiter: with one shared condition variable
+ * some waited out BlogPoolAcquireTimeout while later ones were served.
+ */
+typedef struct db_waiter
+{
+    apr_thread_cond_t *cv;
+    db_conn    *given;          /* handed over by db_release */
+    int         woken;          /* given, or a slot freed: look again */
+    struct db_waiter *next;
+} db_waiter;
+
+/* In blog_stmt order. */
+static const char *const db_stmt_names[] = {
+    "blog_index", "blog_post", "blog_tag"
+};
+static const char *const db_stmt_sql[] = {
+    "SELECT * FROM blog.index_page($1::integer)",
+    "SELECT * FROM blog.post_page($1::text)",
+    "SELECT * FROM blog.tag_page($1::text)"
+};
+
+/* The child's pool, from child_init. */
+typedef struct db_pool
+{
+    const blog_db_settings *g;
+    server_rec *s;
+    apr_thread_mutex_t *lock;   /* everything below but gen */
+    db_waiter  *waiters;
+    db_conn    *idle;           /* most recently used first */
+    int         nopen;          /* idle + in use + being opened */
+    blog_backoff backoff;
+    char        err[BLOG_PQ_MSG_MAX];   /* the last connect's, or "" */
+    apr_uint32_t gen;           /* bumped on a lost connection */
+    blog_ratelog log;
+} db_pool;
+static db_pool *db;
+
+/*
+ * ---- Several hosts ----
+ *
+ * libpq 15 tries a host list in the order written (load_balance_hosts came
+ * with 16), so each new connection gets the permutations of the hosts in
+ * turn, from a point that differs per child: each standby comes first
+ * equally often, wherever the primary is listed.  A pooled connection stays
+ * on its server, so with several hosts a child closes one every
+ * DBS_REFRESH, and one that prefer-standby left on the primary every
+ * DBS_FALLBACK_RETRY (docs/SCALING.md).
+ */
+
+#define DBS_MAX_HOSTS       8
+#define DBS_FALLBACK_RETRY  apr_time_from_msec(500)
+/* any other: so that the spread comes back after a host returns */
+#define DBS_REFRESH         apr_time_from_sec(5)
+
+/* BlogDatabase's keywords, parsed once per child, in its pool. */
+typedef struct db_hosts
+{
+    int         nkeys;
+    const char *keys[DB_MAX_PARAMS];
+    const char *vals[DB_MAX_PARAMS];
+    char      **lists[DB_MAX_PARAMS];   /* host, hostaddr, port: permuted */
+    int         nhosts;         /* > 1: spreading */
+    int         prefer_standby;
+    apr_uint32_t nperms;
+    apr_uint32_t next;
+    apr_uint64_t fallback_due;  /* apr_time_t, apr_atomic */
+    apr_uint64_t refresh_due;
+} db_hosts;
+static db_hosts *dbs;
+
+/* The comma-separated entries of val, as libpq splits them. */
+static int
+dbs_split(apr_pool_t *p, const char *val, char ***out)
+{
+    char      **v = apr_pcalloc(p, DBS_MAX_HOSTS * sizeof(*v));
+    int         n = 0;
+
+    for (;;) {
+        size_t      len = strcspn(val, ",");
+
+        if (n == DBS_MAX_HOSTS)
+            return -1;
+        v[n++] = apr_pstrmemdup(p, val, len);
+        if (val[len] == '\0')
+            break;
+        val += len + 1;
+    }
+    *out = v;
+    return n;
+}
+
+static void
+dbs_child_init(apr_pool_t *pchild, server_rec *s, const char *conninfo)
+{
+    PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+    PQconninfoOption *o;
+    int         counts[DB_MAX_PARAMS] = {0};
+    int         i, n = 0;
+
+    dbs = apr_pcalloc(pchild, sizeof(*dbs));    /* nhosts 0: as written */
+    /* NULL: out of memory (the syntax was checked at start-up) */
+    for (o = opts; o != NULL && o->keyword != NULL; o++) {
+        if (o->val == NULL || dbs->nkeys == DB_MAX_PARAMS - 2)
+            continue;
+        i = dbs->nkeys++;
+        dbs->keys[i] = apr_pstrdup(pchild, o->keyword);
+        dbs->vals[i] = apr_pstrdup(pchild, o->val);
+        if (strcmp(o->keyword, "target_session_attrs") == 0)
+            dbs->prefer_standby = strcmp(o->val, "prefer-standby") == 0;
+        if (strcmp(o->keyword, "host") == 0
+            || strcmp(o->keyword, "hostaddr") == 0
+            || strcmp(o->keyword, "port") == 0)
+            counts[i] = dbs_split(pchild, o->val, &dbs->lists[i]);
+    }
+    PQconninfoFree(opts);
+    for (i = 0; i < dbs->nkeys; i++) {
+        if (counts[i] < 0) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, BLOGLOGNO(00023)
+                         "BlogDatabase lists more than %d hosts; "
+                         "connecting in the order written", DBS_MAX_HOSTS);
+            return;
+        }
+        if (counts[i] > n)
+            n = counts[i];
+    }
+    if (n < 2)
+        return;
+    /* libpq wants each list to be one entry or one per host */
+    for (i = 0; i < dbs->nkeys; i++) {
+        if (counts[i] > 1 && counts[i] != n)
+            return;
+        if (counts[i] < n)
+            dbs->lists[i] = NULL;
+    }
+    dbs->nhosts = n;
+    dbs->nperms = 1;
+    for (i = 2; i <= n; i++)
+        dbs->nperms *= (apr_uint32_t) i;
+    /* children start at different points of the cycle */
+    dbs->next = ((apr_uint32_t) getpid() * 2654435761u) % dbs->nperms;
+    apr_atomic_set64(&dbs->refresh_due,
+                     (apr_uint64_t) (apr_time_now() + DBS_REFRESH));
+    ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, s, BLOGLOGNO(00024)
+                 "%d hosts, each connection tries them in another order",
+                 dbs->nhosts);
+}
+
+/*
+ * Permutation number k of 0..n-1: k's digits in the mixed radix n, n-1,
+ * ... pick each place in turn, the first place's digit varying fastest.
+ */
+static void
+dbs_permutation(apr_uint32_t k, int n, int *perm)
+{
+    int         i;
+
+    for (i = 0; i < n; i++)
+        perm[i] = i;
+    for (i = 0; i < n - 1; i++) {
+        int         j = i + (int) (k % (apr_uint32_t) (n - i));
+        int         t = perm[i];
+
+        k /= (apr_uint32_t) (n - i);
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+}
+
+/* The next connection's keywords and values, and how many: with several
+ * hosts their lists reordered (from p), else "dbname" = BlogDatabase. */
+static int
+dbs_params(apr_pool_t *p, const char **keys, const char **vals)
+{
+    int         perm[DBS_MAX_HOSTS];
+    int         i, h;
+
+    if (dbs->nhosts == 0) {
+        keys[0] = "dbname";
+        vals[0] = db->g->conninfo;
+        return 1;
+    }
+    dbs_permutation(apr_atomic_inc32(&dbs->next) % dbs->nperms, dbs->nhosts,
+                    perm);
+    for (i = 0; i < dbs->nkeys; i++) {
+        keys[i] = dbs->keys[i];
+        vals[i] = dbs->vals[i];
+        if (dbs->lists[i] != NULL) {
+            apr_array_header_t *a = apr_array_make(p, dbs->nhosts,
+                                                   sizeof(char *));
+
+            for (h = 0; h < dbs->nhosts; h++)
+                APR_ARRAY_PUSH(a, char *) = dbs->lists[i][perm[h]];
+            vals[i] = apr_array_pstrcat(p, a, ',');
+        }
+    }
+    return dbs->nkeys;
+}
+
+/* One thread of the child wins the slot when it is due; the others wait. */
+static int
+dbs_take_slot(apr_uint64_t *slot, apr_interval_time_t every)
+{
+    apr_uint64_t now = (apr_uint64_t) apr_time_now();
+    apr_uint64_t due = apr_atomic_read64(slot);
+
+    if (now < due)
+        return 0;
+    return apr_atomic_cas64(slot, now + (apr_uint64_t) every, due) == due;
+}
+
+/* Whether a connection going back to the pool is closed instead. */
+static int
+dbs_retire(PGconn *pg)
+{
+    const char *hs;
+
+    if (dbs->nhosts == 0)
+        return 0;
+    hs = PQparameterStatus(pg, "in_hot_standby");
+    if (dbs->prefer_standby && hs != NULL && strcmp(hs, "off") == 0)
+        return dbs_take_slot(&dbs->fallback_due, DBS_FALLBACK_RETRY);
+    return dbs_take_slot(&dbs->refresh_due, DBS_REFRESH);
+}
+
+static PGconn *
+db_connect(apr_pool_t *p, apr_time_t deadline, char *msg)
+{
+    /* BlogDatabase's keywords last: they win over ours. */
+    const char *keys[DB_MAX_PARAMS + 1] = {
+        "client_encoding", "fallback_application_name"
+    };
+    const char *vals[DB_MAX_PARAMS + 1] = {"UTF8", "mod_blog"};
+    PGconn     *pg;
+    int         timed_out, n;
+
+    n = 2 + dbs_params(p, keys + 2, vals + 2);
+    keys[n] = vals[n] = NULL;
+    pg = blog_pq_connect(keys, vals, deadline, msg, &timed_out);
+    if (pg == NULL)
+        blog_log_limited(&db->log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
+                         db->s, BLOGLOGNO(00014)
+                         "cannot connect to PostgreSQL: %s", msg);
+    return pg;
+}
+
+/*
+ * A new connection, its timeouts and page statements set in one round trip;
+ * err: why the connect failed, if it did.
+ */
+static PGconn *
+db_open(apr_pool_t *p, apr_time_t deadline, char *err)
+{
+    char        setup[640];
+    char        msg[BLOG_PQ_MSG_MAX];
+    PGconn     *pg = db_connect(p, deadline, err);
+
+    /* libpq 15 gives up on a list when one host closes before answering */
+    if (pg == NULL && dbs->nhosts > 1)
+        pg = db_connect(p, deadline, err);  /* the hosts in another order */
+    if (pg == NULL || !db->g->prepare)
+        return pg;              /* nothing a transaction pooler would lose */
+    apr_snprintf(setup, sizeof(setup),
+                 "SET statement_timeout = %" APR_INT64_T_FMT ";"
+                 "SET client_connection_check_interval = %d;"
+                 /* a function call's plan never depends on its argument */
+                 "SET plan_cache_mode = force_generic_plan;"
+                 "PREPARE %s AS %s;PREPARE %s AS %s;PREPARE %s AS %s",
+                 (apr_int64_t) apr_time_as_msec(db->g->query_timeout),
+                 DB_CLIENT_CHECK_MS, db_stmt_names[0], db_stmt_sql[0],
+                 db_stmt_names[1], db_stmt_sql[1], db_stmt_names[2],
+                 db_stmt_sql[2]);
+    if (blog_pq_command(pg, setup, deadline, msg) != 0) {
+        blog_log_limited(&db->log, APLOG_ERR, 0, db->s, BLOGLOGNO(00016)
+                         "cannot prepare the page statements: %s", msg);
+        PQfinish(pg);
+        return NULL;
+    }
+    return pg;
+}
+
+/*
+ * Under db->lock: c to the first waiter, or with c NULL a slot freed, which
+ * it may open.  0 when nobody waits.
+ */
+static int
+db_hand_over(db_conn *c)
+{
+    db_waiter  *w = db->waiters;
+
+    if (w == NULL)
+        return 0;
+    db->waiters = w->next;
+    w->given = c;
+    w->woken = 1;
+    apr_thread_cond_signal(w->cv);
+    return 1;
+}
+
+/* Open a connection for a slot reserved in db->nopen; NULL on failure. */
+static db_conn *
+db_open_slot(apr_pool_t *p, apr_time_t deadline)
+{
+    char        err[BLOG_PQ_MSG_MAX] = "";
+    PGconn     *pg = db_open(p, deadline, err);
+    db_conn    *c = pg ? malloc(sizeof(*c)) : NULL;
+
+    if (pg != NULL && c == NULL)
+        PQfinish(pg);
+    apr_thread_mutex_lock(db->lock);
+    if (c != NULL || err[0] != '\0')
+        apr_cpystrn(db->err, c != NULL ? "" : err, sizeof(db->err));
+    if (c != NULL)
+        blog_backoff_reset(&db->backoff);
+    else {
+        blog_backoff_fail(&db->backoff);
+        db->nopen--;
+        db_hand_over(NULL);
+    }
+    apr_thread_mutex_unlock(db->lock);
+    blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS
+                  : BLOG_STAT_POOL_CONNECT_FAILURES);
+    if (c == NULL)
+        return NULL;
+    blog_stat_inc(BLOG_STAT_POOL_OPEN);
+    *c = (db_conn) {pg, apr_atomic_read32(&db->gen), 0, NULL};
+    return c;
+}
+
+static void
+db_close(db_conn *c)
+{
+    while (c != NULL) {
+        db_conn    *next = c->next;
+
+        blog_stat_add(BLOG_STAT_POOL_OPEN, -1);
+        PQfinish(c->pg);
+        free(c);
+        c = next;
+    }
+}
+
+/* Under db->lock: move c to the list *to, its slot freed. */
+static void
+db_discard(db_conn *c, db_conn **to)
+{
+    c->next = *to;
+    *to = c;
+    db->nopen--;
+}
+
+static void
+db_release(db_conn *c, int reusable)
+{
+    apr_time_t  now = apr_time_now();
+    db_conn    *expired = NULL;
+    db_conn   **pp = &db->idle;
+    int         kept = 0;
+
+    apr_thread_mutex_lock(db->lock);
+    if (!reusable) {
+        db_discard(c, &expired);
+        db_hand_over(NULL);
+    }
+    else if (!db_hand_over(c)) {
+        c->idle_since = now;
+        c->next = db->idle;
+        db->idle = c;
+    }
+    /* the idle connections above Keep that expired */
+    while (*pp != NULL) {
+        c = *pp;
+        if (++kept > db->g->pool_keep
+            && now - c->idle_since > db->g->pool_exptime) {
+            *pp = c->next;
+            db_discard(c, &expired);
+        }
+        else
+            pp = &c->next;
+    }
+    apr_thread_mutex_unlock(db->lock);
+    db_close(expired);
+}
+
+/* A checked-out connection back; ok: its statement left it usable. */
+static void
+db_checkin(db_conn *c, int ok)
+{
+    blog_stat_add(BLOG_STAT_POOL_BUSY, -1);
+    db_release(c, ok && PQstatus(c->pg) == CONNECTION_OK
+               && PQtransactionStatus(c->pg) == PQTRANS_IDLE
+               && !dbs_retire(c->pg));
+}
+
+/*
+ * Under db->lock: queue up and wait until a connection is handed over, a
+ * slot frees, or wait_until.  The connection handed over, or NULL.
+ */
+static db_conn *
+db_wait_turn(request_rec *r, apr_time_t wait_until)
+{
+    db_waiter   w = {NULL, NULL, 0, NULL};
+    db_waiter **pp;
+    apr_time_t  now;
+
+    if (apr_thread_cond_create(&w.cv, r->pool) != APR_SUCCESS)
+        return NULL;
+    for (pp = &db->waiters; *pp != NULL; pp = &(*pp)->next)
+        ;
+    *pp = &w;
+    while (!w.woken && (now = apr_time_now()) < wait_until
+           && apr_thread_cond_timedwait(w.cv, db->lock, wait_until - now)
+           != APR_TIMEUP)
+        ;
+    /* Timed out: still in the queue, unless handed something just now. */
+    if (!w.woken) {
+        for (pp = &db->waiters; *pp != NULL; pp = &(*pp)->next) {
+            if (*pp == &w) {
+                *pp = w.next;
+                break;
+            }
+        }
+    }
+    apr_thread_cond_destroy(w.cv);
+    return w.given;
+}
+
+/*
+ * A connection for one call: an idle one (dropping those opened before the
+ * last lost one), else a new one when a slot is free and no backoff runs,
+ * else one handed over by a release, in turn.  NULL after the deadline, or
+ * at once while backing off with nothing to wait for.
+ */
+static db_conn *
+db_checkout(request_rec *r, apr_time_t deadline)
+{
+    apr_time_t  wait_until = apr_time_now() + db->g->acquire_timeout;
+    db_conn    *stale = NULL;
+    db_conn    *c = NULL;
+    int         timed_out = 0;
+
+    if (wait_until > deadline)
+        wait_until = deadline;
+    apr_thread_mutex_lock(db->lock);
+    for (;;) {
+        apr_time_t  now;
+
+        if (c == NULL && db->idle != NULL) {
+            c = db->idle;
+            db->idle = c->next;
+        }
+        if (c != NULL && c->gen != apr_atomic_read32(&db->gen)) {
+            db_discard(c, &stale);
+            c = NULL;
+            continue;
+        }
+        if (c != NULL)
+            break;
+        now = apr_time_now();
+        /* Opening one is part of acquiring it: the same bound. */
+        if (db->nopen < db->g->pool_max
+            && now >= blog_backoff_next(&db->backoff)) {
+            db->nopen++;
+            apr_thread_mutex_unlock(db->lock);
+            c = db_open_slot(r->pool, wait_until);
+            goto done;
+        }
+        if (db->nopen == 0)
+            break;
+        timed_out = now >= wait_until;
+        if (timed_out)
+            break;
+        blog_stat_inc(BLOG_STAT_POOL_WAITS);
+        c = db_wait_turn(r, wait_until);
+    }
+    apr_thread_mutex_unlock(db->lock);
+    if (timed_out) {
+        blog_stat_inc(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS);
+        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, r->server,
+                         BLOGLOGNO(00017) "no free PostgreSQL connection "
+                         "within BlogPoolAcquireTimeout");
+    }
+  done:
+    db_close(stale);
+    if (c != NULL)
+        blog_stat_inc(BLOG_STAT_POOL_BUSY);
+    return c;
+}
+
+static int
+db_is_conn_error(PGconn *pg, const PGresult *res)
+{
+    const char *state;
+
+    if (PQstatus(pg) == CONNECTION_BAD)
+        return 1;
+    state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    return state != NULL && ((state[0] == '0' && state[1] == '8')
+                             || strcmp(state, "57P01") == 0
+                             || strcmp(state, "57P02") == 0
+                             || strcmp(state, "57P03") == 0);
+}
+
+/* One send and its results on pg; msg gets libpq's message on a failure. */
+static db_outcome
+db_run(PGconn *pg, int stmt, const char *param, apr_size_t param_len,
+       apr_time_t deadline, PGresult **out, char *msg)
+{
+    static const int formats[1] = {1};
+    const char *values[1] = {param};
+    int         lengths[1] = {(int) param_len};
+    PGresult   *res = NULL;
+    int         sent, timed_out = 0;
+    db_outcome  outcome = DB_FAILED;
+
+    /* BlogPrepare Off (a transaction pooler): the SQL, still one trip */
+    if (stmt == DB_PING)
+        sent = PQsendQuery(pg, "SELECT 1");
+    else if (db->g->prepare)
+        sent = PQsendQueryPrepared(pg, db_stmt_names[stmt], 1, values,
+                                   lengths, formats, 1);
+    else
+        sent = PQsendQueryParams(pg, db_stmt_sql[stmt], 1, NULL, values,
+                                 lengths, formats, 1);
+    if (sent)
+        res = blog_pq_results(pg, deadline, &timed_out);
+    if (PQresultStatus(res) == PGRES_TUPLES_OK) {
+        *out = res;
+        return DB_OK;
+    }
+    if (timed_out)
+        return DB_TIMED_OUT;
+    if (res == NULL || db_is_conn_error(pg, res)) {
+        outcome = DB_CONN_LOST;
+        apr_atomic_inc32(&db->gen);
+    }
+    blog_pq_msg(msg, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
+    PQclear(res);
+    return outcome;
+}
+
+/*
+ * A statement on a pooled connection, retried once on a new one after a
+ * lost one: *retried says so, msg holds libpq's message on a failure.
+ */
+static db_outcome
+db_call(request_rec *r, int stmt, const char *param, apr_size_t param_len,
+        PGresult **res, char *msg, int *retried)
+{
+    apr_time_t  deadline;
+    db_outcome  outcome = DB_CONN_LOST;
+    int         attempt;
+
+    if (db->g == NULL)           /* the child's pool did not start: logged */
+        return DB_NO_CONN;
+    deadline = apr_time_now() + db->g->query_timeout;
+    for (attempt = 0; attempt < 2 && outcome == DB_CONN_LOST; attempt++) {
+        db_conn    *c = db_checkout(r, deadline);
+
+        if (c == NULL)
+            return DB_NO_CONN;
+        if (stmt != DB_PING)
+            blog_stat_inc(BLOG_STAT_POOL_QUERIES);
+        outcome = db_run(c->pg, stmt, param, param_len, deadline, res, msg);
+        if (stmt != DB_PING && outcome >= DB_TIMED_OUT)
+            blog_stat_inc(outcome == DB_CONN_LOST ? BLOG_STAT_POOL_RECONNECTS
+                          : outcome == DB_FAILED ? BLOG_STAT_POOL_QUERY_ERRORS
+                          : BLOG_STAT_POOL_QUERY_TIMEOUTS);
+        /* an SQL error leaves the connection usable; the rows outlive it */
+        db_checkin(c, outcome == DB_OK || outcome == DB_FAILED);
+        *retried = attempt;
+    }
+    return outcome;
+}
+
+static apr_status_t
+db_child_exit(void *data)
+{
+    (void) data;
+    db_close(db->idle);
+    db->idle = NULL;
+    db->g = NULL;
+    return APR_SUCCESS;
+}
+
+void
+blog_db_child_init(apr_pool_t *pchild, server_rec *s,
+                   const blog_db_settings *g, int eager)
+{
+    apr_time_t  deadline = apr_time_now() + g->query_timeout;
+    apr_status_t rv;
+    int         i;
+
+    dbs_child_init(pchild, s, g->conninfo);
+    db = apr_pcalloc(pchild, sizeof(*db));
+    rv = apr_thread_mutex_create(&db->lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00063)
+                     "no lock for the PostgreSQL pool: this child answers "
+                     "its pages 503");
+        return;
+    }
+    db->g = g;
+    db->s = s;
+    apr_pool_cleanup_register(pchild, NULL, db_child_exit,
+                              apr_pool_cleanup_null);
+    /* BlogPoolMin now; a database that is down is retried on demand. */
+    for (i = 0; eager && i < g->pool_min; i++) {
+        db_conn    *c;
+
+        db->nopen++;
+        if ((c = db_open_slot(pchild, deadline)) == NULL)
+            break;
+        db_release(c, 1);
+    }
+}
+
+static apr_status_t
+db_clear_result(void *data)
+{
+    PQclear(data);
+    return APR_SUCCESS;
+}
+
+apr_status_t
+blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
+             apr_size_t param_len, PGresult **res)
+{
+    const char *name = db_stmt_names[stmt];
+    char        msg[BLOG_PQ_MSG_MAX];
+    int         retried = 0;
+    apr_status_t rv = APR_EGENERAL;
+
+    switch (db_call(r, (int) stmt, param, param_len, res, msg, &retried)) {
+    case DB_OK:
+        if (retried)
+            blog_log_limited(&db->log, APLOG_WARNING, 0, r->server,
+                             BLOGLOGNO(00020) "%s: a pooled connection was "
+                             "lost, the page retried on a new one: %s",
+                             name, msg);
+        blog_outage_end(&db->log, r->server,
+                        BLOGLOGNO(00021) "PostgreSQL reachable");
+        apr_pool_cleanup_register(r->pool, *res, db_clear_result,
+                                  apr_pool_cleanup_null);
+        return APR_SUCCESS;
+    case DB_TIMED_OUT:
+        /* dropped, not cancelled: see the top of this file */
+        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, r->server,
+                         BLOGLOGNO(00018) "%s timed out after "
+                         "BlogQueryTimeout; dropping its connection", name);
+        break;
+    case DB_FAILED:
+        blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
+                         BLOGLOGNO(00019) "%s failed: %s", name, msg);
+        break;
+    case DB_CONN_LOST:
+        /* once lost, not logged: the failed reconnect says why, or this */
+        if (retried)
+            blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
+                             BLOGLOGNO(00022) "%s failed: connection lost, "
+                             "on a new connection too: %s", name, msg);
+        rv = retried ? APR_ECONNRESET : APR_EAGAIN;
+        break;
+    case DB_NO_CONN:
+        rv = APR_EAGAIN;
+        break;
+    }
+    blog_outage_begin(&db->log);
+    return rv;
+}
+
+int
+blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
+{
+    PGresult   *res = NULL;
+    char        msg[BLOG_PQ_MSG_MAX];
+    int         retried;
+
+    if (db->g == NULL) {
+        apr_cpystrn(why, "PostgreSQL: the pool is not set up", why_len);
+        return -1;
+    }
+    switch (db_call(r, DB_PING, NULL, 0, &res, msg, &retried)) {
+    case DB_OK:
+        PQclear(res);
+        return 0;
+    case DB_NO_CONN:
+        apr_thread_mutex_lock(db->lock);
+        apr_snprintf(why, why_len, "PostgreSQL: %s%s", db->err[0]
+                     ? "cannot connect: " : "no free connection within "
+                     "BlogPoolAcquireTimeout", db->err);
+        apr_thread_mutex_unlock(db->lock);
+        return -1;
+    case DB_TIMED_OUT:
+        apr_cpystrn(msg, "no answer within BlogQueryTimeout", sizeof(msg));
+        break;
+    default:
+        break;
+    }
+    apr_snprintf(why, why_len, "PostgreSQL: %s", msg);
+    return -1;
+}

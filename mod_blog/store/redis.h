@@ -1,0 +1,86 @@
+/* redis.h - mod_blog's one Redis client, for the page cache and the
+ * invalidation listener: each wait and each reply bounded (redis.c). */
+#ifndef BLOG_REDIS_H
+#define BLOG_REDIS_H
+
+#include "apr_pools.h"
+#include "apr_time.h"
+
+#include <hiredis/hiredis.h>
+#include <sys/uio.h>
+
+/* BlogRedis (parsed once, at start-up) and the options of its connection. */
+typedef struct blog_redis_settings
+{
+    int         on;
+    const char *host;           /* host name, or a unix socket path */
+    int         port;           /* 0 with a unix socket */
+    apr_interval_time_t connect_timeout;
+    apr_interval_time_t timeout;
+    const char *auth_file;      /* BlogRedisAuth, read at start-up into: */
+    const char *user;           /* NULL: the default user */
+    const char *pass;           /* NULL: no AUTH */
+    int         tls;            /* BlogRedis rediss://host:port */
+    const char *tls_ca;         /* BlogRedisTLSCA; NULL: the system's CAs */
+    const char *tls_cert;       /* BlogRedisTLSCert: certificate and key */
+    void       *tls_ctx;        /* SSL_CTX, made at start-up */
+} blog_redis_settings;
+
+typedef enum blog_redis_io
+{
+    BLOG_REDIS_OK,
+    BLOG_REDIS_TIMEOUT,         /* Redis slow: back off */
+    BLOG_REDIS_CLOSED,          /* connection closed: reconnect at once */
+    BLOG_REDIS_BAD,             /* error, garbage or an oversized reply */
+    BLOG_REDIS_DOWN             /* no connection (backoff, connect failed) */
+} blog_redis_io;
+
+/* What each blog_redis_io means, for the log and the health check. */
+extern const char *const blog_redis_why[];
+
+typedef struct blog_redis
+{
+    redisContext *ctx;          /* NULL when not connected */
+    void       *tls;            /* its SSL, with rediss:// */
+    int         tls_wants_write;        /* SSL_read waits for POLLOUT */
+    apr_size_t  max_bulk;       /* the largest string reply accepted */
+    /* where the bytes read stand in the reply stream */
+    int         in_body;        /* inside a string's body */
+    apr_uint64_t body_left;     /* its bytes still due, CRLF included */
+    char        line[32];       /* the start of the current header line */
+    apr_size_t  line_len;
+    char        rbuf[65536];    /* read at once: a batch of pages */
+} blog_redis;
+
+/* Up to cap - 1 bytes of a regular file for its owner only (as ssh's and
+ * mod_ssl's secrets): 0 with buf NUL-terminated, or -1 with err why. */
+int blog_secret_read(const char *path, char *buf, apr_size_t cap,
+                     apr_size_t *len, char *err, apr_size_t err_len);
+
+/* BlogRedisAuth's file read into g, the TLS context of rediss:// made, in
+ * the parent, as root: 0, or -1 with err saying why. */
+int blog_redis_load(apr_pool_t *p, blog_redis_settings *g, char *err,
+                    apr_size_t err_len);
+
+/* Connect within BlogRedisConnectTimeout, and AUTH when BlogRedisAuth is
+ * set: 0, or -1 with why saying what failed. */
+int blog_redis_connect(blog_redis *r, const blog_redis_settings *g,
+                       char *why, apr_size_t why_len);
+void blog_redis_close(blog_redis *r);
+
+/* Write n buffers whole by the deadline. */
+blog_redis_io blog_redis_send(blog_redis *r, struct iovec *iov, int n,
+                              apr_time_t deadline);
+
+/* Wait for replies by the deadline, read what came and judge it. */
+blog_redis_io blog_redis_fill(blog_redis *r, apr_time_t deadline);
+
+/* The next complete reply read (*reply NULL: none yet), or BAD. */
+blog_redis_io blog_redis_next(blog_redis *r, redisReply **reply);
+
+/* One command sent (lens NULL: strings), its reply read by the deadline. */
+blog_redis_io blog_redis_command(blog_redis *r, int argc, const char **argv,
+                                 const size_t *lens, apr_time_t deadline,
+                                 redisReply **reply);
+
+#endif

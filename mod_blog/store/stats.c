@@ -1,0 +1,202 @@
+/*
+ * stats.c - the shared segment behind stats.h's counters, made once by the
+ * parent in the process pool (docs/OPERATIONS.md).  A slot's owner is its
+ * pid and its start time (/proc), which a reused pid cannot match: the
+ * slot of a child that died without its exit cleanup is free.
+ */
+#include "store/stats.h"
+#include "store/logno.h"
+
+#include "http_config.h"
+#include "http_log.h"
+#include "ap_mpm.h"
+#include "apr_atomic.h"
+#include "apr_shm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+APLOG_USE_MODULE(blog);
+
+#define STATS_KEY   "blog_stats_shm"
+
+/* A cache line or more each, so children do not write each other's lines. */
+typedef struct stats_slot
+{
+    apr_uint64_t owner;         /* pid << 32 | start time's low bits; 0 */
+    apr_uint32_t generation;
+    apr_uint64_t v[BLOG_STAT_N];
+} __attribute__((aligned(64))) stats_slot;
+
+typedef struct stats_segment
+{
+    int         nslots;
+    stats_slot  slots[];
+} stats_segment;
+
+static apr_uint64_t stats_private[BLOG_STAT_N];
+static apr_uint64_t *stats_mine = stats_private;
+
+static stats_segment *stats_seg;
+static stats_slot *stats_me;    /* NULL: counting privately */
+
+static int
+stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                  server_rec *s)
+{
+    apr_pool_t *pproc = s->process->pool;
+    apr_shm_t  *shm = NULL;
+    apr_size_t  size;
+    apr_status_t rv;
+    int         limit = 0;
+
+    (void) pconf;
+    (void) plog;
+    (void) ptemp;
+    if (ap_mpm_query(AP_MPMQ_HARD_LIMIT_DAEMONS, &limit) != APR_SUCCESS
+        || limit < 1)
+        limit = 1;
+    apr_pool_userdata_get((void **) &shm, STATS_KEY, pproc);
+    if (shm != NULL) {
+        stats_seg = apr_shm_baseaddr_get(shm);
+        if (stats_seg->nslots == 2 * limit)
+            return OK;
+    }
+    /* two per scoreboard slot: a child still finishing after a graceful
+     * restart keeps its own while its successor takes another */
+    size = sizeof(stats_segment) + 2 * (apr_size_t) limit * sizeof(stats_slot);
+    rv = apr_shm_create(&shm, size, NULL, pproc);
+    if (rv != APR_SUCCESS) {
+        /* The blog works without; mod_status just has nothing to show. */
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00041)
+                     "no shared memory for the status counters "
+                     "(%" APR_SIZE_T_FMT " bytes)", size);
+        stats_seg = NULL;
+        return OK;
+    }
+    stats_seg = apr_shm_baseaddr_get(shm);
+    memset(stats_seg, 0, size);
+    stats_seg->nslots = 2 * limit;
+    apr_pool_userdata_set(shm, STATS_KEY, apr_pool_cleanup_null, pproc);
+    return OK;
+}
+
+/* pid's start time (field 22 of /proc/<pid>/stat), or 0: no such process. */
+static apr_uint64_t
+stats_start_time(apr_uint32_t pid)
+{
+    char        path[32], buf[512];
+    const char *p;
+    FILE       *f;
+    size_t      n;
+    int         field;
+
+    snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+    if (pid == 0 || (f = fopen(path, "r")) == NULL)
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* the name, field 2, may hold spaces and parentheses */
+    if ((p = strrchr(buf, ')')) == NULL)
+        return 0;
+    for (field = 2; field < 22 && (p = strchr(p + 1, ' ')) != NULL; field++)
+        ;
+    return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static apr_uint64_t
+stats_owner(apr_uint32_t pid)
+{
+    return (apr_uint64_t) pid << 32 | (stats_start_time(pid) & 0xffffffffu);
+}
+
+/* The pid of a slot's owner while it runs, else 0. */
+static pid_t
+stats_pid(apr_uint64_t owner)
+{
+    apr_uint32_t pid = (apr_uint32_t) (owner >> 32);
+
+    return pid != 0 && stats_owner(pid) == owner ? (pid_t) pid : 0;
+}
+
+static apr_status_t
+stats_child_exit(void *slot)
+{
+    apr_atomic_set64(&((stats_slot *) slot)->owner, 0);
+    return APR_SUCCESS;
+}
+
+static void
+stats_child_init(apr_pool_t *pchild, server_rec *s)
+{
+    apr_uint64_t me = stats_owner((apr_uint32_t) getpid());
+    int         gen = 0;
+    int         i;
+
+    (void) s;
+    stats_me = NULL;
+    stats_mine = stats_private;
+    for (i = 0; stats_seg != NULL && i < stats_seg->nslots; i++) {
+        stats_slot *slot = &stats_seg->slots[i];
+        apr_uint64_t owner = apr_atomic_read64(&slot->owner);
+
+        if (stats_pid(owner) == 0
+            && apr_atomic_cas64(&slot->owner, me, owner) == owner) {
+            stats_me = slot;
+            break;
+        }
+    }
+    if (stats_me == NULL)
+        return;                 /* every slot held: count privately */
+    ap_mpm_query(AP_MPMQ_GENERATION, &gen);
+    apr_atomic_set32(&stats_me->generation, (apr_uint32_t) gen);
+    memset(stats_me->v, 0, sizeof(stats_me->v));
+    stats_mine = stats_me->v;
+    apr_pool_cleanup_register(pchild, stats_me, stats_child_exit,
+                              apr_pool_cleanup_null);
+}
+
+void
+blog_stat_add(blog_stat k, long n)
+{
+    apr_atomic_add64(&stats_mine[k], (apr_uint64_t) n);
+}
+
+apr_uint64_t
+blog_stat_get(blog_stat k)
+{
+    return apr_atomic_read64(&stats_mine[k]);
+}
+
+int
+blog_stats_nslots(void)
+{
+    return stats_seg ? stats_seg->nslots : 0;
+}
+
+int
+blog_stats_read(int i, pid_t *pid, int *generation, apr_uint64_t *v)
+{
+    stats_slot *slot;
+    int         k;
+
+    if (stats_seg == NULL || i < 0 || i >= stats_seg->nslots)
+        return -1;
+    slot = &stats_seg->slots[i];
+    *pid = stats_pid(apr_atomic_read64(&slot->owner));
+    *generation = (int) apr_atomic_read32(&slot->generation);
+    for (k = 0; k < BLOG_STAT_N; k++)
+        v[k] = apr_atomic_read64(&slot->v[k]);
+    return 0;
+}
+
+void
+blog_stats_register_hooks(void)
+{
+    ap_hook_post_config(stats_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Before the pool opens its first connections (blog_child_init). */
+    ap_hook_child_init(stats_child_init, NULL, NULL, APR_HOOK_FIRST);
+}
