@@ -13,6 +13,7 @@
  */
 #include "pg_blog.h"
 
+#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -646,6 +647,8 @@ typedef struct ReadColumns
 	Oid			indexid;		/* InvalidOid: not found yet */
 	bool		index_only;
 	AttrNumber	atts[BLOG_MAX_COLS];
+	TransactionId added_by;		/* newest xmin of the pg_attribute rows of
+								 * the columns after ncols_1_0 */
 } ReadColumns;
 
 static ReadColumns read_columns[BLOG_NUM_READS];
@@ -671,6 +674,23 @@ index_column(Relation index, AttrNumber att)
 	return InvalidAttrNumber;
 }
 
+/* The transaction that added column att of rel (its pg_attribute row's) */
+static TransactionId
+column_added_by(Relation rel, AttrNumber att)
+{
+	HeapTuple	tup = SearchSysCache2(ATTNUM,
+									  ObjectIdGetDatum(RelationGetRelid(rel)),
+									  Int16GetDatum(att));
+	TransactionId xmin;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for attribute %d of relation %u",
+			 att, RelationGetRelid(rel));
+	xmin = HeapTupleHeaderGetXmin(tup->t_data);
+	ReleaseSysCache(tup);
+	return xmin;
+}
+
 static void
 find_columns(ReadColumns *c, const BlogReadDef *def, Relation rel,
 			 Relation index)
@@ -680,6 +700,7 @@ find_columns(ReadColumns *c, const BlogReadDef *def, Relation rel,
 
 	c->indexid = InvalidOid;	/* valid again only once all are found */
 	c->index_only = true;
+	c->added_by = InvalidTransactionId;
 	for (i = 0; i < def->ncols; i++)
 	{
 		/* only the columns after the first ncols_1_0 may be missing */
@@ -687,6 +708,14 @@ find_columns(ReadColumns *c, const BlogReadDef *def, Relation rel,
 			blog_attnum(rel, def->cols[i]) : find_attnum(rel, def->cols[i]);
 		if (c->atts[i] == InvalidAttrNumber)
 			continue;
+		if (i >= def->ncols_1_0)
+		{
+			TransactionId xmin = column_added_by(rel, c->atts[i]);
+
+			if (!TransactionIdIsValid(c->added_by)
+				|| TransactionIdFollows(xmin, c->added_by))
+				c->added_by = xmin;
+		}
 		in_index[i] = index_column(index, c->atts[i]);
 		if (in_index[i] == InvalidAttrNumber)
 			c->index_only = false;
@@ -727,6 +756,22 @@ fetch_prepare(FetchState *st, BlogRead read, Relation rel, Relation index,
 	st->ncols = def->ncols;
 	st->index_only = c->index_only;
 	memcpy(st->atts, c->atts, sizeof(st->atts));
+
+	/*
+	 * A statement whose snapshot was taken before the commit of the update
+	 * that added the posts' copies (ALTER EXTENSION pg_blog UPDATE to 1.3),
+	 * and that waited on its lock, sees the new columns with the rows as
+	 * they were before the update filled them: it reads them as a schema
+	 * before 1.3 does.
+	 */
+	if (TransactionIdIsNormal(c->added_by)
+		&& XidInMVCCSnapshot(c->added_by, GetActiveSnapshot()))
+	{
+		int			i;
+
+		for (i = def->ncols_1_0; i < def->ncols; i++)
+			st->atts[i] = InvalidAttrNumber;
+	}
 	st->found = found;
 	st->fn = fn;
 	st->arg = arg;
