@@ -858,36 +858,50 @@ class Load:
 
 
 class Sampler:
-    """Page-function calls per server, every 0.25 s, in a thread."""
+    """Page-function calls per server, every 0.25 s, one thread per server:
+    a stopped server, whose psql waits out its connect timeout, must not
+    hold back the samples of the others."""
 
     def __init__(self):
-        self.samples = []           # (t, {server: cumulative calls or None})
+        self.samples = {n: [] for n in PG}     # server: [(t, cumulative calls)]
         self.stop = False
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.prev = {}
-        self.total = {n: 0 for n in PG}
+        self.threads = [threading.Thread(target=self.run, args=(n,), daemon=True) for n in PG]
 
-    def run(self):
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def join(self, timeout):
+        self.stop = True
+        for t in self.threads:
+            t.join(timeout)
+
+    def run(self, n):
+        prev, total = None, 0
         while not self.stop:
             t = time.monotonic()
-            now = {}
-            for n in PG:
-                v = page_calls(n)
-                # a restarted server counts from 0 again
-                self.total[n] += delta(v, self.prev.get(n)) if v is not None else 0
-                if v is not None:
-                    self.prev[n] = v
-                now[n] = self.total[n]
-            self.samples.append((t, now))
+            v = page_calls(n)
+            # a restarted server counts from 0 again
+            total += delta(v, prev) if v is not None else 0
+            if v is not None:
+                prev = v
+            self.samples[n].append((time.monotonic(), total))
             time.sleep(max(0.0, 0.25 - (time.monotonic() - t)))
 
     def rates(self, t0, t1):
-        """Calls per server between t0 and t1 (from the nearest samples)."""
-        a = [x for x in self.samples if x[0] <= t0]
-        b = [x for x in self.samples if x[0] <= t1]
-        if not a or not b or b[-1][0] <= a[-1][0]:
-            return None
-        return {n: b[-1][1][n] - a[-1][1][n] for n in PG}
+        """Calls per server between t0 and t1 (from the nearest samples); a
+        server with no sample since t0 served none.  None until a server
+        has samples on both sides."""
+        out, spanned = {}, False
+        for n in PG:
+            a = [x for x in self.samples[n] if x[0] <= t0]
+            b = [x for x in self.samples[n] if x[0] <= t1]
+            if a and b and b[-1][0] > a[-1][0]:
+                out[n] = b[-1][1] - a[-1][1]
+                spanned = True
+            else:
+                out[n] = 0
+        return out if spanned else None
 
 
 def pg_stop(name):
@@ -925,7 +939,7 @@ def check_faults():
     load = Load()
     sampler = Sampler()
     report = []
-    sampler.thread.start()
+    sampler.start()
     load.start()
     time.sleep(3)
     t_base = time.monotonic()
@@ -966,8 +980,7 @@ def check_faults():
         report.append((what, acted, t_act - t0, moved, n, f, kinds, r, load.slowest,
                        n / (t1 - t0)))
     load.finish()
-    sampler.stop = True
-    sampler.thread.join(5)
+    sampler.join(5)
     note("fault steps under load (6 client threads of up to %d req/s, keep-alive, uncached detail pages on " % Load.PER_THREAD +
          "both nodes; %.0f req/s before the first step):" % base_rate)
     for what, acted, took, moved, n, f, kinds, r, slowest, rate in report:
