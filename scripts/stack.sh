@@ -236,13 +236,18 @@ listening() {
         WHERE application_name = 'mod_blog listener' AND query = 'LISTEN blog_cache'" 2>/dev/null)" -ge 1 ]
 }
 
-stop_httpd() {
+# signal_httpd_exit SIGNAL SECONDS FAILURE: Apache's parent is sent SIGNAL
+# and given SECONDS to exit, or the stack dies saying FAILURE; nothing to do
+# when it is not running
+signal_httpd_exit() {
     local f; f=$(httpd_pidfile)
     pid_alive "$f" || return 0
     local pid; pid=$(cat "$f")
-    kill -TERM "$pid"
-    wait_until 20 bash -c "! kill -0 $pid" || die "Apache ($pid) did not stop"
+    kill "-$1" "$pid"
+    wait_until "$2" bash -c "! kill -0 $pid" || die "Apache ($pid) $3"
 }
+
+stop_httpd() { signal_httpd_exit TERM 20 "did not stop"; }
 
 graceful_httpd() {
     local f; f=$(httpd_pidfile)
@@ -253,13 +258,7 @@ graceful_httpd() {
 
 # apachectl -k graceful-stop: the children finish the requests they have,
 # the parent exits after them (GracefulShutdownTimeout: none, httpd's default).
-graceful_stop_httpd() {
-    local f; f=$(httpd_pidfile)
-    pid_alive "$f" || return 0
-    local pid; pid=$(cat "$f")
-    kill -WINCH "$pid"
-    wait_until 60 bash -c "! kill -0 $pid" || die "Apache ($pid) did not stop gracefully"
-}
+graceful_stop_httpd() { signal_httpd_exit WINCH 60 "did not stop gracefully"; }
 
 status() {
     if [ -f "$BLOG_VAR/pg/PG_VERSION" ] && pg_running; then echo "postgresql: running (port $BLOG_PG_PORT)"; else echo "postgresql: stopped"; fi

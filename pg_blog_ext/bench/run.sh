@@ -55,15 +55,19 @@ if [ "$SQLFUNC" = 1 ]; then
 	"$PSQL" -X -q -v ON_ERROR_STOP=1 -f "$here/sql_functions.sql" >/dev/null
 fi
 
+# tps SCRIPT: pages/s of pgbench running SCRIPT.sql; a card page's plain
+# queries end with cards_plain.sql's, for the posts card_ids (card_tag_ids)
 tps() {
 	out="$log/$1.out"
+	script="$log/$1.sql"
+	cat "$here/$1.sql" >"$script"
+	case $1 in index_plain | tag_plain) cat "$here/cards_plain.sql" >>"$script" ;; esac
 	if ! "$PGBENCH" -n -M prepared -c "$CLIENTS" -j "$JOBS" -T "$DURATION" \
 		-D n=20 -D post_slug=post-31 -D post_id="$post_id" \
-		-D tag_slug=tag-7 -D tag_id="$tag_id" \
-		-D index_ids="$index_ids" -D tag_ids="$tag_ids" -D copies="$COPIES" \
-		-D index_tag_ids="$index_tag_ids" -D tag_tag_ids="$tag_tag_ids" \
+		-D tag_slug=tag-7 -D tag_id="$tag_id" -D copies="$COPIES" \
+		-D card_ids="$card_ids" -D card_tag_ids="$card_tag_ids" \
 		-D post_tag_ids="$post_tag_ids" \
-		-f "$here/$1.sql" >"$out" 2>&1; then
+		-f "$script" >"$out" 2>&1; then
 		echo "pgbench failed for $1:" >&2
 		cat "$out" >&2
 		exit 1
@@ -74,6 +78,11 @@ tps() {
 [ "$FORMAT" = table ] &&
 	printf '%-8s %14s %14s %14s %8s\n' page 'function p/s' 'plain p/s' 'sql func p/s' ratio
 for page in index post tag; do
+	case $page in
+	index) card_ids=$index_ids card_tag_ids=$index_tag_ids ;;
+	tag) card_ids=$tag_ids card_tag_ids=$tag_tag_ids ;;
+	*) card_ids='{}' card_tag_ids='{}' ;;
+	esac
 	: >"$log/f" && : >"$log/p" && : >"$log/s"
 	r=0
 	while [ "$r" -lt "$ROUNDS" ]; do

@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import blogtest as bt  # noqa: E402
 import reference as ref  # noqa: E402
 from blogtest import Conn, excerpt  # noqa: E402
+from background import Background  # noqa: E402
 
 T = bt.Tally("faults (MPM %s, fast path %s)" % (bt.ENV.get("BLOG_MPM"),
                                                bt.ENV.get("BLOG_FASTPATH")))
@@ -496,28 +497,20 @@ def log_lines_since(offset, pattern=None):
     return lines
 
 
-class Prober:
+class Prober(Background):
     """A client that asks for each of `paths` in turn every `every` seconds,
     each time on a new connection, until stopped: (end time, seconds,
     status or 0, path) of every answer in `answers`, failures in `failures`."""
 
     def __init__(self, paths=("/", "/cached"), every=0.1, timeout=30, port=None):
+        super().__init__()
         self.paths, self.every, self.timeout, self.port = paths, every, timeout, port
         self.answers, self.failures = [], []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join(self.timeout + 5)
+        self.join_for = timeout + 5
 
     def run(self):
         i = 0
-        while not self.stop.is_set():
+        while not self.stopping.is_set():
             path = self.paths[i % len(self.paths)]
             i += 1
             t0 = time.monotonic()
@@ -531,7 +524,7 @@ class Prober:
             self.answers.append((time.monotonic(), took, status, path))
             if bad:
                 self.failures.append("%s after %.2f s: %s" % (path, took, "; ".join(bad)))
-            self.stop.wait(max(0.0, self.every - took))
+            self.stopping.wait(max(0.0, self.every - took))
 
     def latencies(self):
         return [s for _, s, st, _ in self.answers if st == 200]

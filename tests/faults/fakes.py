@@ -8,6 +8,8 @@ import socket
 import threading
 import time
 
+from background import Background
+
 # Several checkouts on one machine each give their own (BLOG_FAKE_REDIS_PORT).
 FAKE_REDIS_PORT = int(os.environ.get("BLOG_FAKE_REDIS_PORT", "63901"))
 
@@ -21,7 +23,7 @@ def _close(*socks):
             pass
 
 
-class FakeRedis:
+class FakeRedis(Background):
     """A TCP server that reads RESP commands and answers as `mode` says:
 
     ok       GET -> nil, SCAN -> the last page of an empty keyspace, DEL -> 0,
@@ -41,26 +43,20 @@ class FakeRedis:
                   b"DEL": b":0\r\n"}
 
     def __init__(self, port=FAKE_REDIS_PORT, mode="ok", trickle_for=12.0):
+        super().__init__()
         self.mode = mode
         self.trickle_for = trickle_for
         self.served = 0
         self.sent = 0
         self.lock = threading.Lock()
-        self.stopping = threading.Event()
         self.conns = []
         self.ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.ls.bind(("127.0.0.1", port))
         self.ls.listen(256)
         self.port = port
-        self.thread = threading.Thread(target=self._accept, daemon=True)
 
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stopping.set()
+    def wake(self):
         try:
             # shutdown wakes the thread blocked in accept(); close alone does not
             self.ls.shutdown(socket.SHUT_RDWR)
@@ -70,7 +66,8 @@ class FakeRedis:
         with self.lock:
             _close(*self.conns)
 
-    def _accept(self):
+    def run(self):
+        """Accepts connections, each served on a thread of its own."""
         while not self.stopping.is_set():
             try:
                 c, _ = self.ls.accept()
@@ -140,7 +137,7 @@ class FakeRedis:
             _close(c)
 
 
-class SlowClients:
+class SlowClients(Background):
     """n connections that each send a request's first lines, then one more
     line a second (a header field, or with body=True a line of a body its
     Content-Length says is far longer), and never finish the request: what
@@ -148,6 +145,7 @@ class SlowClients:
     not closed yet, `answered` how many got an answer (a status line)."""
 
     def __init__(self, port, n=300, interval=1.0, path="/", body=False):
+        super().__init__()
         self.port, self.n, self.interval = port, n, interval
         self.first = (b"POST %s HTTP/1.1\r\nHost: slow\r\nContent-Length: 1000000\r\n\r\n"
                       % path.encode() if body
@@ -155,8 +153,6 @@ class SlowClients:
         self.body = body
         self.socks = []
         self.closed = self.answered = 0
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self):
         for i in range(self.n):
@@ -164,12 +160,10 @@ class SlowClients:
             s.setblocking(False)
             s.connect_ex(("127.0.0.1", self.port))
             self.socks.append(s)
-        self.thread.start()
-        return self
+        return super().__enter__()
 
     def __exit__(self, *exc):
-        self.stopping.set()
-        self.thread.join(5)
+        super().__exit__(*exc)
         _close(*self.socks)
 
     def open_count(self):
@@ -178,7 +172,7 @@ class SlowClients:
     def _line(self, line):
         return (b"x" * 20 + b"\r\n") if self.body else b"X-Slow-%d: %d\r\n" % (line, line)
 
-    def _run(self):
+    def run(self):
         line = 0
         alive = set(self.socks)
         while not self.stopping.is_set() and alive:

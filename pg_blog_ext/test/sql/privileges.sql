@@ -1,11 +1,11 @@
 -- The web role may call the page functions and nothing else.  The roles
 -- are this test's, made and granted as a site's set-up makes pgblog_web and
--- blog_web (sql/setup.sql of the repository), and dropped at its end.
-CREATE ROLE regress_pgblog_web NOLOGIN;
-GRANT USAGE ON SCHEMA blog TO regress_pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.index_page(integer) TO regress_pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.post_page(text) TO regress_pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.tag_page(text) TO regress_pgblog_web;
+-- blog_web (sql/setup.sql of the repository), and dropped at its end; the
+-- web role by test/include/web_role.sql, which writes.sql includes too
+-- (PG_ABS_SRCDIR: pg_regress's --inputdir, test/).
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set web_role :abs_srcdir '/include/web_role.sql'
+\i :web_role
 
 SELECT p.proname,
 	   has_function_privilege('regress_pgblog_web', p.oid, 'EXECUTE') AS web_execute,

@@ -68,38 +68,20 @@ BEGIN
 END
 $$;
 
-SELECT * FROM pg_temp.golden();
-VACUUM (ANALYZE);
-SELECT * FROM pg_temp.golden();
-SELECT pg_stat_force_next_flush();
-SELECT pg_temp.read_pages();
-SELECT pg_temp.indexes_read();
-SELECT * FROM pg_temp.writes_seen();
+-- Each version: test/include/version_checks.sql (PG_ABS_SRCDIR: pg_regress's
+-- --inputdir, test/).
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set version_checks :abs_srcdir '/include/version_checks.sql'
+\i :version_checks
 
 ALTER EXTENSION pg_blog UPDATE TO '1.1';
-SELECT * FROM pg_temp.golden();
-VACUUM (ANALYZE);
-SELECT * FROM pg_temp.golden();
-SELECT pg_stat_force_next_flush();
-SELECT pg_temp.read_pages();
-SELECT pg_temp.indexes_read();
-SELECT * FROM pg_temp.writes_seen();
+\i :version_checks
 
 ALTER EXTENSION pg_blog UPDATE TO '1.2';
-SELECT * FROM pg_temp.golden();
-SELECT pg_stat_force_next_flush();
-SELECT pg_temp.read_pages();
-SELECT pg_temp.indexes_read();
-SELECT * FROM pg_temp.writes_seen();
+\i :version_checks
 
 ALTER EXTENSION pg_blog UPDATE TO '1.3';
-SELECT * FROM pg_temp.golden();
-VACUUM (ANALYZE);
-SELECT * FROM pg_temp.golden();
-SELECT pg_stat_force_next_flush();
-SELECT pg_temp.read_pages();
-SELECT pg_temp.indexes_read();
-SELECT * FROM pg_temp.writes_seen();
+\i :version_checks
 
 -- The same when another session updates a schema that this one has read:
 -- the library's per-backend caches of relations and columns follow.  (The

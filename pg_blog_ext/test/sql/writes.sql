@@ -58,18 +58,17 @@ SELECT count(*) AS posts, (SELECT count(*) FROM blog.comments) AS comments,
 -- Who may write: the writers' role, through the four functions only; the
 -- web role may call none of them.  Both are this test's, granted as a
 -- site's set-up grants pgblog_writer and pgblog_web (sql/setup.sql of the
--- repository), and dropped at its end.
+-- repository; the web role by test/include/web_role.sql, as privileges.sql
+-- makes it), and dropped at its end.
 CREATE ROLE regress_pgblog_writer NOLOGIN;
 GRANT USAGE ON SCHEMA blog TO regress_pgblog_writer;
 GRANT EXECUTE ON FUNCTION blog.publish_post(integer, text, text, text, text, text[], timestamptz) TO regress_pgblog_writer;
 GRANT EXECUTE ON FUNCTION blog.edit_post(text, text, text, text, text[]) TO regress_pgblog_writer;
 GRANT EXECUTE ON FUNCTION blog.add_comment(text, text, text) TO regress_pgblog_writer;
 GRANT EXECUTE ON FUNCTION blog.delete_comment(integer) TO regress_pgblog_writer;
-CREATE ROLE regress_pgblog_web NOLOGIN;
-GRANT USAGE ON SCHEMA blog TO regress_pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.index_page(integer) TO regress_pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.post_page(text) TO regress_pgblog_web;
-GRANT EXECUTE ON FUNCTION blog.tag_page(text) TO regress_pgblog_web;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set web_role :abs_srcdir '/include/web_role.sql'
+\i :web_role
 SELECT p.proname,
 	   has_function_privilege('regress_pgblog_writer', p.oid, 'EXECUTE') AS writer,
 	   has_function_privilege('regress_pgblog_web', p.oid, 'EXECUTE') AS web,
