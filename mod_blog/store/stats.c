@@ -1,8 +1,8 @@
 /*
  * stats.c - the shared segment behind stats.h's counters, made once by the
- * parent in the process pool (docs/OPERATIONS.md).  A slot's owner is its
- * pid and its start time (/proc), which a reused pid cannot match: the
- * slot of a child that died without its exit cleanup is free.
+ * parent in the process pool (docs/OPERATIONS.md).  A child takes a free
+ * slot at child_init and frees it at exit; the parent frees it when the MPM
+ * reports the child gone, whatever the way it died.
  */
 #include "store/stats.h"
 #include "store/logno.h"
@@ -13,8 +13,6 @@
 #include "apr_atomic.h"
 #include "apr_shm.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,7 +23,7 @@ APLOG_USE_MODULE(blog);
 /* A cache line or more each, so children do not write each other's lines. */
 typedef struct stats_slot
 {
-    apr_uint64_t owner;         /* pid << 32 | start time's low bits; 0 */
+    apr_uint32_t pid;           /* the child's; 0: free */
     apr_uint32_t generation;
     apr_uint64_t v[BLOG_STAT_N];
 } __attribute__((aligned(64))) stats_slot;
@@ -83,56 +81,17 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     return OK;
 }
 
-/* pid's start time (field 22 of /proc/<pid>/stat), or 0: no such process. */
-static apr_uint64_t
-stats_start_time(apr_uint32_t pid)
-{
-    char        path[32], buf[512];
-    const char *p;
-    FILE       *f;
-    size_t      n;
-    int         field;
-
-    snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-    if (pid == 0 || (f = fopen(path, "r")) == NULL)
-        return 0;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    /* the name, field 2, may hold spaces and parentheses */
-    if ((p = strrchr(buf, ')')) == NULL)
-        return 0;
-    for (field = 2; field < 22 && (p = strchr(p + 1, ' ')) != NULL; field++)
-        ;
-    return p != NULL ? strtoull(p + 1, NULL, 10) : 0;
-}
-
-static apr_uint64_t
-stats_owner(apr_uint32_t pid)
-{
-    return (apr_uint64_t) pid << 32 | (stats_start_time(pid) & 0xffffffffu);
-}
-
-/* The pid of a slot's owner while it runs, else 0. */
-static pid_t
-stats_pid(apr_uint64_t owner)
-{
-    apr_uint32_t pid = (apr_uint32_t) (owner >> 32);
-
-    return pid != 0 && stats_owner(pid) == owner ? (pid_t) pid : 0;
-}
-
 static apr_status_t
 stats_child_exit(void *slot)
 {
-    apr_atomic_set64(&((stats_slot *) slot)->owner, 0);
+    apr_atomic_set32(&((stats_slot *) slot)->pid, 0);
     return APR_SUCCESS;
 }
 
 static void
 stats_child_init(apr_pool_t *pchild, server_rec *s)
 {
-    apr_uint64_t me = stats_owner((apr_uint32_t) getpid());
+    apr_uint32_t me = (apr_uint32_t) getpid();
     int         gen = 0;
     int         i;
 
@@ -140,12 +99,8 @@ stats_child_init(apr_pool_t *pchild, server_rec *s)
     stats_me = NULL;
     stats_mine = stats_private;
     for (i = 0; stats_seg != NULL && i < stats_seg->nslots; i++) {
-        stats_slot *slot = &stats_seg->slots[i];
-        apr_uint64_t owner = apr_atomic_read64(&slot->owner);
-
-        if (stats_pid(owner) == 0
-            && apr_atomic_cas64(&slot->owner, me, owner) == owner) {
-            stats_me = slot;
+        if (apr_atomic_cas32(&stats_seg->slots[i].pid, me, 0) == 0) {
+            stats_me = &stats_seg->slots[i];
             break;
         }
     }
@@ -157,6 +112,25 @@ stats_child_init(apr_pool_t *pchild, server_rec *s)
     stats_mine = stats_me->v;
     apr_pool_cleanup_register(pchild, stats_me, stats_child_exit,
                               apr_pool_cleanup_null);
+}
+
+/*
+ * In the parent, as the MPM reaps a child and clears its scoreboard entry:
+ * the slot of one that died without its exit cleanup (a crash, kill -9) is
+ * free.  Its pid cannot be a new child's before this: it was not reaped.
+ */
+static void
+stats_child_status(server_rec *s, pid_t pid, ap_generation_t gen, int slot,
+                   mpm_child_status state)
+{
+    int         i;
+
+    (void) s;
+    (void) gen;
+    (void) slot;
+    for (i = 0; state == MPM_CHILD_EXITED && pid > 0 && stats_seg != NULL
+         && i < stats_seg->nslots; i++)
+        apr_atomic_cas32(&stats_seg->slots[i].pid, 0, (apr_uint32_t) pid);
 }
 
 void
@@ -186,7 +160,7 @@ blog_stats_read(int i, pid_t *pid, int *generation, apr_uint64_t *v)
     if (stats_seg == NULL || i < 0 || i >= stats_seg->nslots)
         return -1;
     slot = &stats_seg->slots[i];
-    *pid = stats_pid(apr_atomic_read64(&slot->owner));
+    *pid = (pid_t) apr_atomic_read32(&slot->pid);
     *generation = (int) apr_atomic_read32(&slot->generation);
     for (k = 0; k < BLOG_STAT_N; k++)
         v[k] = apr_atomic_read64(&slot->v[k]);
@@ -199,4 +173,5 @@ blog_stats_register_hooks(void)
     ap_hook_post_config(stats_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     /* Before the pool opens its first connections (blog_child_init). */
     ap_hook_child_init(stats_child_init, NULL, NULL, APR_HOOK_FIRST);
+    ap_hook_child_status(stats_child_status, NULL, NULL, APR_HOOK_MIDDLE);
 }

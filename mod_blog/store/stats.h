@@ -40,7 +40,7 @@ void blog_stats_register_hooks(void);
 
 /*
  * For the status page: how many slots, and a copy of slot i: its child's
- * pid (0: none, or it died), generation and figures.
+ * pid (0: none), generation and figures.
  */
 int blog_stats_nslots(void);
 int blog_stats_read(int i, pid_t *pid, int *generation, apr_uint64_t *v);

@@ -20,7 +20,8 @@ gauges agree with PostgreSQL's pg_stat_activity and the children with the
 Apache process list; the HTML table says the same as ?auto; without
 ExtendedStatus there is no mod_blog section; after a graceful restart the
 new children start from zero and an old child finishing a request keeps
-its row until it exits.  The health check: 200 "ok",
+its row until it exits; a child killed with SIGKILL loses its row once
+the parent has reaped it.  The health check: 200 "ok",
 then 503 "Redis unavailable" or "PostgreSQL unavailable" and nothing else
 (no socket path, host, port or role), quickly, with Redis stopped or frozen
 and PostgreSQL stopped or frozen, and 200 again once each is back; with a
@@ -33,6 +34,7 @@ Ends with `N passed, N failed`.
 import html
 import os
 import re
+import signal
 import socket
 import sys
 import threading
@@ -574,6 +576,25 @@ def check_graceful():
             "%r vs %r" % (last["rows"], last["kids"]))
 
 
+def check_killed_child():
+    """A child killed with SIGKILL frees no slot itself: the parent frees
+    it as it reaps the child (the MPM's child_status hook)."""
+    T.check(bt.wait_for(every_child_has_its_slot, 10 + bt.MARGIN, 0.2),
+            "before the kill: a row for every child")
+    victim = bt.children()[0]
+    os.kill(victim, signal.SIGKILL)
+    last = {"rows": [], "kids": []}
+
+    def rows_match():
+        last["rows"] = sorted(s["PID"] for s in slots(auto()).values())
+        last["kids"] = bt.children()
+        return victim not in last["kids"] and last["rows"] == last["kids"]
+    T.check(bt.wait_for(rows_match, 10 + bt.MARGIN, 0.2),
+            "a child killed with SIGKILL: its row goes, its successor's comes",
+            "killed %d; rows %r vs children %r"
+            % (victim, last["rows"], last["kids"]))
+
+
 def check_not_extended():
     apache_with_status(extended=False)
     a = auto()
@@ -593,6 +614,7 @@ def main():
         a = check_gauges()
         check_html(a)
         check_graceful()
+        check_killed_child()
         check_health()
         check_bad_conninfo()
         check_not_extended()

@@ -25,6 +25,7 @@ typedef struct t_hooks
     ap_HOOK_child_init_t *child_init;
     ap_HOOK_child_stopping_t *child_stopping;
     ap_HOOK_handler_t *handler;
+    ap_HOOK_child_status_t *child_status;
 } t_hooks;
 extern t_hooks t_hook;
 /* ap_proc_mutex_create fails while set; ap_state_query's main state. */

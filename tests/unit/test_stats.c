@@ -3,8 +3,9 @@
  * through the hooks it registers: the segment sized from the MPM's limit,
  * a free slot taken at child_init with the child's generation, the next
  * one while an older child still holds it, none when all are held, the
- * slot of a child that died without its exit cleanup taken again, and the
- * slot freed at exit.  Runs after the other back ends' cases: from here
+ * slot of a child that died without its exit cleanup freed when the MPM
+ * reports it gone (child_status, in the parent), and the slot freed at
+ * exit.  Runs after the other back ends' cases: from here
  * on their counters live in a slot.
  */
 #include <string.h>
@@ -101,7 +102,7 @@ test_stats_child_slot(void)
 /*
  * Slot 0 still held by an old child (this process): the next one; every
  * slot held: the counts stay private.  A child that died without its exit
- * cleanup leaves its slot free.
+ * cleanup holds its slot until the parent reaps it.
  */
 static void
 test_stats_held_slots(void)
@@ -125,8 +126,15 @@ test_stats_held_slots(void)
         _exit(0);
     }
     CHECK(dead > 0 && waitpid(dead, &status, 0) == dead);
-    /* its slot, not listed */
+    CHECK(blog_stats_read(2, &pid, &gen, v) == 0 && pid == dead && gen == 9);
+    /* the MPM's word on other children, or on a start, leaves it held */
+    t_hook.child_status(ts_s, dead + 1, 9, 0, MPM_CHILD_EXITED);
+    t_hook.child_status(ts_s, dead, 9, 0, MPM_CHILD_STARTED);
+    CHECK(blog_stats_read(2, &pid, &gen, v) == 0 && pid == dead);
+    /* reaped: its slot, not listed */
+    t_hook.child_status(ts_s, dead, 9, 0, MPM_CHILD_EXITED);
     CHECK(blog_stats_read(2, &pid, &gen, v) == 0 && pid == 0 && gen == 9);
+    CHECK(blog_stats_read(1, &pid, &gen, v) == 0 && pid == getpid());
     pchild[2] = ts_child();
     CHECK(blog_stats_read(2, &pid, &gen, v) == 0 && pid == getpid());
     /* all but slot 3 given back, for the status page's case */
