@@ -107,23 +107,27 @@ val_label(blog_val *v, char *d, int32_t n)
 }
 
 const blog_pageset *
-blog_pageset_load(const char *dir, blog_alloc_fn alloc, void *alloc_ctx,
-                  char *err, size_t errlen)
+blog_pageset_load(blog_tpl_source_fn source, void *source_ctx,
+                  blog_alloc_fn alloc, void *alloc_ctx, char *err,
+                  size_t errlen)
 {
     blog_pageset *t = alloc(alloc_ctx, sizeof(*t));
-    blog_tpl_env env = {dir, blog_fields, BLOG_F_COUNT, alloc, alloc_ctx};
+    blog_tpl_env env = {blog_fields, BLOG_F_COUNT, alloc, alloc_ctx};
+    void       *sc = source_ctx;
 
-    if (t == NULL)
-        return NULL;
-    if (!(t->index = blog_tpl_load(&env, "layout", "index", err, errlen))
-        || !(t->post = blog_tpl_load(&env, "layout", "post", err, errlen))
-        || !(t->tag = blog_tpl_load(&env, "layout", "tag", err, errlen))
-        || !(t->compute = blog_tpl_load(&env, "layout", "compute", err,
-                                        errlen))
-        || !(t->not_found = blog_tpl_load(&env, "layout", "not_found", err,
-                                          errlen))
+    if (t == NULL
+        || !(t->index = blog_tpl_load(&env, "layout", "index", source, sc,
+                                      err, errlen))
+        || !(t->post = blog_tpl_load(&env, "layout", "post", source, sc,
+                                     err, errlen))
+        || !(t->tag = blog_tpl_load(&env, "layout", "tag", source, sc, err,
+                                    errlen))
+        || !(t->compute = blog_tpl_load(&env, "layout", "compute", source,
+                                        sc, err, errlen))
+        || !(t->not_found = blog_tpl_load(&env, "layout", "not_found",
+                                          source, sc, err, errlen))
         || !(t->unavailable = blog_tpl_load(&env, "layout", "unavailable",
-                                            err, errlen)))
+                                            source, sc, err, errlen)))
         return NULL;
     return t;
 }

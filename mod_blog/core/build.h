@@ -28,8 +28,10 @@ typedef struct blog_pageset
     const blog_tpl *unavailable;
 } blog_pageset;
 
-/* Compile the pages of dir; NULL with "file:line: message" in err. */
-const blog_pageset *blog_pageset_load(const char *dir, blog_alloc_fn alloc,
+/* Compile the pages, each a "layout" around its own template, from
+ * source's; NULL with "file:line: message" in err. */
+const blog_pageset *blog_pageset_load(blog_tpl_source_fn source,
+                                      void *source_ctx, blog_alloc_fn alloc,
                                       void *alloc_ctx, char *err,
                                       size_t errlen);
 

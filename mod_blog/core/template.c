@@ -2,11 +2,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* memmem */
 #endif
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/escape.h"
 #include "core/template.h"
@@ -15,7 +13,6 @@
 #define BLOG_TPL_MAX_DEPTH 16
 #define BLOG_TPL_MAX_INCLUDE 16
 #define BLOG_TPL_MAX_NAME 128
-#define BLOG_TPL_MAX_FILE (1024 * 1024)
 
 typedef enum blog_op_kind
 {
@@ -61,7 +58,7 @@ typedef struct blog_open_section
 typedef struct blog_compiler
 {
     const blog_tpl_env *env;
-    blog_tpl_partial_fn partial;
+    blog_tpl_source_fn partial;
     void       *partial_ctx;
     char       *err;
     size_t      errlen;
@@ -393,7 +390,7 @@ tmpl_compile_source(blog_compiler *c, const char *src, size_t len,
 
 blog_tpl *
 blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
-                 const char *srcname, blog_tpl_partial_fn partial,
+                 const char *srcname, blog_tpl_source_fn partial,
                  void *partial_ctx, char *err, size_t errlen)
 {
     blog_compiler c = {.env = env, .partial = partial,
@@ -413,87 +410,43 @@ blog_tpl_compile(const blog_tpl_env *env, const char *src, size_t len,
     return tpl;
 }
 
-/* ---- Loading from files ---- */
+/* ---- Loading by name ---- */
 
-/* A whole file from env's allocator; -1 sets errno. */
-static int
-tmpl_read_file(const blog_tpl_env *env, const char *path, char **data,
-               size_t *len)
+/* The sources of blog_tpl_load: the caller's, "content" being the page. */
+typedef struct tmpl_named
 {
-    FILE *f = fopen(path, "re");
-    struct stat st;
-    int e = 0;
-
-    if (f == NULL)
-        return -1;
-    if (fstat(fileno(f), &st) < 0)
-        e = errno;
-    else if (!S_ISREG(st.st_mode) || st.st_size > BLOG_TPL_MAX_FILE)
-        e = S_ISDIR(st.st_mode) ? EISDIR
-            : S_ISREG(st.st_mode) ? EFBIG : EINVAL;
-    else if ((*data = env->alloc(env->alloc_ctx,
-                                 (size_t) st.st_size + 1)) == NULL)
-        e = ENOMEM;
-    else
-        *len = fread(*data, 1, (size_t) st.st_size, f);
-    fclose(f);
-    errno = e;
-    return e ? -1 : 0;
-}
-
-/* The partials of blog_tpl_load: files of env's folder, "content" too. */
-typedef struct blog_files
-{
-    const blog_tpl_env *env;
+    blog_tpl_source_fn source;
+    void       *ctx;
     const char *content;
-} blog_files;
+} tmpl_named;
 
 static int
-tmpl_file_partial(void *ctx, const char *name, const char **src, size_t *len,
+tmpl_named_source(void *ctx, const char *name, const char **src, size_t *len,
                   const char **srcname, char *why, size_t whylen)
 {
-    blog_files *r = ctx;
-    const char *file = strcmp(name, "content") == 0 ? r->content : name;
-    size_t size;
-    char *path;
-    char *data = NULL;
+    tmpl_named *n = ctx;
 
-    /* a partial never leaves the templates folder */
-    if (file == NULL || file[0] == '\0' || file[0] == '.'
-        || strchr(file, '/') != NULL) {
-        tmpl_set_err(why, whylen, file ? "invalid file name"
-                     : "this template wraps no page");
+    if (strcmp(name, "content") == 0 && (name = n->content) == NULL) {
+        tmpl_set_err(why, whylen, "this template wraps no page");
         return -1;
     }
-    size = strlen(r->env->dir) + strlen(file) + sizeof("/.html");
-    path = r->env->alloc(r->env->alloc_ctx, size);
-    if (path == NULL) {
-        tmpl_set_err(why, whylen, "out of memory");
-        return -1;
-    }
-    snprintf(path, size, "%s/%s.html", r->env->dir, file);
-    if (tmpl_read_file(r->env, path, &data, len) < 0) {
-        tmpl_set_err(why, whylen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    *src = data;
-    *srcname = path;
-    return 0;
+    return n->source(n->ctx, name, src, len, srcname, why, whylen);
 }
 
 blog_tpl *
 blog_tpl_load(const blog_tpl_env *env, const char *name, const char *content,
-              char *err, size_t errlen)
+              blog_tpl_source_fn source, void *source_ctx, char *err,
+              size_t errlen)
 {
-    blog_files  r = {env, content};
+    tmpl_named  n = {source, source_ctx, content};
     const char *src;
-    const char *path;
+    const char *srcname;
     size_t      len;
 
-    if (tmpl_file_partial(&r, name, &src, &len, &path, err, errlen) < 0)
+    if (tmpl_named_source(&n, name, &src, &len, &srcname, err, errlen) < 0)
         return NULL;
-    return blog_tpl_compile(env, src, len, path, tmpl_file_partial, &r, err,
-                            errlen);
+    return blog_tpl_compile(env, src, len, srcname, tmpl_named_source, &n,
+                            err, errlen);
 }
 
 /* ---- Rendering ---- */

@@ -37,28 +37,29 @@ typedef struct blog_tpl blog_tpl;
 
 typedef struct blog_tpl_env
 {
-    const char *dir;            /* folder of the <name>.html files */
     const char *const *fields;  /* field names; the index is the field id */
     uint32_t    nfields;
     blog_alloc_fn alloc;
     void       *alloc_ctx;
 } blog_tpl_env;
 
-/* <dir>/<name>.html, "{{> content}}" being <dir>/<content>.html (or none);
- * NULL with "file:line: message" in err. */
-blog_tpl *blog_tpl_load(const blog_tpl_env *env, const char *name,
-                        const char *content, char *err, size_t errlen);
+/* A template's source by its name, alive through the compile: 0, or -1
+ * with why.  The caller's: core reads no file. */
+typedef int (*blog_tpl_source_fn) (void *ctx, const char *name,
+                                   const char **src, size_t *len,
+                                   const char **srcname, char *why,
+                                   size_t whylen);
 
-/* A partial's source and its name, alive through the compile: 0, or -1. */
-typedef int (*blog_tpl_partial_fn) (void *ctx, const char *name,
-                                    const char **src, size_t *len,
-                                    const char **srcname, char *why,
-                                    size_t whylen);
+/* name's source, "{{> content}}" being content's (or none); NULL with
+ * "file:line: message" in err. */
+blog_tpl *blog_tpl_load(const blog_tpl_env *env, const char *name,
+                        const char *content, blog_tpl_source_fn source,
+                        void *source_ctx, char *err, size_t errlen);
 
 /* Compile from memory; srcname is used in error messages. */
 blog_tpl *blog_tpl_compile(const blog_tpl_env *env, const char *src,
                            size_t len, const char *srcname,
-                           blog_tpl_partial_fn partial, void *partial_ctx,
+                           blog_tpl_source_fn partial, void *partial_ctx,
                            char *err, size_t errlen);
 
 /* tpl with root (may be NULL), *len bytes from alloc: one pass if they fit

@@ -19,6 +19,7 @@
 #include "httpd/site.h"
 #include "store/stats.h"
 #include "httpd/status.h"
+#include "httpd/tplfiles.h"
 
 #include "httpd.h"
 #include "http_config.h"
@@ -366,6 +367,7 @@ blog_load(apr_pool_t *p, server_rec *s, const blog_config *c,
           blog_cache_settings *cache, apr_array_header_t *bases, char *err,
           apr_size_t err_len)
 {
+    blog_tpl_files files = {c->templates_dir, blog_pool_alloc, p};
     const blog_pageset *pages;
     server_rec *vs;
 
@@ -374,8 +376,8 @@ blog_load(apr_pool_t *p, server_rec *s, const blog_config *c,
                      "Redis's secrets or TLS: %s", err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
-    pages = blog_pageset_load(c->templates_dir, blog_pool_alloc, p, err,
-                              err_len);
+    pages = blog_pageset_load(blog_tpl_file_source, &files, blog_pool_alloc,
+                              p, err, err_len);
     if (pages == NULL) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00004)
                      "BlogTemplates %s (%s): %s", c->templates_dir,

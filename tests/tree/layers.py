@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """mod_blog's three layers include only downward: httpd/ may include
 store/ and core/, store/ may include core/, core/ only itself; core/ is
-pure C (no APR, no httpd, no libpq, no hiredis), and the Redis client
+pure C (no APR, no httpd, no libpq, no hiredis) and does no I/O (no
+file, socket or process call: its callers hand it bytes), and the Redis client
 (store/redis.*) knows nothing of the cache built on it.
 
     python3 tests/tree/layers.py [DIR]     (exit status 1 on a problem)
@@ -17,6 +18,10 @@ BELOW = {"core": {"core"}, "store": {"core", "store"},
 # headers of the hosts and libraries: none of them in core/
 HOSTED = re.compile(r"^(apr|apu|ap_|http|util_|mod_|mpm|libpq|hiredis|openssl)")
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
+# calls that touch a file, a socket or a process: none in core/
+IO_CALL = re.compile(r"\b(f?open|fdopen|f?read|f?write|f?stat|fscanf|fgets|"
+                     r"opendir|socket|connect|accept|send|recv|poll|select|"
+                     r"fork|exec\w*|system|popen)\s*\(")
 # what the Redis client must not know
 REDIS_KNOWS_NOT = re.compile(r"\bblog_(?:cache|seal)\w*|\bBLOG_CACHE_\w+")
 
@@ -34,6 +39,10 @@ def problems_of(root, path, ours):
             out.append("%s includes \"%s\" without its layer" % (name, inc))
         if layer == "core" and HOSTED.match(inc):
             out.append("%s (core) includes %s" % (name, inc))
+    if layer == "core":
+        code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+        out += ["%s (core) calls %s()" % (name, m)
+                for m in sorted(set(IO_CALL.findall(code)))]
     if os.path.basename(path) in ("redis.c", "redis.h"):
         out += ["%s includes %s, the cache's" % (name, inc)
                 for _, inc in INCLUDE.findall(text)

@@ -13,6 +13,7 @@
 
 #include "core/build.h"
 #include "core/decode.h"
+#include "httpd/tplfiles.h"
 #include "rows.h"
 
 #define MAX_CELLS 64
@@ -91,12 +92,13 @@ fz_build(const t_rows *t, void (*build) (blog_build *, const blog_rows *,
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    blog_tpl_files files = {TEMPLATES_DIR, tpl_alloc, NULL};
     char err[512];
 
     (void) argc;
     (void) argv;
-    pages = blog_pageset_load(TEMPLATES_DIR, tpl_alloc, NULL, err,
-                              sizeof(err));
+    pages = blog_pageset_load(blog_tpl_file_source, &files,
+                              tpl_alloc, NULL, err, sizeof(err));
     if (pages == NULL)
         abort();
     return 0;

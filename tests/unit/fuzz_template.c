@@ -65,7 +65,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *nul = memchr(data, '\0', size);
     size_t len = nul ? (size_t) (nul - src) : size;
     partial p = {nul ? nul + 1 : "", nul ? size - len - 1 : 0};
-    blog_tpl_env env = {".", fields, NFIELDS, arena_alloc, &a};
+    blog_tpl_env env = {fields, NFIELDS, arena_alloc, &a};
     blog_val inner_vals[1] = {{"<z>", 3, BLOG_VAL_STR}};
     blog_frame inner[2] = {{inner_vals, X, 1}, {inner_vals, X, 1}};
     blog_val item_vals[2][2] = {

@@ -12,6 +12,7 @@
 #include "core/build.h"
 #include "core/date.h"
 #include "core/decode.h"
+#include "httpd/tplfiles.h"
 #include "harness.h"
 #include "rows.h"
 #include "seed.h"
@@ -278,11 +279,12 @@ builder(t_arena *a, t_site *site, blog_build *b)
 static int
 site_load(t_arena *a, t_site *site)
 {
+    blog_tpl_files files = {TEMPLATES_DIR, t_arena_alloc, a};
     char err[512] = "";
     blog_build b;
 
-    site->pages = blog_pageset_load(TEMPLATES_DIR, t_arena_alloc, a, err,
-                                    sizeof(err));
+    site->pages = blog_pageset_load(blog_tpl_file_source, &files,
+                                    t_arena_alloc, a, err, sizeof(err));
     if (site->pages == NULL) {
         fprintf(stderr, "  %s\n", err);
         return -1;

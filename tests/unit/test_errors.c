@@ -14,6 +14,7 @@
 #include "httpd/pages.h"
 #include "store/ratelog.h"
 #include "httpd/response.h"
+#include "httpd/tplfiles.h"
 #include "core/router.h"
 
 #include "backends.h"
@@ -23,11 +24,12 @@
 static int
 te_site(apr_pool_t *p, blog_site *site)
 {
+    blog_tpl_files files = {TEMPLATES_DIR, blog_pool_alloc, p};
     char        err[512];
 
     memset(site, 0, sizeof(*site));
-    site->pages = blog_pageset_load(TEMPLATES_DIR, blog_pool_alloc, p, err,
-                                    sizeof(err));
+    site->pages = blog_pageset_load(blog_tpl_file_source, &files,
+                                    blog_pool_alloc, p, err, sizeof(err));
     site->compute_limit = 20000;
     site->base = "";
     site->mounted = 1;

@@ -13,6 +13,7 @@
 #include "seed.h"
 #include "vals.h"
 #include "core/template.h"
+#include "httpd/tplfiles.h"
 
 /* ---- frames ---- */
 
@@ -158,10 +159,11 @@ post_page(t_arena *a, int p)
 static char *
 render(t_arena *a, const char *page, const blog_frame *root, size_t *len)
 {
-    blog_tpl_env env = {TEMPLATES_DIR, blog_fields, BLOG_F_COUNT,
-                        t_arena_alloc, a};
+    blog_tpl_env env = {blog_fields, BLOG_F_COUNT, t_arena_alloc, a};
+    blog_tpl_files files = {TEMPLATES_DIR, t_arena_alloc, a};
     char err[512] = "";
-    blog_tpl *tpl = blog_tpl_load(&env, "layout", page, err, sizeof(err));
+    blog_tpl *tpl = blog_tpl_load(&env, "layout", page, blog_tpl_file_source,
+                                  &files, err, sizeof(err));
 
     if (tpl == NULL) {
         fprintf(stderr, "  %s\n", err);

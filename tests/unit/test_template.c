@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "vals.h"
 #include "core/template.h"
+#include "httpd/tplfiles.h"
 
 enum
 { A, B, LIST, X, Y, INNER, Z, NFIELDS };
@@ -18,9 +19,9 @@ static const char *const fields[NFIELDS] = {
 
 
 static blog_tpl_env
-env_for(t_arena *ar, const char *dir)
+env_for(t_arena *ar)
 {
-    blog_tpl_env env = {dir, fields, NFIELDS, t_arena_alloc, ar};
+    blog_tpl_env env = {fields, NFIELDS, t_arena_alloc, ar};
 
     return env;
 }
@@ -47,7 +48,7 @@ table_partial(void *ctx, const char *name, const char **src, size_t *len,
 static blog_tpl *
 compile(t_arena *ar, const char *src, const char *const *partials, char *err)
 {
-    blog_tpl_env env = env_for(ar, ".");
+    blog_tpl_env env = env_for(ar);
 
     return blog_tpl_compile(&env, src, strlen(src), "t.html", table_partial,
                             (void *) partials, err, 256);
@@ -404,7 +405,7 @@ static void
 test_error_buffer(void)
 {
     t_arena *ar = t_arena_new();
-    blog_tpl_env env = env_for(ar, ".");
+    blog_tpl_env env = env_for(ar);
     char small[8];
 
     /* truncated, NUL-terminated, no overflow; a NULL buffer is fine */
@@ -456,7 +457,8 @@ expect_load_error(tmpdir *d, const char *name, const char *content,
                   const char *want_tpl)
 {
     t_arena *ar = t_arena_new();
-    blog_tpl_env env = env_for(ar, d->path);
+    blog_tpl_env env = env_for(ar);
+    blog_tpl_files files = {d->path, t_arena_alloc, ar};
     char want[512];
     char err[512] = "";
     size_t n = 0;
@@ -470,7 +472,8 @@ expect_load_error(tmpdir *d, const char *name, const char *content,
             want[n++] = *s;
     }
     want[n] = '\0';
-    CHECK(blog_tpl_load(&env, name, content, err, sizeof(err)) == NULL);
+    CHECK(blog_tpl_load(&env, name, content, blog_tpl_file_source, &files,
+                        err, sizeof(err)) == NULL);
     CHECK_STR(err, strlen(err), want);
     t_arena_free(ar);
 }
@@ -496,9 +499,11 @@ test_load_files(void)
     tmp_put(&d, "escape.html", "{{> ../etc/passwd}}\n");
     {
         t_arena *ar = t_arena_new();
-        blog_tpl_env env = env_for(ar, d.path);
+        blog_tpl_env env = env_for(ar);
+        blog_tpl_files files = {d.path, t_arena_alloc, ar};
         char err[512] = "";
-        blog_tpl *tpl = blog_tpl_load(&env, "layout", "page", err,
+        blog_tpl *tpl = blog_tpl_load(&env, "layout", "page",
+                                      blog_tpl_file_source, &files, err,
                                       sizeof(err));
         size_t len;
         char *out;
@@ -511,7 +516,8 @@ test_load_files(void)
         } else
             fprintf(stderr, "  %s\n", err);
         /* a page without the layout */
-        tpl = blog_tpl_load(&env, "item", NULL, err, sizeof(err));
+        tpl = blog_tpl_load(&env, "item", NULL, blog_tpl_file_source,
+                            &files, err, sizeof(err));
         CHECK(tpl != NULL);
         t_arena_free(ar);
     }
