@@ -236,7 +236,7 @@ static blog_redis_io
 redis_tls_send(blog_redis *r, const struct iovec *iov, int n,
                apr_time_t deadline)
 {
-    char        buf[16384];
+    char       *buf = r->wbuf;
     size_t      len = 0;
     size_t      done = 0;
     size_t      off = 0;
@@ -246,11 +246,11 @@ redis_tls_send(blog_redis *r, const struct iovec *iov, int n,
 
     while (done < len || i < n) {
         if (done == len) {
-            for (len = done = 0; i < n && len < sizeof(buf);) {
+            for (len = done = 0; i < n && len < sizeof(r->wbuf);) {
                 size_t      k = iov[i].iov_len - off;
 
-                if (k > sizeof(buf) - len)
-                    k = sizeof(buf) - len;
+                if (k > sizeof(r->wbuf) - len)
+                    k = sizeof(r->wbuf) - len;
                 memcpy(buf + len, (const char *) iov[i].iov_base + off, k);
                 len += k;
                 off += k;

@@ -50,6 +50,9 @@ typedef struct blog_redis
     char        line[32];       /* the start of the current header line */
     apr_size_t  line_len;
     char        rbuf[65536];    /* read at once: a batch of pages */
+    /* TLS records gathered here, not on the writing thread's stack: every
+     * worker of a child leads in turn, and each would keep 16 KiB of it */
+    char        wbuf[16384];
 } blog_redis;
 
 /* Up to cap - 1 bytes of a regular file for its owner only (as ssh's and
