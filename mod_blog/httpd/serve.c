@@ -17,7 +17,6 @@
 
 #include "http_protocol.h"
 
-
 static int
 serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)
 {

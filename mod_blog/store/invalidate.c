@@ -686,10 +686,9 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
         && (rv = apr_thread_create(&inv_c->thread, NULL, inv_main, NULL,
                                    pchild)) != APR_SUCCESS)
         inv_c->thread = NULL;
-    if (rv == APR_SUCCESS) {
-        /* before the pool's other cleanups: the thread uses the settings */
+    /* before the pool's other cleanups: the thread uses the settings */
+    if (rv == APR_SUCCESS)
         apr_pool_pre_cleanup_register(pchild, NULL, inv_stop);
-    }
     else
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00036)
                      "cannot start the invalidation listener in this child");

@@ -62,8 +62,8 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
         if (stats_seg->nslots == 2 * limit)
             return OK;
     }
-    /* two per scoreboard slot: a child still finishing after a graceful
-     * restart keeps its own while its successor takes another */
+    /* twice the scoreboard's slots, a margin: a child holds one of those
+     * until it is reaped, and its stats slot is free by then */
     size = sizeof(stats_segment) + 2 * (apr_size_t) limit * sizeof(stats_slot);
     rv = apr_shm_create(&shm, size, NULL, pproc);
     if (rv != APR_SUCCESS) {

@@ -225,11 +225,18 @@ def delta(after, before, key):
     return after.get("Blog" + key, 0) - before.get("Blog" + key, 0)
 
 
+def rows_are_children(last):
+    """Whether the slots listed are the children running, the two lists
+    kept in last ("rows", "kids") for the failure's message."""
+    last["rows"] = sorted(s["PID"] for s in slots(auto()).values())
+    last["kids"] = bt.children()
+    return last["rows"] == last["kids"]
+
+
 def every_child_has_its_slot():
     """Every child running holds a slot: one just started may not have
     taken its own yet, and its requests would not be counted."""
-    a = auto()
-    return sorted(s["PID"] for s in slots(a).values()) == bt.children()
+    return rows_are_children({})
 
 
 def check_counts():
@@ -566,12 +573,7 @@ def check_graceful():
     # is in the process table before it has a row: compare until they
     # agree, as above.
     last = {"rows": [], "kids": []}
-
-    def rows_match():
-        last["rows"] = sorted(s["PID"] for s in slots(auto()).values())
-        last["kids"] = bt.children()
-        return last["rows"] == last["kids"]
-    T.check(gone and bt.wait_for(rows_match, 3 + bt.MARGIN, 0.2),
+    T.check(gone and bt.wait_for(lambda: rows_are_children(last), 3 + bt.MARGIN, 0.2),
             "graceful restart: the old row goes with its child",
             "%r vs %r" % (last["rows"], last["kids"]))
 
@@ -584,12 +586,8 @@ def check_killed_child():
     victim = bt.children()[0]
     os.kill(victim, signal.SIGKILL)
     last = {"rows": [], "kids": []}
-
-    def rows_match():
-        last["rows"] = sorted(s["PID"] for s in slots(auto()).values())
-        last["kids"] = bt.children()
-        return victim not in last["kids"] and last["rows"] == last["kids"]
-    T.check(bt.wait_for(rows_match, 10 + bt.MARGIN, 0.2),
+    T.check(bt.wait_for(lambda: rows_are_children(last) and victim not in last["kids"],
+                        10 + bt.MARGIN, 0.2),
             "a child killed with SIGKILL: its row goes, its successor's comes",
             "killed %d; rows %r vs children %r"
             % (victim, last["rows"], last["kids"]))
