@@ -4,7 +4,6 @@
 #include "core/date.h"
 #include "core/fields.h"
 
-#include <stdio.h>
 #include <string.h>
 
 const char *const blog_fields[BLOG_F_COUNT] = {
@@ -99,11 +98,38 @@ root_init(blog_build *b, blog_val *vals, blog_frame *root,
     *root = (blog_frame) {vals, 0, BLOG_F_COUNT};
 }
 
+/*
+ * The decimal digits of u at d; their count.  Not snprintf: glibc's
+ * vfprintf took every worker's stack a page deeper on the pages that print
+ * a count (bench/LEVERS.md).
+ */
+static size_t
+put_decimal(char *d, uint64_t u)
+{
+    char        rev[20];        /* 18446744073709551615 */
+    size_t      n = 0,
+                i;
+
+    do
+        rev[n++] = (char) ('0' + u % 10);
+    while ((u /= 10) != 0);
+    for (i = 0; i < n; i++)
+        d[i] = rev[n - 1 - i];
+    return n;
+}
+
 static void
 val_label(blog_val *v, char *d, int32_t n)
 {
-    val_str(v, d, (size_t) snprintf(d, LABEL_MAX, n == 1 ? "%d comment"
-                                    : "%d comments", (int) n));
+    static const char noun[] = " comments";
+    size_t      len = 0;
+
+    if (n < 0)
+        d[len++] = '-';
+    len += put_decimal(d + len, n < 0 ? -(int64_t) n : n);
+    memcpy(d + len, noun, sizeof(noun) - 1);
+    len += sizeof(noun) - 1 - (n == 1);
+    val_str(v, d, len);
 }
 
 const blog_pageset *
@@ -392,15 +418,11 @@ blog_build_compute(blog_build *b, uint32_t limit, uint64_t sum, blog_page *out)
     static const char title[] = "Compute";
     blog_val    vals[BLOG_F_COUNT];
     blog_frame  root;
-    char        limit_s[16];    /* 4294967295 */
-    char        sum_s[24];      /* 18446744073709551615 */
+    char        limit_s[20];
+    char        sum_s[20];
 
     root_init(b, vals, &root, title, sizeof(title) - 1);
-    val_str(&vals[BLOG_F_LIMIT], limit_s,
-            (size_t) snprintf(limit_s, sizeof(limit_s), "%u",
-                              (unsigned) limit));
-    val_str(&vals[BLOG_F_SUM], sum_s,
-            (size_t) snprintf(sum_s, sizeof(sum_s), "%llu",
-                              (unsigned long long) sum));
+    val_str(&vals[BLOG_F_LIMIT], limit_s, put_decimal(limit_s, limit));
+    val_str(&vals[BLOG_F_SUM], sum_s, put_decimal(sum_s, sum));
     page_render(b, b->pages->compute, &root, out);
 }

@@ -24,7 +24,6 @@
 
 #include <errno.h>
 #include <semaphore.h>
-#include <stdarg.h>
 #include <string.h>
 
 APLOG_USE_MODULE(blog);
@@ -308,20 +307,22 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
 /*
  * Queue one command and wait for its reply (or to lead); tried once more
  * when the connection it went out on had answered and is found closed.
+ * Formatted by hiredis' sds formatter: its printf-based ones run glibc's
+ * vfprintf, whose work area took every worker's stack a page deeper
+ * (bench/LEVERS.md).
  */
 static redisReply *
-cache_run(request_rec *r, const char *what, const char *fmt, ...)
+cache_run(request_rec *r, const char *what, int argc, const char **argv,
+          const size_t *lens)
 {
     apr_time_t  deadline;
-    char       *buf = NULL;
-    int         len, attempt;
-    va_list     ap;
+    sds         buf = NULL;
+    long long   len;
+    int         attempt;
 
     if (cache == NULL || !cache->g->redis.on || cache->lock == NULL)
         return NULL;
-    va_start(ap, fmt);
-    len = redisvFormatCommand(&buf, fmt, ap);
-    va_end(ap);
+    len = redisFormatSdsCommandArgv(&buf, argc, argv, lens);
     if (len < 0)
         return NULL;
     deadline = apr_time_now() + cache->g->redis.timeout;
@@ -343,7 +344,7 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
             cache_lead(r, &cmd, what);
         sem_destroy(&cmd.wake);
         if (cmd.io == BLOG_REDIS_OK) {
-            redisFreeCommand(buf);
+            redisFreeSdsCommand(buf);
             blog_outage_end(&cache->log, r->server, BLOGLOGNO(00010)
                                                       "Redis reachable");
             return cmd.reply;
@@ -355,7 +356,7 @@ cache_run(request_rec *r, const char *what, const char *fmt, ...)
         if (!(cmd.reused && cmd.io == BLOG_REDIS_CLOSED))
             break;
     }
-    redisFreeCommand(buf);
+    redisFreeSdsCommand(buf);
     return NULL;
 }
 
@@ -379,7 +380,9 @@ blog_cache_status
 blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
                const char **body, apr_size_t *len)
 {
-    redisReply *reply = cache_run(r, "GET", "GET %b", key, (size_t) key_len);
+    const char *argv[] = {"GET", key};
+    size_t      lens[] = {3, key_len};
+    redisReply *reply = cache_run(r, "GET", 2, argv, lens);
 
     if (reply == NULL)
         return BLOG_CACHE_DOWN;
@@ -416,14 +419,28 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     redisReply *reply;
     unsigned char head[BLOG_SEAL_HEAD];
     size_t      hlen = cache->g->seal.on ? sizeof(head) : 0;
+    const char *argv[] = {"SET", NULL, NULL, "EX", NULL};
+    size_t      lens[] = {3, 0, 0, 2, 0};
 
     /* What a GET would refuse is not stored. */
     if (len + hlen > CACHE_MAX_VALUE
         || (hlen && blog_seal_make(&cache->g->seal, key, key_len, body, len,
                                    apr_time_sec(apr_time_now()), head) != 0))
         return -1;
-    reply = cache_run(r, "SET", "SET %b %b%b EX %d", key, (size_t) key_len,
-                      head, hlen, body, (size_t) len, cache->g->cache_ttl);
+    if (hlen) {
+        char       *sealed = apr_palloc(r->pool, hlen + len);
+
+        memcpy(sealed, head, hlen);
+        memcpy(sealed + hlen, body, len);
+        body = sealed;
+    }
+    argv[1] = key;
+    argv[2] = body;
+    argv[4] = apr_itoa(r->pool, cache->g->cache_ttl);
+    lens[1] = key_len;
+    lens[2] = hlen + len;
+    lens[4] = strlen(argv[4]);
+    reply = cache_run(r, "SET", 5, argv, lens);
     if (reply == NULL)
         return -1;
     if (reply->type == REDIS_REPLY_STATUS) {

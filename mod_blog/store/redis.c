@@ -475,8 +475,8 @@ blog_redis_command(blog_redis *r, int argc, const char **argv,
                    const size_t *lens, apr_time_t deadline, redisReply **reply)
 {
     struct iovec iov;
-    char       *buf = NULL;
-    long long   len = redisFormatCommandArgv(&buf, argc, argv, lens);
+    sds         buf = NULL;
+    long long   len = redisFormatSdsCommandArgv(&buf, argc, argv, lens);
     blog_redis_io io;
 
     *reply = NULL;
@@ -484,7 +484,7 @@ blog_redis_command(blog_redis *r, int argc, const char **argv,
         return BLOG_REDIS_BAD;
     iov = (struct iovec) {buf, (size_t) len};
     io = blog_redis_send(r, &iov, 1, deadline);
-    redisFreeCommand(buf);
+    redisFreeSdsCommand(buf);
     while (io == BLOG_REDIS_OK && (io = blog_redis_next(r, reply))
            == BLOG_REDIS_OK && *reply == NULL)
         io = blog_redis_fill(r, deadline);
