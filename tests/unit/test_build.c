@@ -440,6 +440,25 @@ test_build_golden(void)
     t_arena_free(f.a);
 }
 
+/* /compute's figures at their types' ends, written without printf. */
+static void
+test_build_compute_bounds(void)
+{
+    t_fix f;
+
+    if (fix_init(&f) != 0)
+        return;
+    builder(f.a, &f.site, &f.b);
+    blog_build_compute(&f.b, 4294967295u, 18446744073709551615ull, &f.pg);
+    CHECK(f.pg.status == BLOG_STATUS_OK
+          && memmem(f.pg.body, f.pg.len,
+                    "below 4294967295: 18446744073709551615<", 39) != NULL);
+    blog_build_compute(&f.b, 0, 0, &f.pg);
+    CHECK(f.pg.status == BLOG_STATUS_OK
+          && memmem(f.pg.body, f.pg.len, "below 0: 0<", 11) != NULL);
+    t_arena_free(f.a);
+}
+
 /* A post's (or tag's) rows cut to none: the 404 page. */
 static void
 expect_no_rows_404(t_fix *f, int tag)
@@ -790,6 +809,8 @@ const t_case t_build_cases[] = {
     {"build: rows from the seed give the reference pages", test_build_golden},
     {"build: with a size hint, one pass and the same pages",
      test_build_hinted},
+    {"build: /compute's figures at 0 and at their types' ends",
+     test_build_compute_bounds},
     {"build: no rows is the 404 page, a tag without posts its heading",
      test_build_no_rows},
     {"build: every value cut short or NULL gives the 503 page",
