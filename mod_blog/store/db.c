@@ -1,11 +1,15 @@
 /*
  * db.c - not an apr_reslist (mod_dbd's): a reslist connects under its lock, so
  * one PostgreSQL that does not answer would stall every thread of the child.
- * Here a thread reserves a slot under the lock and connects without it.  Every
- * wait has BlogQueryTimeout's deadline; a query past it is dropped, not
- * PQcancel'led (libpq 15's cancel waits on the postmaster unbounded), and the
- * server ends the statement (client_connection_check_interval).  A read that
- * fails on a lost connection is retried once on a new one.
+ * Here a request reserves a slot under the lock and waits in the queue; the
+ * child's opener thread connects without the lock, and the new connection
+ * goes to the first waiter, like one released: a request takes whichever
+ * comes first, and a connect slower than BlogPoolAcquireTimeout still serves
+ * the requests after it (HikariCP's way).  Every wait has BlogQueryTimeout's
+ * deadline; a query past it is dropped, not PQcancel'led (libpq 15's cancel
+ * waits on the postmaster unbounded), and the server ends the statement
+ * (client_connection_check_interval).  A read that fails on a lost
+ * connection is retried once on a new one.
  */
 #include "store/db.h"
 #include "store/pq.h"
@@ -19,6 +23,7 @@
 #include "apr_strings.h"
 #include "apr_thread_cond.h"
 #include "apr_thread_mutex.h"
+#include "apr_thread_proc.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,7 +80,11 @@ typedef struct db_pool
     apr_thread_mutex_t *lock;   /* everything below but gen */
     db_waiter  *waiters;
     db_conn    *idle;           /* most recently used first */
-    int         nopen;          /* idle + in use + being opened */
+    int         nopen;          /* idle + in use + reserved to open */
+    int         to_open;        /* reserved, for the opener */
+    int         stopping;
+    apr_thread_cond_t *opener_cv;
+    apr_thread_t *opener;
     blog_backoff backoff;
     char        err[BLOG_PQ_MSG_MAX];   /* the last connect's, or "" */
     apr_uint32_t gen;           /* bumped on a lost connection */
@@ -344,6 +353,19 @@ db_hand_over(db_conn *c)
     return 1;
 }
 
+/*
+ * Under db->lock: a reserved slot given up.  With none left open every
+ * waiter looks again (and, while the backoff runs, fails at once), else
+ * the first.
+ */
+static void
+db_slot_freed(void)
+{
+    db->nopen--;
+    while (db_hand_over(NULL) && db->nopen == 0)
+        ;
+}
+
 /* Open a connection for a slot reserved in db->nopen; NULL on failure. */
 static db_conn *
 db_open_slot(apr_pool_t *p, apr_time_t deadline)
@@ -354,6 +376,8 @@ db_open_slot(apr_pool_t *p, apr_time_t deadline)
 
     if (pg != NULL && c == NULL)
         PQfinish(pg);
+    blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS
+                  : BLOG_STAT_POOL_CONNECT_FAILURES);
     apr_thread_mutex_lock(db->lock);
     if (c != NULL || err[0] != '\0')
         apr_cpystrn(db->err, c != NULL ? "" : err, sizeof(db->err));
@@ -361,12 +385,9 @@ db_open_slot(apr_pool_t *p, apr_time_t deadline)
         blog_backoff_reset(&db->backoff);
     else {
         blog_backoff_fail(&db->backoff);
-        db->nopen--;
-        db_hand_over(NULL);
+        db_slot_freed();
     }
     apr_thread_mutex_unlock(db->lock);
-    blog_stat_inc(c ? BLOG_STAT_POOL_CONNECTS
-                  : BLOG_STAT_POOL_CONNECT_FAILURES);
     if (c == NULL)
         return NULL;
     blog_stat_inc(BLOG_STAT_POOL_OPEN);
@@ -504,13 +525,11 @@ db_checkout(request_rec *r, apr_time_t deadline)
         if (c != NULL)
             break;
         now = apr_time_now();
-        /* Opening one is part of acquiring it: the same bound. */
         if (db->nopen < db->g->pool_max
             && now >= blog_backoff_next(&db->backoff)) {
             db->nopen++;
-            apr_thread_mutex_unlock(db->lock);
-            c = db_open_slot(r->pool, wait_until);
-            goto done;
+            db->to_open++;
+            apr_thread_cond_signal(db->opener_cv);
         }
         if (db->nopen == 0)
             break;
@@ -527,7 +546,6 @@ db_checkout(request_rec *r, apr_time_t deadline)
                          BLOGLOGNO(00017) "no free PostgreSQL connection "
                          "within BlogPoolAcquireTimeout");
     }
-  done:
     db_close(stale);
     if (c != NULL)
         blog_stat_inc(BLOG_STAT_POOL_BUSY);
@@ -620,6 +638,57 @@ db_call(request_rec *r, int stmt, const char *param, apr_size_t param_len,
     return outcome;
 }
 
+/*
+ * The child's connects, one at a time, for the slots requests reserved;
+ * each new connection released to the first waiter.  Reservations taken
+ * while the backoff runs are given up.  p: for each connect's keywords.
+ */
+static void *APR_THREAD_FUNC
+db_opener(apr_thread_t *thread, void *p)
+{
+    apr_thread_mutex_lock(db->lock);
+    for (;;) {
+        db_conn    *c;
+
+        while (db->to_open == 0 && !db->stopping)
+            apr_thread_cond_wait(db->opener_cv, db->lock);
+        if (db->stopping)
+            break;
+        db->to_open--;
+        if (apr_time_now() < blog_backoff_next(&db->backoff)) {
+            db_slot_freed();
+            continue;
+        }
+        apr_thread_mutex_unlock(db->lock);
+        c = db_open_slot(p, apr_time_now() + db->g->query_timeout);
+        if (c != NULL)
+            db_release(c, 1);
+        apr_pool_clear(p);
+        apr_thread_mutex_lock(db->lock);
+    }
+    db->nopen -= db->to_open;
+    db->to_open = 0;
+    apr_thread_mutex_unlock(db->lock);
+    /* returned, not apr_thread_exit: see inv_main */
+    (void) thread;
+    return NULL;
+}
+
+/* Before the child pool's subpools go: the opener's is one. */
+static apr_status_t
+db_opener_stop(void *data)
+{
+    apr_status_t rv;
+
+    (void) data;
+    apr_thread_mutex_lock(db->lock);
+    db->stopping = 1;
+    apr_thread_cond_signal(db->opener_cv);
+    apr_thread_mutex_unlock(db->lock);
+    apr_thread_join(&rv, db->opener);
+    return APR_SUCCESS;
+}
+
 static apr_status_t
 db_child_exit(void *data)
 {
@@ -628,6 +697,23 @@ db_child_exit(void *data)
     db->idle = NULL;
     db->g = NULL;
     return APR_SUCCESS;
+}
+
+/* The opener thread, its condition and its pool; a status on failure. */
+static apr_status_t
+db_opener_start(apr_pool_t *pchild)
+{
+    apr_pool_t *p;
+    apr_status_t rv;
+
+    rv = apr_thread_cond_create(&db->opener_cv, pchild);
+    if (rv == APR_SUCCESS)
+        rv = apr_pool_create(&p, pchild);
+    if (rv == APR_SUCCESS)
+        rv = apr_thread_create(&db->opener, NULL, db_opener, p, pchild);
+    if (rv == APR_SUCCESS)
+        apr_pool_pre_cleanup_register(pchild, NULL, db_opener_stop);
+    return rv;
 }
 
 void
@@ -659,6 +745,13 @@ blog_db_child_init(apr_pool_t *pchild, server_rec *s,
         if ((c = db_open_slot(pchild, deadline)) == NULL)
             break;
         db_release(c, 1);
+    }
+    rv = db_opener_start(pchild);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00065)
+                     "no thread to open PostgreSQL connections: this child "
+                     "answers its pages 503");
+        db->g = NULL;
     }
 }
 

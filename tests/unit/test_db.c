@@ -265,7 +265,20 @@ test_db_sql_error(void)
     CHECK(t_stat(BLOG_STAT_POOL_QUERY_ERRORS) == errs + 1);
 }
 
-/* A server that accepts and never answers the startup: the deadline. */
+/* Until the counter reaches n: a connect the opener thread ends. */
+static void
+tdb_wait_stat(int id, apr_uint64_t n)
+{
+    apr_time_t  t0 = apr_time_now();
+
+    while (t_stat(id) < n && t_ms_since(t0) < T_MARGIN_MS)
+        usleep(1000);
+}
+
+/*
+ * A server that accepts and never answers the startup: the page fails by
+ * its deadline, the opener's connect by the same bound.
+ */
 static void
 test_db_connect_stall(void)
 {
@@ -281,6 +294,7 @@ test_db_connect_stall(void)
     CHECK(tdb_page(&ms) == APR_EAGAIN);
     tdb_g.query_timeout = TDB_LONG;
     CHECK(ms < limit + T_MARGIN_MS);
+    tdb_wait_stat(BLOG_STAT_POOL_CONNECT_FAILURES, fails + 1);
     CHECK(t_stat(BLOG_STAT_POOL_CONNECT_FAILURES) == fails + 1);
     CHECK(tdb_settle() == 0);
 }
@@ -435,6 +449,43 @@ test_db_acquire_timeout(void)
     tdb_g.pool_max = 4;
 }
 
+/*
+ * New connects hang while the pool's one connection is busy: the page
+ * waiting for a connection takes that one when it is released, instead
+ * of failing with the connect (the opener's connect ends by its own
+ * deadline, costing no page).
+ */
+static void
+test_db_connect_hangs_release_serves(void)
+{
+    fake_pg_conf c = {0};
+    pthread_t   th;
+    apr_status_t rv_a = APR_EGENERAL;
+    apr_uint64_t fails = t_stat(BLOG_STAT_POOL_CONNECT_FAILURES);
+    unsigned    q;
+
+    tdb_lose_all();
+    tdb_g.pool_max = 2;
+    CHECK(tdb_settle() == 0);
+    CHECK(t_stat(BLOG_STAT_POOL_OPEN) == 1);
+    tdb_g.query_timeout = apr_time_from_msec(3 * FAKE_SLOW_MS);
+    q = fake_pg_queries();
+    c.query = FAKE_SLOW;
+    c.query_times = 1;
+    c.startup = FAKE_STALL;
+    fake_pg_set(&c);
+    pthread_create(&th, NULL, tdb_page_thread, &rv_a);
+    tdb_wait_queries(q + 1);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    pthread_join(th, NULL);
+    CHECK(rv_a == APR_SUCCESS);
+    tdb_wait_stat(BLOG_STAT_POOL_CONNECT_FAILURES, fails + 1);
+    CHECK(t_stat(BLOG_STAT_POOL_CONNECT_FAILURES) == fails + 1);
+    tdb_g.query_timeout = TDB_LONG;
+    tdb_g.pool_max = 4;
+    CHECK(tdb_settle() == 0);
+}
+
 /* Idle connections above BlogPoolKeep close once BlogPoolExptime passed. */
 static void
 test_db_expiry(void)
@@ -513,6 +564,8 @@ const t_case t_db_cases[] = {
     {"db: set-up error and stall", test_db_setup_error},
     {"db: ping says why it cannot connect", test_db_ping_cannot_connect},
     {"db: BlogPoolAcquireTimeout and hand-over", test_db_acquire_timeout},
+    {"db: a hung connect: the waiting page takes a released connection",
+     test_db_connect_hangs_release_serves},
     {"db: BlogPoolKeep and BlogPoolExptime", test_db_expiry},
     {"db: BlogPrepare Off", test_db_prepare_off},
     {"db: child exit closes the pool", test_db_child_exit},
