@@ -528,6 +528,12 @@ db_checkout(request_rec *r, apr_time_t deadline)
         if (db->nopen < db->g->pool_max
             && now >= blog_backoff_next(&db->backoff)) {
             db->nopen++;
+            if (db->opener == NULL) {
+                /* no BlogMount: blog-health's connects, in its thread */
+                apr_thread_mutex_unlock(db->lock);
+                c = db_open_slot(r->pool, wait_until);
+                goto done;
+            }
             db->to_open++;
             apr_thread_cond_signal(db->opener_cv);
         }
@@ -546,6 +552,7 @@ db_checkout(request_rec *r, apr_time_t deadline)
                          BLOGLOGNO(00017) "no free PostgreSQL connection "
                          "within BlogPoolAcquireTimeout");
     }
+  done:
     db_close(stale);
     if (c != NULL)
         blog_stat_inc(BLOG_STAT_POOL_BUSY);
@@ -746,7 +753,7 @@ blog_db_child_init(apr_pool_t *pchild, server_rec *s,
             break;
         db_release(c, 1);
     }
-    rv = db_opener_start(pchild);
+    rv = eager ? db_opener_start(pchild) : APR_SUCCESS;
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00065)
                      "no thread to open PostgreSQL connections: this child "

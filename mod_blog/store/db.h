@@ -27,7 +27,9 @@ typedef enum blog_stmt
     BLOG_STMT_TAG               /* blog.tag_page($1 text) */
 } blog_stmt;
 
-/* The child's pool, BlogPoolMin opened now when eager. */
+/* The child's pool; when eager (a BlogMount), BlogPoolMin opened now and
+ * the opener thread started, else each connect made by the request that
+ * needs it (blog-health's alone). */
 void blog_db_child_init(apr_pool_t *pchild, server_rec *s,
                         const blog_db_settings *g, int eager);
 
