@@ -63,6 +63,7 @@ typedef struct cache_child
     int         answered;       /* the connection has answered a command */
     blog_redis  redis;
     const blog_cache_settings *g;
+    const char *ttl;            /* g->cache_ttl as SET's EX argument */
     blog_backoff backoff;
     /* One budget for every warning about Redis: a failing Redis fails
      * alike. */
@@ -139,7 +140,8 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
 
     cache = apr_pcalloc(pchild, sizeof(*cache));
     *cache = (cache_child) {.queued_tail = &cache->queued,
-        .sent_tail = &cache->sent, .redis.max_bulk = CACHE_MAX_VALUE, .g = g};
+        .sent_tail = &cache->sent, .redis.max_bulk = CACHE_MAX_VALUE, .g = g,
+        .ttl = apr_itoa(pchild, g->cache_ttl)};
     /* a lock not made stays NULL */
     rv = apr_thread_mutex_create(&cache->lock, APR_THREAD_MUTEX_DEFAULT,
                                  pchild);
@@ -436,10 +438,10 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     }
     argv[1] = key;
     argv[2] = body;
-    argv[4] = apr_itoa(r->pool, cache->g->cache_ttl);
+    argv[4] = cache->ttl;
     lens[1] = key_len;
     lens[2] = hlen + len;
-    lens[4] = strlen(argv[4]);
+    lens[4] = strlen(cache->ttl);
     reply = cache_run(r, "SET", 5, argv, lens);
     if (reply == NULL)
         return -1;
