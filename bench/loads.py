@@ -320,7 +320,8 @@ def endpoint(cfg, port, path, sides, raw_name, redis_port=None, beside=None):
 
 
 def profile(cpu, mach, n):
-    """Per request: each side's user and system CPU and context switches;
+    """Per request: each side's user and system CPU, context switches and
+    run-queue wait (none for wrk, known by its rusage only);
     the machine's irq + softirq (the kernel's interrupt work, on loopback
     most of TCP's receive path: the kernel charges it to the system time
     of whichever process it interrupted, so it is inside the sides' sys,
@@ -332,7 +333,9 @@ def profile(cpu, mach, n):
     for side, d in cpu.items():
         out["sides"][side] = {"user_us": _per(d["user_us"], n),
                               "sys_us": _per(d["sys_us"], n),
-                              "ctxsw": _per(d["ctxsw"], n)}
+                              "ctxsw": _per(d["ctxsw"], n),
+                              "runq_us": _per(d["runq_us"], n)
+                              if "runq_us" in d else None}
         attributed += d["user_us"] + d["sys_us"]
         kernel += d["sys_us"]
     busy = sum(mach.get(k, 0) for k in ("user", "nice", "system", "irq",

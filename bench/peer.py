@@ -97,12 +97,12 @@ def summary(runs, connections):
     median over the rounds of the round's mean req/s, the medians over
     the runs of p50, p99 and p99/p50, the errors summed, the runs whose
     bytes per response did not fit the page, CPU microseconds per request
-    of each side and the server's context switches per request (summed
-    counters over summed requests), its largest Pss and Redis commands per
-    request; and the per-round ratios blog / peer with their median and
-    its 95 % bootstrap interval (sweep.ratio_stats), over the rounds
-    where both sides ran.  A run that could not be made ("failed": why)
-    is listed, and left out of the figures."""
+    of each side, the server's context switches and run-queue wait per
+    request (summed counters over summed requests), its largest Pss and
+    Redis commands per request; and the per-round ratios blog / peer with
+    their median and its 95 % bootstrap interval (sweep.ratio_stats), over
+    the rounds where both sides ran.  A run that could not be made
+    ("failed": why) is listed, and left out of the figures."""
     out = {}
     per_round = {}
     for side in ("blog", "peer"):
@@ -115,6 +115,7 @@ def summary(runs, connections):
         us = {s: sum(r["us"].get(s, 0.0) for r in rs) for s in SIDES
               if any(s in r["us"] for r in rs)}
         ctxsw = [r["ctxsw"] for r in rs if r.get("ctxsw") is not None]
+        runq = [r["runq_us"] for r in rs if r.get("runq_us") is not None]
         pss = [r["pss_kib"] for r in rs if r.get("pss_kib")]
         out[side] = {
             "rps": statistics.median(per_round[side].values())
@@ -135,6 +136,8 @@ def summary(runs, connections):
             "requests": n,
             "us": {s: v / n for s, v in us.items()} if n else {},
             "ctxsw": sum(ctxsw) / n if n and len(ctxsw) == len(rs)
+            else None,
+            "runq_us": sum(runq) / n if n and len(runq) == len(rs)
             else None,
             "pss_kib": max(pss) if pss else None,
             "redis_per_req": sum(r["redis_calls"] for r in rs) / n
@@ -267,6 +270,7 @@ def record(rnd, r, d_sides, d_redis, size):
             "us": {s: d["user_us"] + d["sys_us"]
                    for s, d in d_sides.items()},
             "ctxsw": srv["ctxsw"] if srv else None,
+            "runq_us": srv["runq_us"] if srv else None,
             "pss_kib": r["sample"],
             "redis_calls": sum(c for c, _ in d_redis.values())}
 

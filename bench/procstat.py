@@ -5,7 +5,9 @@ it is; Redis is one process.  Per process: minor faults and user/system CPU
 time from /proc/PID/stat (process-wide, dead threads included; a child
 that exited and was reaped shows in its parent's cutime/cstime); context
 switches summed over /proc/PID/task/*/status, because /proc/PID/status
-counts only the main thread; the proportional set size from
+counts only the main thread, and the time each thread waited runnable for
+a CPU from /proc/PID/task/*/schedstat (the run queue, where a thread per
+request waits when the CPUs are short); the proportional set size from
 /proc/PID/smaps_rollup (shared pages split between their users, so the sum
 over processes is the memory the server really holds).  The machine's own
 time (irq, softirq, steal, idle) from /proc/stat.
@@ -54,24 +56,32 @@ def _minflt(pid):
     return int(stat[stat.rindex(")") + 2:].split()[7])
 
 
-def _ctxsw(pid):
-    total = 0
+def _tasks(pid):
+    """(context switches, run-queue wait in microseconds) summed over the
+    process's threads: /proc/PID/task/*/status counts the switches,
+    /proc/PID/task/*/schedstat's second field the nanoseconds each thread
+    spent runnable and waiting for a CPU (the scheduler's run_delay)."""
+    switches = delay_ns = 0
     try:
         tids = os.listdir("/proc/%d/task" % pid)
     except OSError:
-        return 0
+        return 0, 0.0
     for tid in tids:
         status = _read("/proc/%d/task/%s/status" % (pid, tid))
         for line in (status or "").splitlines():
             if line.startswith(("voluntary_ctxt_switches:",
                                 "nonvoluntary_ctxt_switches:")):
-                total += int(line.split()[1])
-    return total
+                switches += int(line.split()[1])
+        sched = (_read("/proc/%d/task/%s/schedstat" % (pid, tid))
+                 or "").split()
+        if len(sched) >= 2:
+            delay_ns += int(sched[1])
+    return switches, delay_ns / 1000.0
 
 
 def counters(parent_pid):
     """{pid: (minor faults, context switches)} for the server's processes."""
-    return {pid: (_minflt(pid), _ctxsw(pid)) for pid in tree(parent_pid)}
+    return {pid: (_minflt(pid), _tasks(pid)[0]) for pid in tree(parent_pid)}
 
 
 def delta(before, after):
@@ -120,14 +130,16 @@ def cmdline(pid):
 
 
 def _proc(pid):
-    """(minflt, utime us, stime us, ctxsw, cutime us, cstime us) or None."""
+    """(minflt, utime us, stime us, ctxsw, cutime us, cstime us, run-queue
+    wait us) or None."""
     f = _stat_fields(pid)
     if f is None:
         return None
     # fields from the state on: minflt 10, utime 14, stime 15, cutime 16,
     # cstime 17 (man 5 proc), less 3
+    switches, runq_us = _tasks(pid)
     return (int(f[7]), int(f[11]) * TICK_US, int(f[12]) * TICK_US,
-            _ctxsw(pid), int(f[13]) * TICK_US, int(f[14]) * TICK_US)
+            switches, int(f[13]) * TICK_US, int(f[14]) * TICK_US, runq_us)
 
 
 def machine():
@@ -155,10 +167,12 @@ def snapshot(sides):
 
 
 def side_delta(before, after):
-    """{minflt, user_us, sys_us, ctxsw} of one side between two readings:
-    the processes present in both, plus what the parent's reaped children
-    added (cutime/cstime)."""
-    d = {"minflt": 0, "user_us": 0.0, "sys_us": 0.0, "ctxsw": 0}
+    """{minflt, user_us, sys_us, ctxsw, runq_us} of one side between two
+    readings: the processes present in both, plus what the parent's reaped
+    children added (cutime/cstime; a reaped child's run-queue wait is
+    lost with it)."""
+    d = {"minflt": 0, "user_us": 0.0, "sys_us": 0.0, "ctxsw": 0,
+         "runq_us": 0.0}
     b, a = before["procs"], after["procs"]
     for pid, v1 in a.items():
         v0 = b.get(pid)
@@ -168,6 +182,7 @@ def side_delta(before, after):
         d["user_us"] += v1[1] - v0[1]
         d["sys_us"] += v1[2] - v0[2]
         d["ctxsw"] += v1[3] - v0[3]
+        d["runq_us"] += v1[6] - v0[6]
     p0, p1 = b.get(before["parent"]), a.get(after["parent"])
     if p0 and p1:
         d["user_us"] += p1[4] - p0[4]

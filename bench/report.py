@@ -123,6 +123,7 @@ SIDE_NAMES = {"apache": "Apache", "pg": "PG", "redis": "Redis",
 COUNTER_HEAD = (["endpoint", "minflt/req"]
                 + ["ctxsw %s" % SIDE_NAMES[s] for s in SIDES]
                 + ["sysc %s" % SIDE_NAMES[s] for s in SIDES]
+                + ["runq us %s" % SIDE_NAMES[s] for s in SIDES[:3]]
                 + ["strace sysc", "Redis other/req", "Redis us/GET"])
 
 
@@ -138,6 +139,8 @@ def counter_rows(res, mpm):
                     + [fmt(prof.get(s, {}).get("ctxsw"), "%.2f")
                        for s in SIDES]
                     + [fmt(sc.get(s), "%.1f") for s in SIDES]
+                    + [fmt(prof.get(s, {}).get("runq_us"), "%.1f")
+                       for s in SIDES[:3]]
                     + [fmt(st, "%.1f"), fmt(rd.get("other"), "%.3f"),
                        fmt(rd.get("get_usec"), "%.2f")])
     return rows
@@ -188,8 +191,15 @@ def syscall_name_rows(res, mpm):
 
 
 SUMMARY_HEAD = (["MPM", "endpoint", "req/s", "p50 ms", "p99 ms", "Pss MiB",
-                 "ctxsw/req", "sysc/req"]
+                 "ctxsw/req", "runq us/req", "sysc/req"]
                 + ["%s us" % SIDE_NAMES[s] for s in SIDES])
+
+
+def apache_runq(ep):
+    """The Apache threads' run-queue wait per request, or None (a result
+    from before it was counted)."""
+    d = ((ep.get("profile") or {}).get("sides") or {}).get("apache")
+    return d.get("runq_us") if d else None
 
 
 def summary_rows(res):
@@ -211,6 +221,7 @@ def summary_rows(res):
             rows.append([mpm, label, fmt(ep["rps"]),
                          fmt(ep["p50_ms"], "%.2f"), fmt(ep["p99_ms"], "%.2f"),
                          mib(ep["pss_kib"]), fmt(ep["ctxsw_per_req"], "%.2f"),
+                         fmt(apache_runq(ep), "%.0f"),
                          fmt(apache_syscalls(m, ep, label if label.startswith(
                              "/") else "/floor/quick"), "%.1f")] + cpu)
     return rows
@@ -431,6 +442,21 @@ def tail_flags(res, mpm):
             if ep["p50_ms"] and ep["p99_ms"] / ep["p50_ms"] > TAIL_LIMIT]
 
 
+def stock_tails(res, mpm):
+    """p99/p50 of the stock Apache's own runs under the same load (the
+    quick_handler floor, the static files), the bar the blog's tail is
+    read against, as a sentence, or ""."""
+    m = res["mpm"][mpm]
+    runs = [("the quick_handler floor", m["floor"].get("quick"))]
+    runs += [("the static `%s`" % p, ep) for p, ep in m["static"].items()]
+    got = ["%s %.1f" % (name, ep["p99_ms"] / ep["p50_ms"])
+           for name, ep in runs if ep and ep["p50_ms"]]
+    if not got:
+        return ""
+    return (" The stock Apache beside it, same MPM settings and load, "
+            "p99/p50: %s." % ", ".join(got))
+
+
 BASE_BAR = 0.90
 
 
@@ -521,7 +547,8 @@ PEER_HEAD = ["endpoint", "blog req/s", "peer req/s", "blog / peer [95 %]",
              "p99/p50 blog / peer", "errors blog / peer",
              "x floor blog / peer"]
 PEER_CPU_HEAD = ["endpoint", "server us", "PG us", "Redis us", "wrk us",
-                 "all sides us", "server ctxsw/req", "server Pss MiB",
+                 "all sides us", "server ctxsw/req",
+                 "server run-queue us/req", "server Pss MiB",
                  "Redis cmds/req"]
 
 
@@ -581,6 +608,7 @@ def peer_rows(res, stage):
                            sum(p["us"].values()) if p["us"] else None,
                            "%.1f"),
                       both(b["ctxsw"], p["ctxsw"]),
+                      both(b.get("runq_us"), p.get("runq_us"), "%.0f"),
                       both(b["pss_kib"] and b["pss_kib"] / 1024.0,
                            p["pss_kib"] and p["pss_kib"] / 1024.0, "%.1f"),
                       both(b["redis_per_req"], p["redis_per_req"], "%.3f")])
@@ -637,9 +665,11 @@ def peer_section(res):
           "their requests): `server` the blog's Apache (parent and "
           "children) or the peer's process (and its children), PG the "
           "postmaster and every backend, Redis, wrk (its rusage); the "
-          "server's context switches per request (every thread) and its "
-          "largest Pss sampled half-way through a run; Redis's commands "
-          "per request.  A `-`: the peer's process is unknown.", "",
+          "server's context switches and run-queue wait (microseconds its "
+          "threads spent runnable, waiting for a CPU) per request, every "
+          "thread, and its largest Pss sampled half-way through a run; "
+          "Redis's commands per request.  A `-`: the peer's process is "
+          "unknown.", "",
           md_table(PEER_CPU_HEAD, cpu), ""]
     term = ["\nagainst the peer, alternated (event): " + about.replace(
                 "`", ""),
@@ -656,7 +686,8 @@ def terminal(res):
                 mpm, res["meta"]["config"]["fastpath"]))
             out.append(text_table(BLOG_HEAD, blog_rows(res, mpm)))
             out.append("\n%s: counters per request (ctxsw: context "
-                       "switches; sysc: syscalls, perf over the warm-up)" % mpm)
+                       "switches; sysc: syscalls, perf over the warm-up; "
+                       "runq: run-queue wait)" % mpm)
             out.append(text_table(COUNTER_HEAD, counter_rows(res, mpm)))
             out.append("\n%s: CPU microseconds per request, each side user "
                        "and system" % mpm)
@@ -671,9 +702,9 @@ def terminal(res):
             if il:
                 out.append("\n" + il)
             flags = tail_flags(res, mpm)
-            out.append("\np99 above %.0f x p50: %s" % (
+            out.append("\np99 above %.0f x p50: %s.%s" % (
                 TAIL_LIMIT, ", ".join(f.replace("`", "") for f in flags)
-                if flags else "none"))
+                if flags else "none", stock_tails(res, mpm).replace("`", "")))
     head, rows = ceiling_rows(res)
     out.append("")
     out.append(text_table(head, rows))
@@ -747,7 +778,9 @@ def write(res, out_dir):
                "no non-2xx response and no socket error during it.", ""]
     md += ["## Summary", "",
            "Per endpoint and MPM: req/s, latency, Apache's Pss, Apache's "
-           "context switches and syscalls per request, and the CPU "
+           "context switches, run-queue wait (`runq`, microseconds its "
+           "threads waited runnable for a CPU) and syscalls per request, "
+           "and the CPU "
            "microseconds per request (user + system) of each side; the "
            "sections below break each figure down.", "",
            md_table(SUMMARY_HEAD, summary_rows(res)), ""]
@@ -760,14 +793,17 @@ def write(res, out_dir):
             mpm, " (the reference)" if mpm == "event" else ""), "",
             md_table(BLOG_HEAD, blog_rows(res, mpm)), ""]
         flags = tail_flags(res, mpm)
-        md += ["p99 above %.0f x p50: %s." % (
-            TAIL_LIMIT, ", ".join(flags) if flags else "none"), ""]
+        md += ["p99 above %.0f x p50: %s.%s" % (
+            TAIL_LIMIT, ", ".join(flags) if flags else "none",
+            stock_tails(res, mpm)), ""]
         alt = alternated_floor(res, mpm)
         if alt:
             md += [alt, ""]
         md += ["### Counters per request, %s MPM" % mpm, "",
                "Context switches and syscalls of each side (the Apache "
-               "under test, PostgreSQL, Redis, wrk), the blog's endpoints "
+               "under test, PostgreSQL, Redis, wrk) and the microseconds "
+               "each server side's threads waited runnable for a CPU "
+               "(`runq`), the blog's endpoints "
                "then the ceilings and the floor; `strace sysc` only when a "
                "strace run was made.", "",
                md_table(COUNTER_HEAD, counter_rows(res, mpm)), ""]
@@ -905,7 +941,11 @@ def write(res, out_dir):
            "- minflt/req, ctxsw and CPU: /proc/PID/stat (minflt, utime, "
            "stime; and the parents' cutime/cstime for children reaped in "
            "the window) and voluntary + involuntary context switches "
-           "summed over /proc/PID/task/*/status, over the Apache under test "
+           "summed over /proc/PID/task/*/status, and the run-queue wait "
+           "(`runq`: the time the threads spent runnable and waiting for a "
+           "CPU, schedstat's run_delay summed over /proc/PID/task/*/"
+           "schedstat; a request that waits there waits in no order the "
+           "server chose), over the Apache under test "
            "(parent and children), the PostgreSQL postmaster and all its "
            "children, and Redis, read just before and after each timed "
            "run; wrk's from its own rusage (wait4); the machine's from "

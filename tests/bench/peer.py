@@ -9,6 +9,7 @@ listens on.  No stack, no load.
 import os
 import socket
 import sys
+import time
 import traceback
 
 sys.dont_write_bytecode = True
@@ -102,26 +103,27 @@ def response_sizes():
 
 
 def run(rnd, rps, p50=1.0, p99=3.0, requests=1000, us=None, ctxsw=2000,
-        pss=10240, non2xx=0, sock=0, size=100, got=100.0):
+        runq=500.0, pss=10240, non2xx=0, sock=0, size=100, got=100.0):
     return {"round": rnd, "rps": rps, "p50_ms": p50, "p99_ms": p99,
             "requests": requests, "non2xx": non2xx, "socket_errors": sock,
             "response_bytes": size, "bytes_per_response": got,
             "us": us if us is not None else {"server": 50000.0,
                                              "pg": 1000.0, "redis": 0.0,
                                              "wrk": 20000.0},
-            "ctxsw": ctxsw, "pss_kib": pss, "redis_calls": requests}
+            "ctxsw": ctxsw, "runq_us": runq, "pss_kib": pss,
+            "redis_calls": requests}
 
 
 def two_rounds():
     return {"blog": [run(0, 300), run(0, 100), run(1, 400, p99=9.0),
                      run(1, 400)],
-            "peer": [run(0, 100, p50=2.0, ctxsw=None, pss=None,
+            "peer": [run(0, 100, p50=2.0, ctxsw=None, runq=None, pss=None,
                          us={"pg": 3000.0, "wrk": 10000.0}),
-                     run(0, 100, p50=2.0, ctxsw=None, pss=None,
+                     run(0, 100, p50=2.0, ctxsw=None, runq=None, pss=None,
                          us={"pg": 3000.0, "wrk": 10000.0}),
-                     run(1, 100, p50=2.0, ctxsw=None, pss=None,
+                     run(1, 100, p50=2.0, ctxsw=None, runq=None, pss=None,
                          us={"pg": 3000.0, "wrk": 10000.0}, non2xx=3),
-                     run(1, 100, p50=2.0, ctxsw=None, pss=None,
+                     run(1, 100, p50=2.0, ctxsw=None, runq=None, pss=None,
                          us={"pg": 3000.0, "wrk": 10000.0}, got=20.0)]}
 
 
@@ -145,6 +147,7 @@ def per_request_counters():
     # the peer's process unknown: no server CPU, context switches, Pss
     assert p["us"] == {"pg": 3.0, "wrk": 10.0}
     assert b["ctxsw"] == 2.0 and p["ctxsw"] is None
+    assert b["runq_us"] == 0.5 and p["runq_us"] is None
     assert b["pss_kib"] == 10240 and p["pss_kib"] is None
     assert b["redis_per_req"] == 1.0
 
@@ -252,6 +255,33 @@ def finds_the_process_listening():
         s.close()
     assert peer.find_pid("127.0.0.1", port)[0] is None
     assert "tests/bench/peer.py" in procstat.cmdline(os.getpid())
+
+
+@test
+def run_queue_wait_counted():
+    # two processes spinning on one CPU: while one runs the other waits
+    # runnable, and the side's counters must show that wait
+    cpu = min(os.sched_getaffinity(0))
+    kids = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:
+            os.sched_setaffinity(0, {cpu})
+            end = time.monotonic() + 0.6
+            while time.monotonic() < end:
+                pass
+            os._exit(0)
+        kids.append(pid)
+    sides = {"spin": (os.getpid(), True)}
+    time.sleep(0.05)
+    before = procstat.snapshot(sides)
+    time.sleep(0.4)
+    after = procstat.snapshot(sides)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    d = procstat.side_delta(before["sides"]["spin"], after["sides"]["spin"])
+    # 0.4 s of two spinners sharing one CPU: about 0.4 s of waiting
+    assert d["runq_us"] > 100000, d
 
 
 def main():
