@@ -4,6 +4,7 @@ children.  Each returns plain dicts; bench.py decides what they mean."""
 
 import os
 import re
+import resource
 import signal
 import socket
 import statistics
@@ -135,15 +136,47 @@ def _perf_count(text):
     return _perf_counts(text).get(SYSCALL_EVENT)
 
 
+# Descriptors perf itself needs beside one per event and thread.
+PERF_SPARE_FDS = 64
+
+
+def descriptor_cap():
+    """How many descriptors a child of this process may open: the hard
+    limit (a container's root may not raise it)."""
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+
+def events_within(events, threads, cap):
+    """The first of `events` (the total first) that one perf may count on
+    `threads` threads within `cap` descriptors: perf opens one per event
+    and thread, and a server of 1 200 threads asks for more than a
+    default limit of 20 000."""
+    fit = (cap - PERF_SPARE_FDS) // max(threads, 1)
+    return list(events[:max(fit, 0)])
+
+
+def _allow_descriptors(need):
+    """A preexec_fn: raise the child's soft RLIMIT_NOFILE to `need`, within
+    the hard limit."""
+    def raise_limit():
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < need:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(need, hard), hard))
+    return raise_limit
+
+
 class SyscallCount:
     """Syscalls entered by each side over a window, counted by the kernel's
     raw_syscalls:sys_enter tracepoint through `perf stat` (a counter, no
     sampling): one perf attached to every thread of each server's
-    processes, and wrk run under one."""
+    processes, and wrk run under one.  A side with more threads than the
+    descriptor limit allows every named event for gets the total and as
+    many names as fit."""
 
     def __init__(self, cfg, sides, name):
         self.files = {}
         self.procs = {}
+        self.want = {}
         self.cfg = cfg
         self.name = name
         self.sides = sides
@@ -155,14 +188,22 @@ class SyscallCount:
         return f
 
     def start(self):
+        cap = descriptor_cap()
         for side, (pid, whole) in self.sides.items():
             if not pid:
                 continue
             pids = procstat.tree(pid) if whole else [pid]
+            threads = sum(procstat.threads(p) for p in pids)
+            events = events_within(self.cfg.syscall_events, threads, cap)
+            if not events:
+                continue
+            need = len(events) * threads + PERF_SPARE_FDS
+            self.want[side] = len(events) * threads
             self.procs[side] = subprocess.Popen(
-                ["perf", "stat", "-x,", "-e", self.events, "-o",
+                ["perf", "stat", "-x,", "-e", ",".join(events), "-o",
                  self._file(side), "-p", ",".join(map(str, pids))],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                preexec_fn=_allow_descriptors(need))
         self._attached()
         return ["perf", "stat", "-x,", "-e", self.events, "-o",
                 self._file("wrk"), "--"]
@@ -170,16 +211,10 @@ class SyscallCount:
     def _attached(self, limit_s=10.0):
         """Wait until each perf holds a descriptor per event and thread, so
         that the warm-up starts counted."""
-        n_events = len(self.cfg.syscall_events)
-        want = {}
-        for side, (pid, whole) in self.sides.items():
-            if side in self.procs:
-                pids = procstat.tree(pid) if whole else [pid]
-                want[side] = n_events * sum(procstat.threads(p) for p in pids)
         t0 = time.monotonic()
         while time.monotonic() - t0 < limit_s:
             if all(procstat.open_fds(self.procs[s].pid) >= n
-                   for s, n in want.items()):
+                   for s, n in self.want.items()):
                 break
             time.sleep(0.05)
         time.sleep(0.05)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/peer.py's pure parts and the report's section "Against a peer",
-on made-up runs; and the peer's process found from a socket this test
-listens on.  No stack, no load.
+on made-up runs; the peer's process found from a socket this test
+listens on; the counters' own parts (the run-queue wait of a side,
+perf's events within the descriptor limit).  No stack, no load.
 
     python3 tests/bench/peer.py        (ends with "N passed, N failed")
 """
@@ -15,6 +16,7 @@ import traceback
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+import loads  # noqa: E402
 import peer  # noqa: E402
 import procstat  # noqa: E402
 import report  # noqa: E402
@@ -282,6 +284,17 @@ def run_queue_wait_counted():
     d = procstat.side_delta(before["sides"]["spin"], after["sides"]["spin"])
     # 0.4 s of two spinners sharing one CPU: about 0.4 s of waiting
     assert d["runq_us"] > 100000, d
+
+
+@test
+def perf_events_fit_the_descriptors():
+    events = ["total"] + ["name%d" % i for i in range(22)]
+    # 4 x 300 workers and the parent's: 16 events of 23 within 20 000
+    got = loads.events_within(events, 1216, 20000)
+    assert got == events[:16], got
+    assert len(got) * 1216 + loads.PERF_SPARE_FDS <= 20000
+    assert loads.events_within(events, 50, 20000) == events
+    assert loads.events_within(events, 1216, 1000) == []
 
 
 def main():
