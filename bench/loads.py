@@ -155,14 +155,13 @@ def events_within(events, threads, cap):
     return list(events[:max(fit, 0)])
 
 
-def _allow_descriptors(need):
-    """A preexec_fn: raise the child's soft RLIMIT_NOFILE to `need`, within
-    the hard limit."""
-    def raise_limit():
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if soft < need:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (min(need, hard), hard))
-    return raise_limit
+def allow_descriptors(need):
+    """Raise this process's soft RLIMIT_NOFILE to `need`, within the hard
+    limit, for the perf it starts next to inherit (no preexec_fn: the
+    bench may run threads)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(need, hard), hard))
 
 
 class SyscallCount:
@@ -197,13 +196,12 @@ class SyscallCount:
             events = events_within(self.cfg.syscall_events, threads, cap)
             if not events:
                 continue
-            need = len(events) * threads + PERF_SPARE_FDS
             self.want[side] = len(events) * threads
+            allow_descriptors(self.want[side] + PERF_SPARE_FDS)
             self.procs[side] = subprocess.Popen(
                 ["perf", "stat", "-x,", "-e", ",".join(events), "-o",
                  self._file(side), "-p", ",".join(map(str, pids))],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                preexec_fn=_allow_descriptors(need))
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self._attached()
         return ["perf", "stat", "-x,", "-e", self.events, "-o",
                 self._file("wrk"), "--"]
