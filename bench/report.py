@@ -195,13 +195,6 @@ SUMMARY_HEAD = (["MPM", "endpoint", "req/s", "p50 ms", "p99 ms", "Pss MiB",
                 + ["%s us" % SIDE_NAMES[s] for s in SIDES])
 
 
-def apache_runq(ep):
-    """The Apache threads' run-queue wait per request, or None (a result
-    from before it was counted)."""
-    d = ((ep.get("profile") or {}).get("sides") or {}).get("apache")
-    return d.get("runq_us") if d else None
-
-
 def summary_rows(res):
     """One line per endpoint and MPM with what a lever changes: the
     blog's endpoints and the quick_handler floor; ctxsw and syscalls are
@@ -221,7 +214,7 @@ def summary_rows(res):
             rows.append([mpm, label, fmt(ep["rps"]),
                          fmt(ep["p50_ms"], "%.2f"), fmt(ep["p99_ms"], "%.2f"),
                          mib(ep["pss_kib"]), fmt(ep["ctxsw_per_req"], "%.2f"),
-                         fmt(apache_runq(ep), "%.0f"),
+                         fmt(prof.get("apache", {}).get("runq_us"), "%.0f"),
                          fmt(apache_syscalls(m, ep, label if label.startswith(
                              "/") else "/floor/quick"), "%.1f")] + cpu)
     return rows

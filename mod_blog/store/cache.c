@@ -64,6 +64,7 @@ typedef struct cache_child
     blog_redis  redis;
     const blog_cache_settings *g;
     const char *ttl;            /* g->cache_ttl as SET's EX argument */
+    apr_size_t  ttl_len;
     blog_backoff backoff;
     /* One budget for every warning about Redis: a failing Redis fails
      * alike. */
@@ -142,6 +143,7 @@ blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
     *cache = (cache_child) {.queued_tail = &cache->queued,
         .sent_tail = &cache->sent, .redis.max_bulk = CACHE_MAX_VALUE, .g = g,
         .ttl = apr_itoa(pchild, g->cache_ttl)};
+    cache->ttl_len = strlen(cache->ttl);
     /* a lock not made stays NULL */
     rv = apr_thread_mutex_create(&cache->lock, APR_THREAD_MUTEX_DEFAULT,
                                  pchild);
@@ -441,7 +443,7 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     argv[4] = cache->ttl;
     lens[1] = key_len;
     lens[2] = hlen + len;
-    lens[4] = strlen(cache->ttl);
+    lens[4] = cache->ttl_len;
     reply = cache_run(r, "SET", 5, argv, lens);
     if (reply == NULL)
         return -1;
