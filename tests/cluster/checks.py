@@ -926,6 +926,19 @@ def promote_pg2():
     return ok
 
 
+def sampled_window(sampler, now, since_action):
+    """The shortest window from half a second up, ending now and within
+    the time since the action, that holds samples on both sides: (its
+    length, calls per server), or (None, None)."""
+    for W in (0.5, 1.0, 2.0, 4.0):
+        if W > since_action:
+            break
+        r = sampler.rates(now - W, now)
+        if r is not None:
+            return W, r
+    return None, None
+
+
 def check_faults():
     """Each step under load; the caller holds the load lock."""
     steps = [
@@ -952,21 +965,21 @@ def check_faults():
         moved = None
         # Reads have moved once, over half a second, only the servers
         # allowed serve pages (each of all_of some), at half the usual
-        # rate or more.  Counted from the start of that half second.
-        W = 0.5
+        # rate or more.  Counted from the start of that window.  On a
+        # loaded machine psql may take longer than the window to answer:
+        # the window then widens to the samples there are, so the look
+        # judges the servers' own counts rather than their absence.
         seen = []               # why each look did not count: said on a failure
         while time.monotonic() - t0 < 25:
             time.sleep(0.25)
             now = time.monotonic()
-            if now - t0 < W:
-                continue
-            r = sampler.rates(now - W, now)
-            if r is None:
-                seen.append("%.1f s: no two samples" % (now - t0))
+            W, r = sampled_window(sampler, now, now - t0)
+            if W is None:
+                seen.append("%.1f s: no two samples in %.1f s" % (now - t0, now - t0))
                 continue
             served = sum(r.values())
             n_req, _, _ = load.window(now - W, now)
-            seen.append("%.1f s: %s, %d requests" % (now - t0, r, n_req))
+            seen.append("%.1f s: %s over %.1f s, %d requests" % (now - t0, r, W, n_req))
             if (served > 0 and all(r[n] == 0 for n in PG if n not in allowed)
                     and all(r[n] > 0 for n in all_of) and n_req >= base_rate * W / 2):
                 moved = max(0.0, now - W - t0)
