@@ -22,7 +22,9 @@ whose pages are checked like the blog's and which bench/peer.py runs
 alternated with the blog under the event MPM: PEER_ROUNDS rounds (4) of
 blog, peer, peer, blog on every endpoint, each run a PEER_WARMUP (1) s
 warm-up and a DURATION s run; PEER_NAME says what it is, PEER_PID which
-process serves it when the bench cannot find it from its port).
+process serves it when the bench cannot find it from its port),
+MEMORY_ROUNDS (2: rounds of bench/memory.py's step, both Apaches
+restarted and given the same runs; 0: skip), MEMORY_SECONDS (3).
 """
 
 import datetime
@@ -42,6 +44,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import idle_conns  # noqa: E402
 import procs  # noqa: E402
 import loads  # noqa: E402
+import memory  # noqa: E402
+import procstat  # noqa: E402
 import peer  # noqa: E402
 import report  # noqa: E402
 import reference  # noqa: E402
@@ -100,6 +104,8 @@ class Config:
         self.idle = num("IDLE", 1000)
         self.idle_seconds = num("IDLE_SECONDS", 3)
         self.idle_rounds = num("IDLE_ROUNDS", 1)
+        self.memory_rounds = num("MEMORY_ROUNDS", 2)
+        self.memory_seconds = num("MEMORY_SECONDS", 3)
         self.check = env.get("CHECK", "1") == "1"
         self.port = int(env.get("BENCH_CEILING_PORT",
                                 env.get("BENCH_PORT", 8081)))
@@ -150,7 +156,8 @@ class Config:
             "endpoints", "perf", "idle", "idle_seconds", "check",
             "syscall_events", "base", "base_spec", "base_rounds",
             "base_seconds", "base_warmup", "peer_url", "peer_name",
-            "peer_rounds", "peer_warmup")}
+            "peer_rounds", "peer_warmup", "memory_rounds",
+            "memory_seconds")}
 
 
 T0 = time.time()
@@ -301,6 +308,8 @@ def run_mpm(cfg, mpm, ceiling):
         blog_sides = sides(cfg, blog_pid(cfg))
         blog_sides["server"] = blog_sides.pop("apache")
         out["peer"] = peer.alternate(cfg, blog_sides, cfg.peer_about, say)
+    if cfg.memory_rounds and not cfg.only_ceilings:
+        out["memory"] = memory_alike(cfg, mpm, ceiling)
     # last: a thousand connections leave Apache's memory larger (MaxMemFree
     # 0 keeps it), which would show in the next endpoint's Pss
     if mpm == "event" and cfg.idle and "/cached" in cfg.endpoints \
@@ -364,6 +373,27 @@ def sequence(cfg):
             continue
         out.append((kind, path))
     return out
+
+
+def memory_alike(cfg, mpm, ceiling):
+    """bench/memory.py's step: both Apaches restarted, then the same runs,
+    alternated; each side's Pss at rest and half-way through each run."""
+    say("%s: Apache's memory after the same load (%d rounds, both restarted)"
+        % (mpm, cfg.memory_rounds))
+    restart_blog(cfg, mpm)
+    ceiling.start(mpm)
+    ports = {"blog": cfg.blog_port, "stock": cfg.port}
+    pids = {"blog": blog_pid(cfg), "stock": ceiling.pid()}
+    time.sleep(1.0)
+    idle = {side: procstat.pss_kib(pid) for side, pid in pids.items()}
+
+    def run(side, path, during):
+        return loads.wrk(cfg, ports[side], path, cfg.memory_seconds,
+                         "wrk-%s-memory.txt" % mpm, during=during)
+
+    runs = memory.measure(memory.plan(cfg.endpoints, cfg.memory_rounds), run,
+                          lambda side: procstat.pss_kib(pids[side]))
+    return memory.summary(idle, runs)
 
 
 def idle_figure(cfg):

@@ -23,6 +23,29 @@ def memory(m):
                  for ep in m.get(kind, {}).values()] or [0])
     return mib(blog), mib(stock), "%.2f" % (blog / stock) if stock else "-"
 
+def memory_alike(m):
+    """(the blog's max Pss, the stock Apache's, their ratio, runs each) of
+    bench/memory.py's step, both restarted and given the same runs; None
+    when the step did not run."""
+    a = m.get("memory")
+    if not a or not a.get("stock_max_kib"):
+        return None
+    return (mib(a["blog_max_kib"]), mib(a["stock_max_kib"]),
+            "%.2f" % a["ratio"], "%d / %d" % (a["blog_runs"], a["stock_runs"]))
+
+
+def memory_table(res):
+    """One row an MPM: its figures over each side's own runs, then after
+    the same load (bench/memory.py)."""
+    rows = []
+    for mpm, m in res["mpm"].items():
+        if not m["blog"]:
+            continue
+        alike = memory_alike(m) or ("-",) * 4
+        rows.append([mpm] + list(memory(m)) + list(alike))
+    return rows
+
+
 def ceiling(res, mpm, path):
     """(requests/s, what it is) this endpoint cannot beat on this machine."""
     if path in res.get("db", {}):
@@ -702,6 +725,8 @@ def terminal(res):
     out.append("")
     out.append(text_table(head, rows))
     mem = ", ".join("%s %s MiB (stock Apache %s MiB, x %s)" % ((mpm,) + memory(m))
+                    + ("; after the same load %s / %s MiB, x %s" % memory_alike(m)[:3]
+                       if memory_alike(m) else "")
                     for mpm, m in res["mpm"].items() if m["blog"])
     if mem:
         out.append("\nApache's memory under load (sum of Pss, max): " + mem)
@@ -855,17 +880,25 @@ def write(res, out_dir):
            "map_to_storage, access and auth) or from the `handler` hook "
            "(after all of them); beside it the static file and the blog's "
            "own `/cached`.", "", md_table(head, rows), ""]
-    mem = [[mpm] + list(memory(m)) for mpm, m in res["mpm"].items() if m["blog"]]
+    mem = memory_table(res)
     if mem:
         md += ["## Apache's memory under load", "",
                "Sum of Pss over the parent and its children, from "
-               "/proc/PID/smaps_rollup, sampled half-way through each run, the "
-               "largest over the endpoints (each endpoint's is in the tables "
-               "above); beside it the ceiling Apache's, a stock Apache with "
-               "the same MPM settings under the same wrk load (its static "
-               "files and floor module).", "",
-               md_table(["MPM", "blog max Pss MiB", "stock Apache max Pss MiB",
-                         "blog / stock"], mem), ""]
+               "/proc/PID/smaps_rollup, sampled half-way through each run. "
+               "Over each side's own runs: the largest over the blog's "
+               "endpoints (each endpoint's is in the tables above) against "
+               "the ceiling Apache's, a stock Apache with the same MPM "
+               "settings under the same wrk load (its static files and floor "
+               "module), after different histories. After the same load "
+               "(bench/memory.py): both Apaches restarted, then each blog "
+               "run (its routes in turn) followed by a stock run (its static "
+               "files in turn), the same connections and length; an "
+               "Apache's Pss grows with each new set of connections it is "
+               "handed, so this is the like-for-like figure.", "",
+               md_table(["MPM", "blog max Pss MiB, own runs",
+                         "stock max Pss MiB, own runs", "blog / stock, own runs",
+                         "blog max Pss MiB, same load", "stock max Pss MiB, same load",
+                         "blog / stock, same load", "runs blog / stock"], mem), ""]
     if cfg.get("strace"):
         md += ["## Syscalls per request, by name", "",
                "From `strace -c -f` attached to every Apache child during a "

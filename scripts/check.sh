@@ -51,6 +51,8 @@ part "log tags" python3 tests/tree/logno.py
 part layers python3 tests/tree/layers.py
 # the peer's figures in make bench (bench/peer.py), on made-up runs
 part "bench: peer figures" python3 tests/bench/peer.py
+# the memory step of make bench (bench/memory.py), on made-up runs
+part "bench: memory step" python3 tests/bench/memory.py
 # cppcheck: warning, performance and portability findings (none allowed)
 part cppcheck tests/tree/cppcheck.sh
 part unit make -s -C tests/unit check

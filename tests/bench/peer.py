@@ -11,7 +11,6 @@ import os
 import socket
 import sys
 import time
-import traceback
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -20,13 +19,7 @@ import loads  # noqa: E402
 import peer  # noqa: E402
 import procstat  # noqa: E402
 import report  # noqa: E402
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
+from cases import main, test  # noqa: E402
 
 
 def raises(fn, *args):
@@ -295,22 +288,6 @@ def perf_events_fit_the_descriptors():
     assert len(got) * 1216 + loads.PERF_SPARE_FDS <= 20000
     assert loads.events_within(events, 50, 20000) == events
     assert loads.events_within(events, 1216, 1000) == []
-
-
-def main():
-    npass = nfail = 0
-    for fn in TESTS:
-        try:
-            fn()
-        except Exception:
-            nfail += 1
-            print("FAIL: %s" % fn.__name__)
-            traceback.print_exc()
-        else:
-            npass += 1
-            print("ok: %s" % fn.__name__)
-    print("%d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
 
 
 if __name__ == "__main__":
