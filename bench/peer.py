@@ -117,6 +117,8 @@ def summary(runs, connections):
         ctxsw = [r["ctxsw"] for r in rs if r.get("ctxsw") is not None]
         runq = [r["runq_us"] for r in rs if r.get("runq_us") is not None]
         pss = [r["pss_kib"] for r in rs if r.get("pss_kib")]
+        # a run that only failed has no latency to divide by
+        tails = [r["p99_ms"] / r["p50_ms"] for r in rs if r["p50_ms"]]
         out[side] = {
             "rps": statistics.median(per_round[side].values())
             if rs else None,
@@ -124,8 +126,7 @@ def summary(runs, connections):
             if rs else None,
             "p99_ms": statistics.median(r["p99_ms"] for r in rs)
             if rs else None,
-            "tail": statistics.median(r["p99_ms"] / r["p50_ms"] for r in rs
-                                      if r["p50_ms"]) if rs else None,
+            "tail": statistics.median(tails) if tails else None,
             "non2xx": sum(r["non2xx"] for r in rs),
             "socket_errors": sum(r["socket_errors"] for r in rs),
             "bad_sizes": sum(1 for r in rs if not size_ok(

@@ -175,6 +175,22 @@ def a_failed_run_is_left_out():
 
 
 @test
+def a_side_that_only_failed_has_no_tail():
+    """Runs made but answered by errors alone (wrk's p50 0): no ratio of
+    latencies to take, and the report still renders."""
+    runs = two_rounds()
+    runs["peer"] = [dict(run(0, 7, p50=0.0, p99=0.0), non2xx=68),
+                    dict(run(1, 7, p50=0.0, p99=0.0), non2xx=68)]
+    s = peer.summary(runs, 50)
+    assert s["peer"]["tail"] is None and s["peer"]["non2xx"] == 136
+    assert s["blog"]["tail"] == 3.0, s["blog"]["tail"]
+    md, _ = report.peer_section(result({"about": ABOUT, "routes": {"/cached": runs}}))
+    row = [line for line in md[0:] for line in line.splitlines()
+           if line.startswith("| /cached |")][0]
+    assert "| 3.0 / - |" in row, row
+
+
+@test
 def failure_in_one_line():
     import loads
     e = loads.LoadError("wrk failed for http://127.0.0.1:1/:\n$ wrk -t 2\n"
