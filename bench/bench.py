@@ -443,6 +443,11 @@ def check_failures(res, cfg):
                     fails.append("%s %s against %s (%s): %d socket errors "
                                  "+ non-2xx" % (mpm, path, m["base"]["commit"],
                                                 name, o["errors"]))
+        for r in m.get("memory", {}).get("runs", []):
+            if r["side"] == "blog" and (r["socket_errors"] or r["status_errors"]):
+                fails.append("%s %s in the memory step: %d socket errors, %d "
+                             "answers above 399" % (mpm, r["path"], r["socket_errors"],
+                                                    r["status_errors"]))
         idle = m.get("idle")
         if idle:
             for k in ("base", "loaded"):

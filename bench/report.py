@@ -23,6 +23,7 @@ def memory(m):
                  for ep in m.get(kind, {}).values()] or [0])
     return mib(blog), mib(stock), "%.2f" % (blog / stock) if stock else "-"
 
+
 def memory_alike(m):
     """(the blog's max Pss, the stock Apache's, their ratio, runs each) of
     bench/memory.py's step, both restarted and given the same runs; None
@@ -724,10 +725,10 @@ def terminal(res):
     head, rows = ceiling_rows(res)
     out.append("")
     out.append(text_table(head, rows))
-    mem = ", ".join("%s %s MiB (stock Apache %s MiB, x %s)" % ((mpm,) + memory(m))
-                    + ("; after the same load %s / %s MiB, x %s" % memory_alike(m)[:3]
-                       if memory_alike(m) else "")
-                    for mpm, m in res["mpm"].items() if m["blog"])
+    mem = ", ".join("%s %s MiB (stock Apache %s MiB, x %s)" % tuple(row[:4])
+                    + ("; after the same load %s / %s MiB, x %s" % tuple(row[4:7])
+                       if row[4] != "-" else "")
+                    for row in memory_table(res))
     if mem:
         out.append("\nApache's memory under load (sum of Pss, max): " + mem)
     f = fastest(res)

@@ -7,10 +7,12 @@ report's memory table, on made-up runs.  No stack, no load.
 
 import os
 import sys
+import types
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+import bench  # noqa: E402
 import memory  # noqa: E402
 import report  # noqa: E402
 from cases import main, test  # noqa: E402
@@ -86,6 +88,18 @@ def report_shows_both_figures():
 def report_without_the_step():
     rows = report.memory_table(result(None))
     assert rows == [["event", "3.0", "1.0", "3.00", "-", "-", "-", "-"]], rows
+
+
+@test
+def the_blogs_errors_in_the_step_fail_the_bench():
+    runs = runs_of([1000, 1000], [900, 900])
+    runs[0].update(status_errors=3)
+    runs[3].update(socket_errors=5)        # the stock Apache's: not the blog's
+    res = {"mpm": {"event": {"blog": {}, "static": {}, "floor": {},
+                             "memory": memory.summary({}, runs)}}}
+    fails = bench.check_failures(res, types.SimpleNamespace(connections=50))
+    assert fails == ["event / in the memory step: 0 socket errors, "
+                     "3 answers above 399"], fails
 
 
 if __name__ == "__main__":
