@@ -19,10 +19,8 @@ def plan(blog_routes, rounds, stock_paths=STOCK_FILES):
     """[(side, path)]: each round every blog route once, each followed by
     one stock run on its files in turn; as many runs on either side."""
     out = []
-    for _ in range(rounds):
-        for route in blog_routes:
-            out.append(("blog", route))
-            out.append(("stock", stock_paths[(len(out) // 2) % len(stock_paths)]))
+    for i, route in enumerate(list(blog_routes) * rounds):
+        out += [("blog", route), ("stock", stock_paths[i % len(stock_paths)])]
     return out
 
 

@@ -975,7 +975,7 @@ def check_faults():
             now = time.monotonic()
             W, r = sampled_window(sampler, now, now - t0)
             if W is None:
-                seen.append("%.1f s: no two samples in %.1f s" % (now - t0, now - t0))
+                seen.append("%.1f s: no two samples" % (now - t0))
                 continue
             served = sum(r.values())
             n_req, _, _ = load.window(now - W, now)
