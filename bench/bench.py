@@ -505,6 +505,7 @@ def meta(cfg, started):
         "wrk": first_line(["wrk", "-v"]),
         "loadavg_at_start": cfg.loadavg,
         "apache_settings": server_settings().replace("\n", " "),
+        "apache_sched": os.environ.get("BLOG_SCHED", "batch"),
         "ceiling_apache_settings": server_settings(
             connections=cfg.connections).replace("\n", " "),
         "config": cfg.public(),

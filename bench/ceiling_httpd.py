@@ -34,6 +34,15 @@ SHARED = [("StartServers", "4"), ("ServerLimit", "4"),
 EVENT_ONLY = {"AsyncRequestWorkerFactor"}
 
 
+def sched_prefix():
+    """The command that starts the ceiling Apache under the blog's
+    scheduling policy (scripts/env.sh's BLOG_SCHED), so that the two
+    Apaches are compared under the same one."""
+    if os.environ.get("BLOG_SCHED", "batch") == "batch":
+        return ["chrt", "--batch", "0"]
+    return []
+
+
 def stock_threads(found, connections):
     """Stock Apache has no BlogConnectionPark: under the event MPM a child
     whose workers are all busy closes its keep-alive connections, and one
@@ -135,8 +144,8 @@ class CeilingApache:
         if self.pid():
             self.stop()
         self._configure(mpm)
-        subprocess.run([APACHE, "-d", self.dir, "-f", self.conf, "-k", "start"],
-                       check=True)
+        subprocess.run(sched_prefix() + [APACHE, "-d", self.dir, "-f", self.conf,
+                                         "-k", "start"], check=True)
         url = "http://127.0.0.1:%d/index.html" % self.port
         for _ in range(100):
             try:

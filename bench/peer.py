@@ -237,7 +237,8 @@ def describe(cfg):
     else:
         pid, how = find_pid(host, port)
     out.update(pid=pid, pid_from=how,
-               cmdline=procstat.cmdline(pid) if pid else None)
+               cmdline=procstat.cmdline(pid) if pid else None,
+               policy=procstat.policy(pid) if pid else None)
     return out
 
 
@@ -251,6 +252,7 @@ def about_line(about):
     if about["pid"]:
         parts.append("pid %d (%s): `%s`" % (about["pid"], about["pid_from"],
                                              about["cmdline"] or "?"))
+        parts.append("scheduling policy %s" % (about.get("policy") or "?"))
     else:
         parts.append("its process unknown (%s): no CPU, context switches "
                      "or Pss of its own" % about["pid_from"])

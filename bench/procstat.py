@@ -129,6 +129,21 @@ def cmdline(pid):
     return shlex.join(raw.rstrip("\0").split("\0"))
 
 
+POLICIES = {os.SCHED_OTHER: "SCHED_OTHER", os.SCHED_BATCH: "SCHED_BATCH",
+            os.SCHED_IDLE: "SCHED_IDLE", os.SCHED_FIFO: "SCHED_FIFO",
+            os.SCHED_RR: "SCHED_RR"}
+
+
+def policy(pid):
+    """The scheduling policy's name of the process pid, or None when it is
+    gone."""
+    try:
+        n = os.sched_getscheduler(pid)
+    except OSError:
+        return None
+    return POLICIES.get(n, "policy %d" % n)
+
+
 def _proc(pid):
     """(minflt, utime us, stime us, ctxsw, cutime us, cstime us, run-queue
     wait us) or None."""

@@ -934,6 +934,11 @@ def write(res, out_dir):
            "`%s`." % meta.get("ceiling_apache_settings",
                               meta.get("apache_settings", "?")).replace(
                                   "\n", " "),
+           "- Both Apaches run under the scheduling policy %s "
+           "(`BLOG_SCHED=%s`, docs/OPERATIONS.md); PostgreSQL, Redis and "
+           "wrk under the kernel's default." % (
+               "SCHED_BATCH" if meta.get("apache_sched", "other") == "batch"
+               else "SCHED_OTHER", meta.get("apache_sched", "other")),
            "- Before any load, Redis is flushed and every page (`/`, "
            "`/cached`, the 1 000 detail pages and their cached variants, "
            "the 30 tag pages, `/compute`, a dozen 404s) is compared byte for "

@@ -193,6 +193,19 @@ httpd_conf() {
     mv "$BLOG_VAR/httpd/httpd.conf.new" "$BLOG_VAR/httpd/httpd.conf"
 }
 
+# sched_ COMMAND...: COMMAND under BLOG_SCHED's policy, which its
+# processes and threads inherit, as an admin would set it in the service's
+# unit (CPUSchedulingPolicy=batch).  Under SCHED_BATCH a woken worker does
+# not preempt the one running: fewer switches among the children's threads
+# (bench/LEVERS.md, "Apache under SCHED_BATCH").  PostgreSQL and Redis keep
+# the default, where batch lengthened the uncached pages' tail.
+sched_() {
+    case "$BLOG_SCHED" in
+        batch) chrt --batch 0 "$@" ;;
+        *) "$@" ;;
+    esac
+}
+
 # The stack's own malloc settings, from outside as an admin would set them
 # in Apache's envvars (the module sets nothing process-wide): one arena per
 # child, where glibc would give each busy thread its own, each keeping its
@@ -200,7 +213,7 @@ httpd_conf() {
 # each of 1 200 threads would keep filled with libpq's and hiredis's blocks
 # (1.5-2 MiB of heap with every thread used: bench/LEVERS.md).
 apachectl_() {
-    env MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}" \
+    sched_ env MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}" \
         GLIBC_TUNABLES="${BLOG_GLIBC_TUNABLES-glibc.malloc.tcache_count=0}" \
         /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"
 }

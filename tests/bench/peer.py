@@ -9,6 +9,7 @@ perf's events within the descriptor limit).  No stack, no load.
 
 import os
 import socket
+import subprocess
 import sys
 import time
 
@@ -212,7 +213,7 @@ def result(stage):
 
 ABOUT = {"name": "Rust (hyper)", "url": "http://127.0.0.1:58081",
          "server_header": None, "pid": 42, "pid_from": "PEER_PID",
-         "cmdline": "/opt/peer --port 58081"}
+         "cmdline": "/opt/peer --port 58081", "policy": "SCHED_BATCH"}
 
 
 @test
@@ -223,7 +224,8 @@ def report_section():
     text = "\n".join(md)
     assert text.startswith("## Against a peer")
     assert "Rust (hyper) at http://127.0.0.1:58081; Server header none; " \
-        "pid 42 (PEER_PID): `/opt/peer --port 58081`" in text
+        "pid 42 (PEER_PID): `/opt/peer --port 58081`; " \
+        "scheduling policy SCHED_BATCH" in text
     lines = text.splitlines()
     row = [line for line in lines if line.startswith("| /cached |")][0]
     cells = [c.strip() for c in row.strip("|").split("|")]
@@ -266,6 +268,23 @@ def finds_the_process_listening():
         s.close()
     assert peer.find_pid("127.0.0.1", port)[0] is None
     assert "tests/bench/peer.py" in procstat.cmdline(os.getpid())
+
+
+@test
+def the_scheduling_policy_of_a_process():
+    child = subprocess.Popen(["chrt", "--batch", "0", "sleep", "10"])
+    try:
+        deadline = time.time() + 5
+        while procstat.cmdline(child.pid) != "sleep 10" \
+                and time.time() < deadline:
+            time.sleep(0.01)      # chrt sets the policy, then execs sleep
+        assert procstat.policy(child.pid) == "SCHED_BATCH"
+        assert procstat.policy(os.getpid()) == \
+            procstat.POLICIES[os.sched_getscheduler(0)]
+    finally:
+        child.kill()
+        child.wait()
+    assert procstat.policy(child.pid) is None
 
 
 @test

@@ -111,6 +111,27 @@ def preflight():
     maps = open("/proc/%d/maps" % kids[0]).read() if kids else ""
     T.check("mod_mpm_%s.so" % mpm in maps, "running children use the %s MPM" % mpm,
             ", ".join(sorted(set(re.findall(r"mod_mpm_\w+\.so", maps)))))
+    sched = bt.ENV.get("BLOG_SCHED", "batch")
+    want = os.SCHED_BATCH if sched == "batch" else os.SCHED_OTHER
+    found = policies([bt.httpd_pid()] + kids)
+    T.check(found == {want}, "every Apache thread runs under BLOG_SCHED=%s" % sched,
+            "policies found: %s" % sorted(found))
+
+
+def policies(pids):
+    """The scheduling policies of every thread of the processes pids."""
+    found = set()
+    for pid in pids:
+        try:
+            tids = os.listdir("/proc/%d/task" % pid)
+        except OSError:         # a child that ended meanwhile
+            continue
+        for tid in tids:
+            try:
+                found.add(os.sched_getscheduler(int(tid)))
+            except OSError:     # a thread that ended meanwhile
+                pass
+    return found
 
 
 def reference_vs_golden():
