@@ -101,15 +101,20 @@ def summary(runs, connections):
     request (summed counters over summed requests), its largest Pss and
     Redis commands per request; and the per-round ratios blog / peer with
     their median and its 95 % bootstrap interval (sweep.ratio_stats), over
-    the rounds where both sides ran.  A run that could not be made
+    the rounds where both sides ran and answered no error: wrk counts an
+    error page or a reset among its requests, and a contract's page
+    against an error is no ratio.  A run that could not be made
     ("failed": why) is listed, and left out of the figures."""
     out = {}
     per_round = {}
+    erring = set()
     for side in ("blog", "peer"):
         rs = [r for r in runs[side] if not r.get("failed")]
         by_round = {}
         for r in rs:
             by_round.setdefault(r["round"], []).append(r["rps"])
+            if r["non2xx"] or r["socket_errors"]:
+                erring.add(r["round"])
         per_round[side] = {k: statistics.mean(v) for k, v in by_round.items()}
         n = sum(r["requests"] for r in rs)
         us = {s: sum(r["us"].get(s, 0.0) for r in rs) for s in SIDES
@@ -144,7 +149,9 @@ def summary(runs, connections):
             "redis_per_req": sum(r["redis_calls"] for r in rs) / n
             if n else None,
         }
-    both = sorted(set(per_round["blog"]) & set(per_round["peer"]))
+    ran = set(per_round["blog"]) & set(per_round["peer"])
+    both = sorted(ran - erring)
+    out["rounds_with_errors"] = sorted(ran & erring)
     ratios, mid, (lo, hi) = sweep.ratio_stats(
         [per_round["blog"][k] for k in both],
         [per_round["peer"][k] for k in both])

@@ -592,6 +592,10 @@ def peer_rows(res, stage):
                   else "unsure"].append(label)
         elif s["ratios"]:
             notes["unsure"].append(label + " (one round)")
+        if s["rounds_with_errors"]:
+            notes["errors"].append(
+                "`%s`: %d of its rounds left out of the ratio (a side "
+                "answered errors)" % (path, len(s["rounds_with_errors"])))
         for side, x in (("blog", b), ("peer", p)):
             if x["non2xx"] or x["socket_errors"] or x["bad_sizes"] \
                     or x["failed"]:

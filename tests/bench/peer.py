@@ -118,7 +118,7 @@ def two_rounds():
                      run(0, 100, p50=2.0, ctxsw=None, runq=None, pss=None,
                          us={"pg": 3000.0, "wrk": 10000.0}),
                      run(1, 100, p50=2.0, ctxsw=None, runq=None, pss=None,
-                         us={"pg": 3000.0, "wrk": 10000.0}, non2xx=3),
+                         us={"pg": 3000.0, "wrk": 10000.0}),
                      run(1, 100, p50=2.0, ctxsw=None, runq=None, pss=None,
                          us={"pg": 3000.0, "wrk": 10000.0}, got=20.0)]}
 
@@ -148,11 +148,18 @@ def per_request_counters():
     assert b["redis_per_req"] == 1.0
 
 
+def with_peer_errors():
+    runs = two_rounds()
+    runs["peer"][2]["non2xx"] = 3
+    return runs
+
+
 @test
 def peer_errors_counted():
-    s = peer.summary(two_rounds(), 50)
+    s = peer.summary(with_peer_errors(), 50)
     assert (s["blog"]["non2xx"], s["blog"]["bad_sizes"]) == (0, 0)
     assert (s["peer"]["non2xx"], s["peer"]["bad_sizes"]) == (3, 1)
+    assert s["rounds_with_errors"] == [1] and s["ratios"] == [2.0]
 
 
 @test
@@ -192,6 +199,25 @@ def a_side_that_only_failed_has_no_tail():
 
 
 @test
+def a_round_with_errors_makes_no_ratio():
+    """A peer answering 503s, or resetting connections, in one round: that
+    round's req/s are no pages; the ratio comes from the other."""
+    runs = two_rounds()
+    runs["peer"] = [dict(run(0, 7), non2xx=68), dict(run(0, 7)),
+                    run(1, 100), run(1, 100)]
+    s = peer.summary(runs, 50)
+    assert s["rounds_with_errors"] == [0], s["rounds_with_errors"]
+    assert s["ratios"] == [4.0], s["ratios"]      # round 1: 400 / 100
+    runs["peer"][1] = dict(run(1, 100), socket_errors=3)
+    runs["peer"][0] = run(0, 100)
+    assert peer.summary(runs, 50)["ratios"] == [2.0]
+    md, _ = report.peer_section(result({"about": ABOUT,
+                                        "routes": {"/": runs}}))
+    assert "`/`: 1 of its rounds left out of the ratio (a side answered " \
+        "errors)" in "\n".join(md)
+
+
+@test
 def failure_in_one_line():
     import loads
     e = loads.LoadError("wrk failed for http://127.0.0.1:1/:\n$ wrk -t 2\n"
@@ -220,7 +246,7 @@ ABOUT = {"name": "Rust (hyper)", "url": "http://127.0.0.1:58081",
 def report_section():
     md, term = report.peer_section(result({
         "about": ABOUT, "routes": {"/cached": two_rounds(),
-                                   "/": two_rounds()}}))
+                                   "/": with_peer_errors()}}))
     text = "\n".join(md)
     assert text.startswith("## Against a peer")
     assert "Rust (hyper) at http://127.0.0.1:58081; Server header none; " \
@@ -234,7 +260,9 @@ def report_section():
     assert cells[9] == "0.30 / 0.10", cells
     assert [line for line in lines if line.startswith("| / |")][0] \
         .rstrip(" |").endswith("-")
-    assert "peer `/cached`: 3 non-2xx, 0 socket errors, 1 runs" in text
+    assert "peer `/cached`: 0 non-2xx, 0 socket errors, 1 runs" in text
+    assert "peer `/`: 3 non-2xx, 0 socket errors, 1 runs" in text
+    assert "`/`: 1 of its rounds left out of the ratio" in text
     assert "The blog ahead of the peer" in text
     assert any("against the peer" in t for t in term)
 
