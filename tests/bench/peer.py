@@ -208,9 +208,9 @@ def a_round_with_errors_makes_no_ratio():
     s = peer.summary(runs, 50)
     assert s["rounds_with_errors"] == [0], s["rounds_with_errors"]
     assert s["ratios"] == [4.0], s["ratios"]      # round 1: 400 / 100
-    runs["peer"][1] = dict(run(1, 100), socket_errors=3)
-    runs["peer"][0] = run(0, 100)
-    assert peer.summary(runs, 50)["ratios"] == [2.0]
+    runs["peer"] = [run(0, 100), run(0, 100), run(1, 100, sock=3),
+                    run(1, 100)]
+    assert peer.summary(runs, 50)["ratios"] == [2.0]  # round 0: 200 / 100
     md, _ = report.peer_section(result({"about": ABOUT,
                                         "routes": {"/": runs}}))
     assert "`/`: 1 of its rounds left out of the ratio (a side answered " \
