@@ -28,7 +28,8 @@ BLOG_ASYNC_FACTOR=${BLOG_ASYNC_FACTOR:-256}
 BLOG_SERVER_LIMIT=${BLOG_SERVER_LIMIT:-16}
 BLOG_MAXMEMFREE=${BLOG_MAXMEMFREE:-256}
 # The scheduling policy the stack's Apache runs under (chrt): batch, or
-# other (the kernel's default); docs/OPERATIONS.md says why batch
+# other (the kernel's default); docs/OPERATIONS.md says why batch.  Taken
+# when Apache starts: a graceful restart keeps the parent's.
 BLOG_SCHED=${BLOG_SCHED:-batch}
 # The PostgreSQL installed (the distribution's major when there are several;
 # BLOG_PG_MAJOR or BLOG_PG_BIN choose another)

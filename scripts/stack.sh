@@ -200,10 +200,7 @@ httpd_conf() {
 # (bench/LEVERS.md, "Apache under SCHED_BATCH").  PostgreSQL and Redis keep
 # the default, where batch lengthened the uncached pages' tail.
 sched_() {
-    case "$BLOG_SCHED" in
-        batch) chrt --batch 0 "$@" ;;
-        *) "$@" ;;
-    esac
+    if [ "$BLOG_SCHED" = batch ]; then chrt --batch 0 "$@"; else "$@"; fi
 }
 
 # The stack's own malloc settings, from outside as an admin would set them
@@ -221,6 +218,10 @@ apachectl_() {
 start_httpd() {
     make_dirs
     pid_alive "$(httpd_pidfile)" && return
+    case "$BLOG_SCHED" in
+        batch|other) ;;
+        *) die "BLOG_SCHED is batch or other, not '$BLOG_SCHED'" ;;
+    esac
     httpd_conf
     # An event child keeps every idle keep-alive connection it accepts open
     # (a socket each, up to 1 000 in tests/e2e/idle_conns.py): a shell's
