@@ -34,13 +34,15 @@ SHARED = [("StartServers", "4"), ("ServerLimit", "4"),
 EVENT_ONLY = {"AsyncRequestWorkerFactor"}
 
 
+# The blog's scheduling policy (scripts/env.sh's BLOG_SCHED, which
+# bench/run.sh sources), under which the ceiling Apache runs too, so that
+# the two Apaches are compared under the same one.
+SCHED = os.environ.get("BLOG_SCHED", "batch")
+
+
 def sched_prefix():
-    """The command that starts the ceiling Apache under the blog's
-    scheduling policy (scripts/env.sh's BLOG_SCHED), so that the two
-    Apaches are compared under the same one."""
-    if os.environ.get("BLOG_SCHED", "batch") == "batch":
-        return ["chrt", "--batch", "0"]
-    return []
+    """The command that starts the ceiling Apache under SCHED."""
+    return ["chrt", "--batch", "0"] if SCHED == "batch" else []
 
 
 def stock_threads(found, connections):

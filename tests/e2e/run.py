@@ -111,7 +111,7 @@ def preflight():
     maps = open("/proc/%d/maps" % kids[0]).read() if kids else ""
     T.check("mod_mpm_%s.so" % mpm in maps, "running children use the %s MPM" % mpm,
             ", ".join(sorted(set(re.findall(r"mod_mpm_\w+\.so", maps)))))
-    sched = bt.ENV.get("BLOG_SCHED", "batch")
+    sched = bt.ENV["BLOG_SCHED"]
     want = os.SCHED_BATCH if sched == "batch" else os.SCHED_OTHER
     found = policies([bt.httpd_pid()] + kids)
     T.check(found == {want}, "every Apache thread runs under BLOG_SCHED=%s" % sched,
