@@ -78,6 +78,7 @@ extern const t_case t_db_cases[];
 extern const t_case t_cache_cases[];
 extern const t_case t_invalidate_cases[];
 extern const t_case t_stats_cases[];
+extern const t_case t_hold_cases[];
 extern const t_case t_seal_cases[];
 extern const t_case t_redis_io_cases[];
 extern const t_case t_errors_cases[];
