@@ -50,8 +50,7 @@ import peer  # noqa: E402
 import report  # noqa: E402
 import reference  # noqa: E402
 import sweep  # noqa: E402
-import ceiling_httpd  # noqa: E402
-from ceiling_httpd import CeilingApache, server_settings  # noqa: E402
+from ceiling_httpd import SCHED, CeilingApache, server_settings  # noqa: E402
 
 ENDPOINTS = ["/", "/post/post-31", "/tag/tag-7", "/cached",
              "/post/post-31/cached", "/compute"]
@@ -506,7 +505,7 @@ def meta(cfg, started):
         "wrk": first_line(["wrk", "-v"]),
         "loadavg_at_start": cfg.loadavg,
         "apache_settings": server_settings().replace("\n", " "),
-        "apache_sched": ceiling_httpd.SCHED,
+        "apache_sched": SCHED,
         "ceiling_apache_settings": server_settings(
             connections=cfg.connections).replace("\n", " "),
         "config": cfg.public(),

@@ -105,7 +105,7 @@ th_core_input(ap_filter_t *f, apr_bucket_brigade *bb, ap_input_mode_t mode,
     return APR_SUCCESS;
 }
 
-/* One connection and its request: the client's end in th_peer. */
+/* One connection and its request; peer: the client's end of the pair. */
 typedef struct th_conn
 {
     apr_pool_t *pool;
