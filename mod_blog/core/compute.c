@@ -61,9 +61,8 @@ sum_primes_wide(uint32_t from, uint32_t to)
 uint64_t
 blog_sum_primes_below(uint32_t limit)
 {
+    /* below 2 both ranges are empty */
     uint32_t narrow_end = limit < BLOG_NARROW_END ? limit : BLOG_NARROW_END;
 
-    if (limit < 2)
-        return 0;
     return sum_primes_narrow(2, narrow_end) + sum_primes_wide(narrow_end, limit);
 }
