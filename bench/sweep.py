@@ -10,7 +10,8 @@ bootstrap interval; socket errors + non-2xx summed over the rounds; the
 CPU per request of Apache (parent and children) and PostgreSQL (the
 postmaster and its backends), from /proc over the timed runs, which moves
 less than req/s on a shared machine; Apache's minor faults and context
-switches per request; Redis's own CPU per GET.
+switches per request; Redis's own CPU per GET; and each run's p99 / p50
+(wrk's), in the order run.
 
     flock -o /tmp/blog-load.lock python3 bench/sweep.py SPEC...
 
@@ -114,12 +115,14 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
     configuration alike within the round.  Apache is left as
     scripts/env.sh configures it.  {(name, path): {"rps": [per round, the
     mean of its runs], "errors", "requests", "ctxsw", "minflt", "us":
-    {side: CPU us summed}, "redis_us", "gets"}}; divide the sums by
+    {side: CPU us summed}, "redis_us", "gets", "tails": each run's p99 /
+    p50}}; divide the sums by
     "requests" (Redis's us by "gets")."""
     port = int(os.environ.get("BLOG_HTTP_PORT", "8080"))
     rport = int(os.environ.get("BLOG_REDIS_PORT", "63790"))
     cfg = types.SimpleNamespace(threads=2, connections=50, raw_dir=raw_dir)
-    out = {(n, p): dict(rps=[], errors=0, requests=0, ctxsw=0, minflt=0,
+    out = {(n, p): dict(rps=[], tails=[], errors=0, requests=0, ctxsw=0,
+                        minflt=0,
                         us=dict.fromkeys(SIDES, 0.0), redis_us=0.0, gets=0)
            for n, _ in specs for p in paths}
     order = specs + specs[::-1] if abba else specs
@@ -149,6 +152,8 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
                             d["redis"]["sys_us"]
                         o["gets"] += g1 - g0
                     o["requests"] += r["requests"]
+                    if r.get("p50_us"):
+                        o["tails"].append(r["p99_us"] / r["p50_us"])
                     o["errors"] += r["socket_errors"] + r["status"]
                     runs.setdefault((name, p), []).append(r["rps"])
                     if log:
@@ -209,7 +214,10 @@ def main():
                             ", %.2f ctxsw/req" % (o["ctxsw"] / o["requests"])
                             if o["requests"] else "",
                             ", Redis %.1f us/GET" % (o["redis_us"] / o["gets"])
-                            if o["gets"] > 1000 else ""))
+                            if o["gets"] > 1000 else "")
+                         + (", p99/p50 %s" % " ".join(
+                             "%.1f" % t for t in o["tails"])
+                            if o["tails"] else ""))
         print("| %s | %s |" % (name, " | ".join(cells)))
 
 
