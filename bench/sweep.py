@@ -116,8 +116,7 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
     scripts/env.sh configures it.  {(name, path): {"rps": [per round, the
     mean of its runs], "errors", "requests", "ctxsw", "minflt", "us":
     {side: CPU us summed}, "redis_us", "gets", "tails": each run's p99 /
-    p50}}; divide the sums by
-    "requests" (Redis's us by "gets")."""
+    p50}}; divide the sums by "requests" (Redis's us by "gets")."""
     port = int(os.environ.get("BLOG_HTTP_PORT", "8080"))
     rport = int(os.environ.get("BLOG_REDIS_PORT", "63790"))
     cfg = types.SimpleNamespace(threads=2, connections=50, raw_dir=raw_dir)
@@ -207,17 +206,15 @@ def main():
             _, ratio, (lo, hi) = ratio_stats(o["rps"], res[first, p]["rps"])
             n = max(o["requests"], 1)
             cells.append("%.0f (%.2f [%.2f, %.2f]) %d err, Apache %.1f us, "
-                         "PG %.1f us, %.3f minflt%s%s"
+                         "PG %.1f us, %.3f minflt%s%s, p99/p50 %s"
                          % (med, ratio, lo, hi, o["errors"],
                             o["us"]["apache"] / n, o["us"]["pg"] / n,
                             o["minflt"] / n,
                             ", %.2f ctxsw/req" % (o["ctxsw"] / o["requests"])
                             if o["requests"] else "",
                             ", Redis %.1f us/GET" % (o["redis_us"] / o["gets"])
-                            if o["gets"] > 1000 else "")
-                         + (", p99/p50 %s" % " ".join(
-                             "%.1f" % t for t in o["tails"])
-                            if o["tails"] else ""))
+                            if o["gets"] > 1000 else "",
+                            " ".join("%.1f" % t for t in o["tails"])))
         print("| %s | %s |" % (name, " | ".join(cells)))
 
 
