@@ -19,7 +19,8 @@ switches per request; Redis's own CPU per GET; and each run's p99 / p50
 holds the load lock for as long as it runs.)
 
 SPEC is "name:VAR=value,VAR=value|Directive args|..." (the scripts/env.sh
-variables, and BLOG_MODULE for another build of the module; each "|" adds
+variables, BLOG_MODULE for another build of the module, and CPUS for the
+CPUs each side may run on, bench/placement.py's spec; each "|" adds
 a line to the stack's httpd configuration for that configuration, through
 var/httpd/conf.d/sweep.conf, e.g. an older module's own directives).  Environment: PATHS
 (comma-separated, "/cached,/post/post-31/cached"), ROUNDS (3),
@@ -41,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import loads  # noqa: E402
+import placement  # noqa: E402
 import procstat  # noqa: E402
 
 
@@ -134,6 +136,8 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
                     raw = raw_dir and "wrk-alt-%s-%s.txt" % (
                         name, p.strip("/").replace("/", "_") or "index")
                     loads.wrk(cfg, port, p, warmup)
+                    # after the warm-up, which opens the pools' connections
+                    placement.place(env.get("CPUS", ""), _pid)
                     g0, s0 = gets(rport), procstat.snapshot(sides())
                     r = loads.wrk(cfg, port, p, seconds, raw)
                     s1, g1 = procstat.snapshot(sides()), gets(rport)
@@ -168,6 +172,7 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
     finally:
         # leave the stack as scripts/env.sh configures it
         restart_with([], flush=False)
+        placement.reset(_pid)
     return out
 
 

@@ -53,6 +53,8 @@ part layers python3 tests/tree/layers.py
 part "bench: peer figures" python3 tests/bench/peer.py
 # the memory step of make bench (bench/memory.py), on made-up runs
 part "bench: memory step" python3 tests/bench/memory.py
+# the CPU placements bench/sweep.py tries (bench/placement.py)
+part "bench: CPU placement" python3 tests/bench/placement.py
 # cppcheck: warning, performance and portability findings (none allowed)
 part cppcheck tests/tree/cppcheck.sh
 part unit make -s -C tests/unit check
