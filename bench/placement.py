@@ -79,11 +79,12 @@ def socket_peers():
 
 
 def place_cells(stack, cpus):
+    """Apache's children on cpus in turn, each backend beside its child."""
     cpus = sorted(cpus)
     children = sorted(stack["apache"][1:])
     cpu_of = {c: {cpus[i % len(cpus)]} for i, c in enumerate(children)}
-    for child, cpus in cpu_of.items():
-        pin([child], cpus)
+    for child, mine in cpu_of.items():
+        pin([child], mine)
     peers = socket_peers()
     for backend in stack.get("pg", [])[1:]:
         for other in peers.get(backend, []):

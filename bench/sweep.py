@@ -127,6 +127,8 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
                         us=dict.fromkeys(SIDES, 0.0), redis_us=0.0, gets=0)
            for n, _ in specs for p in paths}
     order = specs + specs[::-1] if abba else specs
+    # only when asked: PostgreSQL and Redis keep a placement across restarts
+    placing = any("CPUS" in env for _, (env, _) in specs)
     try:
         for rnd in range(rounds):
             runs = {}
@@ -136,8 +138,10 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
                     raw = raw_dir and "wrk-alt-%s-%s.txt" % (
                         name, p.strip("/").replace("/", "_") or "index")
                     loads.wrk(cfg, port, p, warmup)
-                    # after the warm-up, which opens the pools' connections
-                    placement.place(env.get("CPUS", ""), _pid)
+                    if placing:
+                        # after the warm-up, which opens the pools'
+                        # connections
+                        placement.place(env.get("CPUS", ""), _pid)
                     g0, s0 = gets(rport), procstat.snapshot(sides())
                     r = loads.wrk(cfg, port, p, seconds, raw)
                     s1, g1 = procstat.snapshot(sides()), gets(rport)
@@ -172,7 +176,8 @@ def alternate(specs, paths, rounds, seconds, warmup, flush=True,
     finally:
         # leave the stack as scripts/env.sh configures it
         restart_with([], flush=False)
-        placement.reset(_pid)
+        if placing:
+            placement.reset(_pid)
     return out
 
 
