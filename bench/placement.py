@@ -32,11 +32,7 @@ def pin(pids, cpus):
     """Every thread of every process in pids onto cpus; a thread gone
     meanwhile is skipped."""
     for pid in pids:
-        try:
-            tids = os.listdir("/proc/%d/task" % pid)
-        except OSError:
-            continue
-        for tid in tids:
+        for tid in procstat.thread_ids(pid):
             try:
                 os.sched_setaffinity(int(tid), cpus)
             except OSError:

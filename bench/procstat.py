@@ -56,17 +56,22 @@ def _minflt(pid):
     return int(stat[stat.rindex(")") + 2:].split()[7])
 
 
+def thread_ids(pid):
+    """The ids of the process's threads, as /proc names them; none once
+    it is gone."""
+    try:
+        return os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return []
+
+
 def _tasks(pid):
     """(context switches, run-queue wait in microseconds) summed over the
     process's threads: /proc/PID/task/*/status counts the switches,
     /proc/PID/task/*/schedstat's second field the nanoseconds each thread
     spent runnable and waiting for a CPU (the scheduler's run_delay)."""
     switches = delay_ns = 0
-    try:
-        tids = os.listdir("/proc/%d/task" % pid)
-    except OSError:
-        return 0, 0.0
-    for tid in tids:
+    for tid in thread_ids(pid):
         status = _read("/proc/%d/task/%s/status" % (pid, tid))
         for line in (status or "").splitlines():
             if line.startswith(("voluntary_ctxt_switches:",
@@ -256,10 +261,7 @@ def redis_delta(before, after):
 
 
 def threads(pid):
-    try:
-        return len(os.listdir("/proc/%d/task" % pid))
-    except OSError:
-        return 0
+    return len(thread_ids(pid))
 
 
 def open_fds(pid):
