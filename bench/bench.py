@@ -195,11 +195,10 @@ def sides(cfg, apache_pid):
     """The processes of each side of a run for the CPU profile: the Apache
     under test (parent and children), PostgreSQL (the postmaster and every
     backend), Redis."""
-    return {"apache": (apache_pid, True),
-            "pg": (procs.pid_from(os.path.join(cfg.var, "pg", "postmaster.pid")),
-                   True),
-            "redis": (procs.pid_from(os.path.join(cfg.var, "run", "redis.pid")),
-                      False)}
+    out = procstat.stack_sides(
+        lambda name: procs.pid_from(os.path.join(cfg.var, name)))
+    out["apache"] = (apache_pid, True)
+    return out
 
 
 def restart_blog(cfg, mpm):

@@ -43,15 +43,9 @@ def sides(pid_of):
     """{side: pids} of the stack: Apache's and PostgreSQL's whole trees,
     Redis alone; pid_of(name) reads a pid file under BLOG_VAR."""
     kids = procstat.children_map()
-    out = {}
-    for side, name in (("apache", "run/httpd.pid"),
-                       ("pg", "pg/postmaster.pid"),
-                       ("redis", "run/redis.pid")):
-        pid = pid_of(name)
-        if pid:
-            out[side] = procstat.tree(pid, kids) if side != "redis" \
-                else [pid]
-    return out
+    return {side: procstat.tree(pid, kids) if with_kids else [pid]
+            for side, (pid, with_kids) in procstat.stack_sides(pid_of).items()
+            if pid}
 
 
 def socket_peers():

@@ -43,6 +43,20 @@ def children_map():
     return out
 
 
+# The stack's servers, each by its pid file under BLOG_VAR, and whether its
+# children count as the server (Apache's and PostgreSQL's do; Redis is one
+# process).
+STACK = (("apache", "run/httpd.pid", True),
+         ("pg", "pg/postmaster.pid", True),
+         ("redis", "run/redis.pid", False))
+
+
+def stack_sides(pid_of):
+    """{side: (pid, with children)} of the stack, for snapshot();
+    pid_of(name) reads a pid file under BLOG_VAR (None when absent)."""
+    return {side: (pid_of(name), kids) for side, name, kids in STACK}
+
+
 def tree(parent_pid, kids=None):
     """The parent and its direct children, as a list of pids."""
     kids = children_map() if kids is None else kids

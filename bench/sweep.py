@@ -56,11 +56,8 @@ def _pid(name):
 
 
 def sides():
-    """The stack's servers for procstat.snapshot: Apache and PostgreSQL
-    with their children, Redis alone."""
-    return {"apache": (_pid("run/httpd.pid"), True),
-            "pg": (_pid("pg/postmaster.pid"), True),
-            "redis": (_pid("run/redis.pid"), False)}
+    """The stack's servers for procstat.snapshot."""
+    return procstat.stack_sides(_pid)
 
 
 def gets(port):

@@ -17,6 +17,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 import placement  # noqa: E402
+import procstat  # noqa: E402
 from cases import main, test  # noqa: E402
 
 EVERY = os.sched_getaffinity(0)
@@ -29,7 +30,7 @@ THREADED = ("import threading, time\n"
 def threads_of(pid):
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
-        tids = os.listdir("/proc/%d/task" % pid)
+        tids = procstat.thread_ids(pid)
         if len(tids) > 1:
             return [int(t) for t in tids]
         time.sleep(0.02)
