@@ -41,18 +41,17 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import loads  # noqa: E402
 import placement  # noqa: E402
+import procs  # noqa: E402
 import procstat  # noqa: E402
 
 
 def _pid(name):
+    """The pid in the stack's pid file name (under BLOG_VAR), or None."""
     var = os.environ.get("BLOG_VAR", os.path.join(ROOT, "var"))
-    try:
-        with open(os.path.join(var, name)) as f:
-            return int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
+    return procs.pid_from(os.path.join(var, name))
 
 
 def sides():
