@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The blog: pg_blog (PostgreSQL extension) + mod_blog (Apache module).
 # `./blog run` / `./blog check` install missing Debian packages first, then
 # call the targets below; once the packages are there, make alone works.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`make bench`: docs/CONTRACT.md section 6's fair run of the blog under
 Apache's event MPM (the reference) and worker MPM, each beside its ceilings and
 floor.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The ceiling Apache: a second httpd, configured from bench/httpd.conf.in,
 serving the cached pages' bytes as static files and the floor module's two
 answers.  Started and stopped by PID; it never touches the blog's Apache."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The bench chart: each endpoint's median req/s beside its ceiling, for
 # every MPM run.  bench/report.py calls it with
 #   datafile (chart.dat: a header row, then one row per endpoint),

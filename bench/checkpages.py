@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The check before any load (docs/CONTRACT.md section 6): every page of the
 blog is fetched and compared, byte for byte, with tests/e2e/reference.py, the
 project's independent renderer of docs/CONTRACT.md (itself checked against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * compute_bench.c - the ceiling of /compute: docs/CONTRACT.md section 4's loop
  * alone, in one process on one core, with no HTTP around it.  It calls

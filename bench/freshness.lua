@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- bench/freshness.py's load: the cached routes named in FRESH_PATHS, in
 -- turn, and wrk's summary as one machine-readable line.
 local paths = {}

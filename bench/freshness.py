@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make freshness: how soon a write reaches the cached pages, under load.
 
     . scripts/env.sh && python3 bench/freshness.py

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The load generators and their parsers: wrk against an Apache, pgbench
 against the page functions, the /compute driver, strace on Apache's
 children.  Each returns plain dicts; bench.py decides what they mean."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Apache's memory after the same load: the blog's Apache and the stock
 one (the ceiling Apache, same MPM settings) both restarted, then handed
 the same number of connection sets, alternated run by run.

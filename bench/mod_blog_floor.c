@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_blog_floor.c - a measuring module for `make bench`: Apache's own floor.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A peer in `make bench` (PEER_URL): another implementation of
 docs/CONTRACT.md, measured beside the blog in the same run.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The CPUs the stack's processes may run on, set live for an experiment
 (bench/sweep.py's CPUS=; bench/LEVERS.md, "Where the tail's run queue
 is"), as an admin would with `CPUAffinity=` in each service's unit.

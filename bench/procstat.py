@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the kernel counts for a server's processes, read from /proc.
 
 A server (Apache, PostgreSQL) is its parent plus every process whose parent

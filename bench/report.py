@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The bench's output: the terminal table, results/<stamp>/report.md and
 the chart (bench/chart.gp drawn by gnuplot), all from results.json's dict."""
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # make bench: the fair run of the contract under the event and worker
 # MPMs, beside the ceilings and Apache's floor; results in
 # results/<date-time>/ (report.md, chart.svg, results.json, raw/) and

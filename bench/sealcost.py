@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What BlogCacheKey costs on the cached routes (issue 23 item 3: at most
 5 % of req/s), measured two ways in one run of the private stack.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`make sizing`: the figures of docs/OPERATIONS.md, "Sizing", measured on
 this machine for several ThreadsPerChild (4 children, the stack's other
 settings): Apache's memory (the sum of Pss over the parent and children)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The workers' stack pages by route: for each route given, the stack's
 Apache restarted, then 12 s of wrk (50 connections, `Connection: close`,
 so that every worker serves in turn), then the Rss of each thread's stack

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A short alternated comparison of Apache configurations of the private
 stack (bench/LEVERS.md's tables): each round runs the configurations in
 order then in reverse (A B B A; ABBA=0: once, in order), Apache restarted

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- wrk's summary as one machine-readable line for bench.py.  Only done() is
 -- defined: a request() or response() callback would run Lua per request and
 -- slow wrk, which shares the two cores with the server under test.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The installed site against the golden pages: every page of
 # tests/golden/MANIFEST fetched from the site and compared byte for byte,
 # with its status.  Needs curl (apt-get install curl) and this clone.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `make check`: every test, in order of cost.  Each part runs even when an
 # earlier one failed; the exit status is non-zero if any failed.  The stack
 # this script starts is stopped at the end, pass or fail.

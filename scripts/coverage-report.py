@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """coverage-report.py SUMMARY.json MIN FILE...: one line per FILE (path
 from the checkout's root) with gcovr's line coverage from SUMMARY.json
 (gcovr --json-summary), then the total.  Exits 1, naming them, when a file

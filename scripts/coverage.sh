@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `make coverage`: gcov line coverage of every .c file of mod_blog/ and
 # pg_blog_ext/src/, from the unit tests and from builds of both parts with
 # --coverage driven by the stack's own suites, the way httpd and PostgreSQL

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Install the Debian packages the project needs, and only those missing.
 # Works as root or as a user with sudo.  Safe to run again.
 #

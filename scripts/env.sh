@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the stack, test and bench scripts: where the private stack lives.
 # Every value may be overridden from the environment.
 

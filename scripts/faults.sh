@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `make faults` / `make soak`: the whole fault suite (tests/faults/run.py
 # --all: the fast cases of `make check` and the long ones) or the soak
 # (tests/faults/soak.py) against the private stack.  A stack that was not

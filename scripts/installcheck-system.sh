@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `make installcheck-system`: pg_blog's pg_regress suite against the
 # system's PostgreSQL (Debian's cluster, default socket and port; PGHOST,
 # PGPORT override), not the private stack; the suite's database is dropped

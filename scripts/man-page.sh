@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # man/mod_blog.7 as installed: it names the extension's package of the
 # PostgreSQL majors it was built for ("postgresql-NN-pg-blog, NN the
 # PostgreSQL major" in the tree), for make install and debian/rules.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The PostgreSQL major the project builds and runs on, printed: 15 on
 # Debian 12, 17 on Debian 13, 18 on unstable.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The private stack: PostgreSQL 15, Redis and Apache httpd, all under var/,
 # on loopback ports of their own.  Starting twice is harmless; stopping
 # stops only what var/run's pid files say this stack started.

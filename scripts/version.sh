@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The blog's version is stated once, in debian/changelog's newest entry
 # (the Debian packages take it from there).  The other files that name it,
 # pg_blog's default_version and the man page's header, are written from it:

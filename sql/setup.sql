@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A fresh database for the blog: the extension brings the schema, the seed
 -- and the page and write functions; this script adds what an extension must
 -- not create, the cluster's roles, and their grants.  Run it as a superuser

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * alloc.h - the pure parts' allocator: an APR pool in Apache, a malloc per
  * call in tests (ASan sees any overrun).  The callee never frees.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* build.c - values point into the rows; dates, labels, tag titles are made. */
 #include "core/build.h"
 

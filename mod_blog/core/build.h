@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * build.h - the page templates, and pg_blog's rows (through the caller's
  * accessors) into rendered pages.  Pure C.  The rows are untrusted: what is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* compute.c - its own file: no caller's constant is folded into the loop. */
 #include "core/compute.h"
 

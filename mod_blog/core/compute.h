@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * compute.h - the /compute loop of docs/CONTRACT.md section 4: the sum of the
  * primes below limit by scalar trial division, computed afresh on every call.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* date.c - calendar arithmetic without gmtime_r: no zone files, no locks. */
 #include "core/date.h"
 

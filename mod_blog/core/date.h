@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* date.h - a timestamptz as a date of docs/CONTRACT.md section 5.  Pure C. */
 #ifndef BLOG_DATE_H
 #define BLOG_DATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* decode.c - int4send's, timestamptz_send's, array_send's bytes, in place. */
 #include "core/decode.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * decode.h - PostgreSQL's binary int4, timestamptz, text and 1-D arrays.
  * Pure C.  A cell is untrusted: nothing is read outside it; each function

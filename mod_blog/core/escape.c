@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* escape.c - safe runs found 16 bytes at a time with SSE2, copied whole. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * escape.h - docs/CONTRACT.md section 5's HTML escaping: & < > " ' become
  * &amp; &lt; &gt; &#34; &#39;, nothing else changes.  Pure C.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fields.h - the template names (templates/README.md) and their ids: a card,
  * a tag and a comment each one contiguous range, as blog_frame requires.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* router.c - docs/CONTRACT.md section 2's routes: what fails to match (a
  * "%2f", "//", a trailing slash, a NUL) reaches no back end. */
 #include <string.h>

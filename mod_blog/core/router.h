@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * router.h - a request path, exactly as sent (no decoding, no trailing
  * slash, no dot segments), to one of the blog's six routes.  Pure C.

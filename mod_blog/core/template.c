@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* template.c - one array of ops on field ids: rendering never parses. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1          /* memmem */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * template.h - a mustache subset (templates/README.md), compiled once with
  * names resolved to the caller's field ids, rendered into one buffer.  Pure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * directives.h - every directive, once: X(id, name, blog_config's field,
  * type, where, default (parsed as if configured; NULL: unset), min, max (ms

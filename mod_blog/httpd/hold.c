@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hold.c - BlogConnectionHold.  Under the event MPM a kept-alive connection
  * goes back to the listener thread after each response, and its next

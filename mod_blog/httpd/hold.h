@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hold.h - a worker waits briefly for the next request after the blog's. */
 #ifndef BLOG_HOLD_H
 #define BLOG_HOLD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mod_blog.c - the module record, its configuration (from directives.h)
  * and its hooks.  Two ways in serve the same bytes: the handler "blog"

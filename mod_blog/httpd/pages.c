@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pages.c - the rows live as long as r->pool: the page points into them. */
 #include "httpd/pages.h"
 #include "store/logno.h"

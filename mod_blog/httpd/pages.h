@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pages.h - the page of each route: one pg_blog call built (or 404/503). */
 #ifndef BLOG_PAGES_H
 #define BLOG_PAGES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * response.c - one brigade per response (one bucket and EOS: the filters
  * see the whole page, core writes it with one writev).  A 200's strong

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* response.h - a blog response: status, headers and body in one brigade. */
 #ifndef BLOG_RESPONSE_H
 #define BLOG_RESPONSE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * serve.c - the six routes of docs/CONTRACT.md section 2 and the cache of
  * section 3.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site.h - one server's BlogMount, resolved at start-up, then read-only. */
 #ifndef BLOG_SITE_H
 #define BLOG_SITE_H

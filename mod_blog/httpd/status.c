@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * status.c - docs/OPERATIONS.md, "Status and health".  A failed check's reason
  * (hosts, roles, paths) is for the admin only: the error log and the status

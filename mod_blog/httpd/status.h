@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* status.h - mod_blog's figures on /server-status, and blog-health. */
 #ifndef BLOG_STATUS_H
 #define BLOG_STATUS_H

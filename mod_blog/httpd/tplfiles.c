@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tplfiles.c - a template's source from its file, for core's compiler,
  * which reads none itself.  Plain stdio, at start-up only: the fuzzers and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tplfiles.h - the templates folder (BlogTemplates): a template named n is
  * the file <dir>/<n>.html, read once at start-up, the source core's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cache.c - the page cache on one Redis connection per child (redis.c), on
  * which its threads pipeline their GETs and SETs: one thread at a time, the

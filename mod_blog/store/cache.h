@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache.h - the Redis page cache of docs/CONTRACT.md section 3. */
 #ifndef BLOG_CACHE_H
 #define BLOG_CACHE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * db.c - not an apr_reslist (mod_dbd's): a reslist connects under its lock, so
  * one PostgreSQL that does not answer would stall every thread of the child.

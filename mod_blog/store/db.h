@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* db.h - the per-child PostgreSQL pool and a page's one call. */
 #ifndef BLOG_DB_H
 #define BLOG_DB_H

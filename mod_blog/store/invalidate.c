@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * invalidate.c - docs/INVALIDATION.md.  pg_blog's triggers NOTIFY blog_cache
  * at commit with the keys a change made stale; one listener per Apache

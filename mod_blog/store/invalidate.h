@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* invalidate.h - the listener that deletes the keys each commit names. */
 #ifndef BLOG_INVALIDATE_H
 #define BLOG_INVALIDATE_H

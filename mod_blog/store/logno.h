@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * logno.h - the tag of every log message, as httpd's APLOGNO: BLOGLOGNO(00012)
  * is "BLOG00012: ".  Each number once, never reused (tests/tree/logno.py).

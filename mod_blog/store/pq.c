@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pq.c - libpq's non-blocking API against a deadline (connect_timeout
  * bounds only the blocking connect). */
 #include "store/pq.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pq.h - libpq bounded by a deadline, for the pool and the listener. */
 #ifndef BLOG_PQ_H
 #define BLOG_PQ_H

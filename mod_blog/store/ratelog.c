@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ratelog.c - a failing back end makes every request fail the same way:
  * one line each would bury the log and cost a write per request.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ratelog.h - warnings that repeat, logged at most once per period with a
  * count of the ones held back, and an outage's end logged once.

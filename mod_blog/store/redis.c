@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * redis.c - the client of redis.h.  hiredis formats and parses, but the
  * socket is non-blocking from the connect on, every wait a poll against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* redis.h - mod_blog's one Redis client, for the page cache and the
  * invalidation listener: each wait and each reply bounded (redis.c). */
 #ifndef BLOG_REDIS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seal.c - AES-256-GMAC from libcrypto, 96 random bits of nonce per page
  * (GMAC must never see one twice under a key), the tag checked in constant

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seal.h - the seal of a cached page: a keyed MAC over the time of
  * sealing, the Redis key name and the page, so that whoever can write to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stats.c - the shared segment behind stats.h's counters, made once by the
  * parent in the process pool (docs/OPERATIONS.md).  A child takes a free

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stats.h - per-child counters of the pool and the cache in shared memory,
  * so that mod_status shows every child's from whichever child answers.  A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wait.c - a poll against a deadline (EINTR is not it), and the backoff. */
 #include "store/wait.h"
 

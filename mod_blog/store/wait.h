@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wait.h - a socket wait against a deadline, and the connect backoff. */
 #ifndef BLOG_WAIT_H
 #define BLOG_WAIT_H

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Two builds of pg_blog side by side on the same seed: instructions per call
 # of each page function (callgrind) and pages/s through pgbench.
 #

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- What a card page (index_plain.sql, tag_plain.sql) sends after its posts,
 -- as bench/run.sh runs it: the tags and comment counts of all the posts at
 -- once (no N+1).  :card_ids are the ids the posts' query returns, bound as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What run.sh and callgrind.sh share (sourced): pgbench's settings, and how
 # a run's pages/s and the median of several runs are read.
 CLIENTS=${CLIENTS:-50}

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The index page as a careful Go developer fetches it: the posts, then
 -- the tags and comment counts of all of them at once (no N+1:
 -- cards_plain.sql, which bench/run.sh runs after this file).  With

@@ -1,1 +1,2 @@
+-- SPDX-License-Identifier: Apache-2.0
 SELECT * FROM blog.post_page(:post_slug);

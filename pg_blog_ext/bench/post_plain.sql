@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The detail page: the post with its author, its tags, its comments.  With
 -- COPIES=1, the tags by the tag ids kept on the post (1.3).
 \if :copies

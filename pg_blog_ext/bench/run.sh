@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Page function vs the plain queries a careful Go developer sends, per page,
 # with pgbench at 50 clients and -M prepared, against the database named by
 # the PG* variables (which must hold CREATE EXTENSION pg_blog).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The page functions written as single LANGUAGE sql statements, for
 -- comparison with the C functions.  Not SECURITY DEFINER, so that the
 -- planner may inline them (its best case); a deployed version would need

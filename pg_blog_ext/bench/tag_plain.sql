@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The tag page: the tag, its posts, then their tags and comment counts at
 -- once (cards_plain.sql, which bench/run.sh runs after this file).  With
 -- COPIES=1, the counts and tag ids kept on the posts (1.3).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 /* pg_blog 1.0 -> 1.1: the page functions run as their caller; covering indexes */
 
 \echo Use "ALTER EXTENSION pg_blog UPDATE TO '1.1'" to load this file. \quit

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 /* pg_blog 1.0: the blog's schema, its deterministic seed and the page functions */
 
 \echo Use "CREATE EXTENSION pg_blog" to load this file. \quit

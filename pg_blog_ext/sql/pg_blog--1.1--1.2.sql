@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 /* pg_blog 1.1 -> 1.2: the write functions and the cache triggers */
 
 \echo Use "ALTER EXTENSION pg_blog UPDATE TO '1.2'" to load this file. \quit

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 /* pg_blog 1.2 -> 1.3: a post's comment count and tag ids kept on its row */
 
 \echo Use "ALTER EXTENSION pg_blog UPDATE TO '1.3'" to load this file. \quit

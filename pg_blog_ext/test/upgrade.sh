@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # ALTER EXTENSION pg_blog UPDATE from each older version (1.0, 1.1 and 1.2,
 # each through the versions after it) against CREATE EXTENSION of the
 # default version,

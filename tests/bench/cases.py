@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The bench's own tests' runner: each file registers its cases with
 @test and ends with main(), which prints "N passed, N failed"."""
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/memory.py's step (both Apaches given the same runs) and the
 report's memory table, on made-up runs.  No stack, no load.
 

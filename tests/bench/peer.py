@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/peer.py's pure parts and the report's section "Against a peer",
 on made-up runs; the peer's process found from a socket this test
 listens on; the counters' own parts (the run-queue wait of a side,

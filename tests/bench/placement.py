@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/placement.py on processes this test starts: the CPU lists, every
 thread of a process pinned, a placement undone, and the process at the
 other end of a unix socket.  No stack, no load.

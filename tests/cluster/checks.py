@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The checks of `make cluster-test`, run on the client host (inside its
 network namespace) by tests/cluster/run.sh, which built the hosts:
 

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The cluster test's login roles, each with the least it needs, run by
 -- tests/cluster/run.sh on the primary's database blog after sql/setup.sql
 -- (psql variables web_pw, listen_pw, writer_pw, repl_pw: the passwords,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `make cluster-test`: the blog on hosts of its own, built on this machine
 # from network namespaces, then checked by tests/cluster/checks.py from the
 # client host.  Run as root.

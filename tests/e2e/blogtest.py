@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the end-to-end and fault suites share: the stack's environment, a
 raw HTTP/1.1 client (so nothing is hidden or normalised by a library), a
 tiny Redis client, psql, the Apache processes, and the pass/fail tally."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The citizen suite: what an Apache admin configures still applies to the
 blog, and nothing else on the server changes (issue 20).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Local backends for the citizen suite (tests/e2e/citizen.py): a TCP echo
 server (the far end of a CONNECT tunnel), a WebSocket echo server (the far
 end of mod_proxy_wstunnel), a listener that only counts who connects (a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The event MPM's promise: idle keep-alive connections cost a listener's
 pollset entry, not a thread, so holding many of them open must not hurt
 the clients that are busy.

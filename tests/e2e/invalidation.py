@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Cached pages invalidated on writes, against the running private stack.
 
     . scripts/env.sh && python3 tests/e2e/invalidation.py

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The machine's load lock: a test or bench step that loads the CPUs takes
 /tmp/blog-load.lock (flock) so that two loads never run at once and
 timings stay comparable.  When a caller already holds it (for instance

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The blog beside the rest of a virtual host (docs/OPERATIONS.md, "Directives",
 BlogMount): with `BlogMount / shared` the blog answers its own paths and
 Apache the others (the DocumentRoot's files, /.well-known/, /server-status);

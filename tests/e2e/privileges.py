@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Least privilege of the blog's roles, against the private stack's
 PostgreSQL (no web server needed).
 

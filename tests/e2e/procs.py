@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Processes started by PID file, stopped by PID: for the ceiling Apache
 (bench/) and the cluster's web nodes (tests/cluster)."""
 

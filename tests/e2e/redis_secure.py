@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Redis with AUTH, an ACL user, and cache entries that cannot be forged
 (BlogRedisAuth, BlogCacheKey), against a Redis and an Apache of the test's
 own beside the stack (its PostgreSQL), on free ports; the stack's Apache

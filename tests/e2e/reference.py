@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An independent renderer of the blog, built from docs/CONTRACT.md
 sections 1 and 5.
 

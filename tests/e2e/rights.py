@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the blog's roles may not do, as SQL: one table for
 tests/e2e/privileges.py (the private stack) and tests/cluster/checks.py
 (logged in over the network, on a primary and two standbys)."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Start-up checks: a bad directive or a broken template stops Apache with a
 message that says what and where: the directive, and the file and line it
 was set on (or that it is the default).

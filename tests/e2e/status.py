@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """mod_blog's figures on mod_status's /server-status page and its health
 check (SetHandler blog-health), against the running private stack.
 /health says only "ok", "PostgreSQL unavailable" or "Redis unavailable";

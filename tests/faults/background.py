@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What a fault case runs beside itself, on a thread of its own, for the
 length of a `with` block: the fake Redis, the slow clients, the prober."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the fault cases share: the case registry and its table, the load
 lock, test-only Apache settings, load generators, and the checks on answers.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Debian's own Apache configuration (a copy of the host's /etc/apache2,
 as installed: apache2.conf, envvars, mpm_event.conf, reqtimeout.conf and
 the rest) with the blog enabled the way docs/INSTALL.md does it: blog.load

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Hostile peers for the fault cases: a fake Redis that misbehaves on
 command, and a crowd of slow HTTP clients.  Both listen or connect on
 loopback only."""

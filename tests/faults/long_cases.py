@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The long fault cases (`make faults` only): each freezes, floods or
 restarts something for seconds under load and measures what the clients
 and the error log see.  Every loaded case takes the load lock."""

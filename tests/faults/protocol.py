@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What an attacker sends over HTTP: smuggling, limits, pipelining, odd
 request lines, paths outside the routes, and what the error pages and
 headers give away.  All fast; they run in the README's test command."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fault tests of the blog against the running private stack.
 
     . scripts/env.sh && python3 tests/faults/run.py          # the fast cases

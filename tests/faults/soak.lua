@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- wrk script for `make soak`: every route over many slugs in a fixed
 -- rotation; counts the answers' statuses per thread.  GET only: wrk reads
 -- a HEAD answer's Content-Length as a body to come.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`make soak`: at least 1 000 000 mixed requests (tests/faults/soak.lua:
 every route, 1 000 posts, 30 tags, 404s with and without the
 database) against the private stack, in wrk runs of SOAK_SEGMENT seconds.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fault cases of the cache's freshness (docs/INVALIDATION.md, "What a
 reader can see"): a write that makes more pages stale than pg_blog names
 one by one (it sends "*") must leave no stale page past the documented

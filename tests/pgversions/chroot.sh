@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A ready build chroot of one Debian suite with its PostgreSQL: a debootstrap
 # minbase with gcc, make, postgresql-NN and postgresql-server-dev-NN (NN: the
 # suite's default major, which its "postgresql" package depends on).

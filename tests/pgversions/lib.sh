@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by tests/pgversions/*.sh and tests/system/*.sh: where the chroots
 # are kept, the host's archive, mounts, the namespaces' holder.
 

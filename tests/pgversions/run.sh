@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # make pg-versions: pg_blog on every PostgreSQL Debian ships, each in a
 # chroot of its own distribution (tests/pgversions/chroot.sh): bookworm (15),
 # trixie (17) and sid (18).  In each: build with -Wall -Wextra -Werror,

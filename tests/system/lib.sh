@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by tests/system/*.sh: fresh minimal Debian systems ("boxes") of
 # any release, whatever the host's.
 #

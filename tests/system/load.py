@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Load on a site while it is upgraded: every answer must be the golden page.
 
     load.py BASE_URL GOLDEN_DIR STOP_FILE [--clients N] [--max-seconds S]

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's quick start as a new user meets it: `./blog run`, `make stop`
 # and `./blog check`, as written, in a fresh debootstrap minbase chroot of a
 # Debian release (default trixie: Debian 13 and its PostgreSQL 17), and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # make system-test: docs/INSTALL.md as written, as root, without sudo and
 # without systemd, in fresh minimal systems of each Debian release,
 # whatever the host's.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cppcheck (Debian 12's is 2.10) over mod_blog, pg_blog and the unit tests,
 # with the headers each is built against, so that it knows APR's variadic
 # functions and PostgreSQL's types: any finding fails.  A suppression, if

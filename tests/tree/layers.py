@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """mod_blog's three layers include only downward: httpd/ may include
 store/ and core/, store/ may include core/, core/ only itself; core/ is
 pure C (no APR, no httpd, no libpq, no hiredis) and does no I/O (no

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The repository explains itself (docs/CONTRACT.md): no file of the tree
 # points at a document outside it, and every citation of the contract names
 # a section the contract has.

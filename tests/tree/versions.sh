@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every version number of the tree is debian/changelog's (scripts/version.sh
 # prints it and writes it into the files that repeat it): pg_blog's
 # default_version, which its scripts must reach, and the man page's header.

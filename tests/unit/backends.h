@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * backends.h - what the tests of the back ends share: httpd_stubs.c's log,
  * counters and captured hooks, and a request to call the module with.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fake.c - the unix-socket server under fake_pg.c and fake_redis.c: a
  * thread accepts, and each connection gets a thread of its own, so that a

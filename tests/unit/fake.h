@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fake.h - in-process stand-ins for PostgreSQL and Redis, for the tests of
  * the module's back ends (db.c, cache.c, invalidate.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fake_pg.c - a PostgreSQL server that speaks enough of the v3 protocol
  * for libpq and the module: the startup (trust authentication, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fake_redis.c - a Redis server that answers GET, SET, DEL and SCAN from a
  * small store, in RESP, one command after another as Redis does (the

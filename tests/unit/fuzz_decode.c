@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_decode.c - libFuzzer target: pg_blog's rows as the network could
  * bring them.  The input is cut into cells (a 2-byte length, then that

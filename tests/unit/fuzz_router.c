@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_router.c - libFuzzer target: the router never reads past len, a
  * match always rebuilds the exact input from its kind and slug, and every

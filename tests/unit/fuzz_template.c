@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_template.c - libFuzzer target: any source either fails to compile
  * with a "name:line: " message, or renders the same bytes in one pass or two.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * harness.h - a minimal unit test harness: CHECK counts a failed assertion
  * against the running test, and the runner prints "N passed, N failed"

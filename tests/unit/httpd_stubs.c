@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * httpd_stubs.c - the few functions of httpd that the back ends call,
  * at link time, so that db.c, cache.c, invalidate.c and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rows.h - a result set held in memory, read through blog_rows as the
  * page builder reads libpq's: for the unit tests and the fuzzer.

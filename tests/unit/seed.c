@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seed.c - the seed formulas of docs/CONTRACT.md section 1, written again
  * from the text, independently of pg_blog's SQL: the unit tests build the

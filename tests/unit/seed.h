@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seed.h - the contract's seed (docs/CONTRACT.md section 1), for the tests.
  */

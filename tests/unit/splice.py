@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """splice.py FILE BLOCK: replace, in FILE, the text from BLOCK's first line
 to its last line (the markers of a generated block) with BLOCK."""
 import sys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_build.c - pg_blog's rows in PostgreSQL's binary format, decoded
  * (decode.c, date.c) and built into pages (build.c) with the real

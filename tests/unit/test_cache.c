@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_cache.c - the Redis client (cache.c) against fake_redis.c: hits,
  * misses and stores; deadlines on a Redis that stalls or stops in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_compute.c - the sum of primes below limit, against known sums and
  * an independent sieve.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_db.c - the pool (db.c), with the host spreading, against
  * fake_pg.c: pages, the health check, deadlines on a server that stalls

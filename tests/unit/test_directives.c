@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_directives.c - the directives' documentation says what
  * mod_blog/httpd/directives.h declares: docs/OPERATIONS.md's table and

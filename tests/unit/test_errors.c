@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_errors.c - error paths of the request's own code, through
  * httpd_stubs.c's faults: a page whose rendering runs out of memory

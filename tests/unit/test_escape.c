@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_escape.c - the five escapes of docs/CONTRACT.md section 5, and
  * nothing else.

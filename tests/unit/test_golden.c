@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_golden.c - the real templates in templates/, rendered by the engine
  * from values computed with the seed formulas (seed.c), against the

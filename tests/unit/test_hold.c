@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_hold.c - BlogConnectionHold's input filter (hold.c) over a real
  * socket pair, with core's connection input filter played by a fake that

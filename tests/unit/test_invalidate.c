@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_invalidate.c - the invalidation listener (invalidate.c) against
  * fake_pg.c and fake_redis.c, driven through the hooks it registers, as

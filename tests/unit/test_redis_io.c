@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_redis_io.c - redis.c's socket paths that the fake (a unix socket
  * that reads every command at once) never takes: BlogRedis as host:port

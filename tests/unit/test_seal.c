@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_seal.c - BlogCacheKey's seal (seal.c): a sealed page opens under its
  * own key name and key, and nothing else does (a wrong or truncated tag,

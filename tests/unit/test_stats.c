@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_stats.c - the per-child counters in shared memory (stats.c),
  * through the hooks it registers: the segment sized from the MPM's limit,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_template.c - the template engine: syntax, data model, standalone
  * lines, partials, file loading and compile errors.

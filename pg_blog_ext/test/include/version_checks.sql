@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- What versions.sql checks of each version, through its pg_temp functions:
 -- the golden pages before a VACUUM and after it, the indexes of blog that
 -- three pages read, and writes with plain SQL seen by the next pages.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A site's web role under this suite's name, made and granted as
 -- sql/setup.sql of the repository makes and grants pgblog_web: EXECUTE on
 -- the three page functions.  A test that includes it drops it at its end.

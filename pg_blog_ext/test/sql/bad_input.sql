@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Unknown and malformed slugs return no rows; nothing crashes.
 -- Invisible characters are given as their UTF-8 bytes: a Unicode escape
 -- (E'\u200b') is refused by a database that is not UTF8 (SQL_ASCII), which

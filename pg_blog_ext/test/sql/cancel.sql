@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A long tag page can be cancelled: the page functions check for
 -- interrupts between the leaf pages they read and between the cards they
 -- return.  A tag with 120 000 posts (inside a transaction, rolled back) is

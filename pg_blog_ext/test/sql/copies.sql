@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Each post's comment_count and tag_ids (1.3) are copies of its comments
 -- and post_tags links, kept by triggers in the writing transaction: after
 -- every kind of write, and after two sessions' concurrent inserts, they

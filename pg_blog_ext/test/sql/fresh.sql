@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Every call reads the five tables: a row inserted, updated or deleted
 -- with plain SQL shows in the very next call of each page, whether the
 -- heap page it lands on is all-visible (the VACUUM below sets the

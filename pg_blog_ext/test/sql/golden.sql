@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Render the reference pages from the page functions' rows, following
 -- the contract's pages, and compare their SHA-256 with tests/golden/MANIFEST
 -- (the view golden.pages).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The page functions' rows for the slugs the pages are checked with.
 SET TimeZone = 'UTC';
 

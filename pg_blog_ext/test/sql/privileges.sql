@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The web role may call the page functions and nothing else.  The roles
 -- are this test's, made and granted as a site's set-up makes pgblog_web and
 -- blog_web (sql/setup.sql of the repository), and dropped at its end; the

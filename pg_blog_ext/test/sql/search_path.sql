@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- What the page functions' relation names resolve to.  They run no SQL
 -- (no operator or function is called by name), and they open every table
 -- and index by name in the schema blog: a caller's search_path, a schema

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The seed: counts, a checksum, and a row-by-row comparison with the
 -- formulas of the contract's data computed here a second, independent way
 -- (procedural loops instead of the extension's set-based inserts).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The suite's own set-up, made from this folder alone whatever the
 -- cluster's defaults, as contrib's tests make theirs: the roles a test
 -- needs are made by that test (regress_*) and dropped at its end; this

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The library serves a schema of every version ever released with the
 -- same pages, until ALTER EXTENSION pg_blog UPDATE brings it to the
 -- library's version, and then reads what that version made for it: a site

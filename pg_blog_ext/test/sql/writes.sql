@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The write functions (1.2): what they write, what they refuse and with
 -- which errcode, who may call them, and the cache keys every change sends
 -- on the channel blog_cache.  Everything written here is removed at the
