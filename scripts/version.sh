@@ -27,7 +27,7 @@ case ${1:-} in
 	sed -i "1s/^\(\.TH MOD_BLOG 7 \"[^\"]*\" \"mod_blog \)[^\"]*\"/\1$version\"/" \
 		man/mod_blog.7
 	case $version in *.*.*) semver=$version ;; *.*) semver=$version.0 ;; *) semver=$version.0.0 ;; esac
-	sed -i "s/^\( *\"version\": \"\)[^\"]*\"/\1$semver\"/" META.json ;;
+	sed -i "s/^\( *\"version\": \"\)[^\"]*\"/\1$semver\"/" pg_blog_ext/META.json ;;
 *)
 	echo "usage: scripts/version.sh [--write]" >&2; exit 2 ;;
 esac

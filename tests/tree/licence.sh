@@ -51,7 +51,7 @@ grep -q '^License: Apache-2.0$' debian/copyright || out+="debian/copyright names
 grep -q '^License: \(none\|UNKNOWN\)' debian/copyright && out+="debian/copyright still has another licence"$'\n'
 check "debian/copyright (DEP-5) names Apache-2.0" "${out%$'\n'}"
 
-out=$(python3 -c 'import json,sys; m=json.load(open("META.json")); sys.exit(0 if m.get("license")=="apache_2_0" else 1)' 2>&1 ||
+out=$(python3 -c 'import json,sys; m=json.load(open("pg_blog_ext/META.json")); sys.exit(0 if m.get("license")=="apache_2_0" else 1)' 2>&1 ||
       echo "META.json's license is not apache_2_0")
 check "META.json names apache_2_0" "$out"
 

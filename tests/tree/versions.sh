@@ -30,10 +30,10 @@ check "man/mod_blog.7's version" "$man" "$version"
 
 semver=$version
 case $version in *.*.*) ;; *.*) semver=$version.0 ;; *) semver=$version.0.0 ;; esac
-for v in $(sed -n 's/^ *"version": "\([^"]*\)".*/\1/p' META.json); do
+for v in $(sed -n 's/^ *"version": "\([^"]*\)".*/\1/p' pg_blog_ext/META.json); do
 	check "a version of META.json" "$v" "$semver"
 done
-[ "$(grep -c '^ *"version": ' META.json)" -eq 2 ] ||
+[ "$(grep -c '^ *"version": ' pg_blog_ext/META.json)" -eq 2 ] ||
 	check "META.json's two versions (the distribution's and pg_blog's)" "missing" "$semver"
 
 # CREATE EXTENSION of the default version needs a script or an update
