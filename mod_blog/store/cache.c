@@ -162,6 +162,7 @@ static int
 cache_connect(char *why)
 {
     char        err[CACHE_WHY_MAX];
+    char        port[16] = "";
 
     why[0] = '\0';
     /* a new master (Sentinel) is tried at once, whatever failed before */
@@ -174,9 +175,11 @@ cache_connect(char *why)
         blog_backoff_reset(&cache->backoff);
         return 0;
     }
-    apr_snprintf(why, CACHE_WHY_MAX, "connect failed (%s%s%.0d): %s",
-                 cache->g->redis.host, cache->g->redis.port ? ":" : "",
-                 cache->g->redis.port, err);
+    /* apr_snprintf prints 0 for "%.0d": a socket's path gets no port */
+    if (cache->g->redis.port != 0)
+        apr_snprintf(port, sizeof(port), ":%d", cache->g->redis.port);
+    apr_snprintf(why, CACHE_WHY_MAX, "connect failed (%s%s): %s",
+                 cache->g->redis.host, port, err);
     return -1;
 }
 

@@ -131,12 +131,15 @@ static void
 inv_redis_drop(const char *what, const char *why)
 {
     const blog_cache_settings *g = inv.cache;
+    char        port[16] = "";
 
+    /* apr_snprintf prints 0 for "%.0d": a socket's path gets no port */
+    if (g->redis.port != 0)
+        apr_snprintf(port, sizeof(port), ":%d", g->redis.port);
     blog_log_limited(&inv_c->rd.log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00026) "invalidation: Redis %s failed "
-                     "(%s%s%.0d): %s; every cached page will be dropped "
-                     "once Redis answers", what, g->redis.host,
-                     g->redis.port ? ":" : "", g->redis.port, why);
+                     "(%s%s): %s; every cached page will be dropped "
+                     "once Redis answers", what, g->redis.host, port, why);
     blog_redis_close(&inv_c->rd.conn);
     inv_c->flush_due = INV_FLUSH;
     blog_outage_begin(&inv_c->rd.log);
