@@ -72,6 +72,7 @@ typedef struct sn_child
     char        why[SN_WHY_MAX];        /* why none is known */
     sn_addr     reached;        /* the master a connection last reached */
     apr_time_t  lost_at;        /* the first failure since; 0: none */
+    apr_time_t  last_fail;      /* the last failure */
     unsigned    changes;
     sn_addr     prev, next;     /* the last switch the connections made */
     apr_time_t  switched;
@@ -272,9 +273,6 @@ sn_adopt(const sn_addr *a, const char *from)
         if (sn->master.port != 0)
             apr_snprintf(was, sizeof(was), "%s:%d", sn->master.host,
                          sn->master.port);
-        /* the old one is left now, if no connection failed on it before */
-        if (sn->reached.port != 0 && sn->lost_at == 0)
-            sn->lost_at = now;
         sn->master = *a;
         sn->since = now;
         sn->why[0] = '\0';
@@ -703,8 +701,9 @@ blog_sentinel_failing(void)
     if (sn == NULL)
         return;
     apr_thread_mutex_lock(sn->lock);
+    sn->last_fail = apr_time_now();
     if (sn->lost_at == 0)
-        sn->lost_at = apr_time_now();
+        sn->lost_at = sn->last_fail;
     apr_thread_mutex_unlock(sn->lock);
     apr_atomic_set32(&sn->failing, 1);
 }
@@ -716,8 +715,12 @@ blog_sentinel_suspect(void)
         apr_atomic_set32(&sn->suspect, 1);
 }
 
-/* A connection reached a: a switch, when it is not the last one reached,
- * is logged with the time the cache went without a master. */
+/*
+ * A connection reached a: a switch, when it is not the last one reached,
+ * is logged with the time the cache went without a master: from its first
+ * failure to the later of the new address learnt and its last failure (a
+ * child that served nothing meanwhile was not without one).
+ */
 static void
 sn_reached(const sn_addr *a)
 {
@@ -728,8 +731,11 @@ sn_reached(const sn_addr *a)
     apr_thread_mutex_lock(sn->lock);
     was = sn->reached;
     if (was.port != 0 && !sn_same(&was, a)) {
-        without = sn->lost_at != 0
-            ? (double) (now - sn->lost_at) / APR_USEC_PER_SEC : 0;
+        apr_time_t  end = sn->since > sn->last_fail ? sn->since
+            : sn->last_fail;
+
+        without = sn->lost_at != 0 && end > sn->lost_at
+            ? (double) (end - sn->lost_at) / APR_USEC_PER_SEC : 0;
         sn->prev = was;
         sn->next = *a;
         sn->switched = now;
