@@ -317,8 +317,8 @@ sn_said(int i, const char *why)
  * that is not the one known (any, with distrust: a connection found the
  * known one is not the master) must answer ROLE as master to be taken; one
  * a sentinel names that cannot be reached is taken only when no sentinel
- * names one that answers.  With no sentinel answering, a master known and
- * not distrusted is kept.
+ * names one that answers.  Otherwise a master known and not distrusted is
+ * kept (each new connection to it checks ROLE), and none known stays none.
  */
 static void
 sn_refresh(int distrust)
@@ -339,8 +339,9 @@ sn_refresh(int distrust)
 
         if (sn_ask(i, &a, why, sizeof(why)) != 0) {
             sn_said(i, why);
-            apr_snprintf(last, sizeof(last), "no sentinel answered (%s:%d: "
-                         "%s)", node->host, node->port, why);
+            if (heard == 0)
+                apr_snprintf(last, sizeof(last), "no sentinel answered (%s:%d: "
+                             "%s)", node->host, node->port, why);
             continue;
         }
         heard++;
@@ -374,7 +375,7 @@ sn_refresh(int distrust)
         sn->first = fallback_from;
         sn_adopt(&fallback, last);
     }
-    else if (heard > 0 || cur.port == 0 || distrust)
+    else if (cur.port == 0 || distrust)
         sn_forget(last);
 }
 

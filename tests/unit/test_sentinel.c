@@ -413,6 +413,33 @@ test_sentinel_switch_event(void)
     ts_child_end();
 }
 
+/*
+ * A master that answers ROLE as one is not given up for a replica the
+ * sentinels name (a sentinel's mistake): while a timeout has the watcher
+ * ask again, the cache stays on it.
+ */
+static void
+test_sentinel_keeps_master(void)
+{
+    blog_sentinel_view v;
+    apr_time_t  t0;
+
+    ts_all(FAKE_OK, ts_pa);
+    ts_child_start();
+    CHECK(ts_wait_hit() == 0);
+    ts_all(FAKE_OK, ts_pb);
+    fake_redis_set(FAKE_STALL, 1);
+    CHECK(ts_get() == BLOG_CACHE_DOWN);     /* a timeout: the watcher asks */
+    t0 = apr_time_now();
+    while (fake_sentinel_asks(ts_sn[0]) < 3 && t_ms_since(t0) < TS_WAIT_MS)
+        usleep(20000);
+    usleep(200000);
+    CHECK(blog_sentinel_status(&v) == 0
+          && strstr(v.master, apr_itoa(ts_root, ts_pa)) != NULL);
+    CHECK(ts_wait_hit() == 0);
+    ts_child_end();
+}
+
 /* No sentinel answers: BYPASS, never an error, said in the health check's
  * reason; one answers again, and the cache comes back. */
 static void
@@ -506,6 +533,8 @@ const t_case t_sentinel_cases[] = {
      test_sentinel_role_check_on_connect},
     {"sentinel: +switch-master moves the cache, logged with its time",
      test_sentinel_switch_event},
+    {"sentinel: a master is kept when the sentinels name a replica",
+     test_sentinel_keeps_master},
     {"sentinel: none reachable: BYPASS, never an error, then back",
      test_sentinel_none_reachable},
     {"sentinel: BlogRedisSentinelAuth, a sentinel that refuses it",
