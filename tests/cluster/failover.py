@@ -390,10 +390,11 @@ def one_loss(c, h, how, round_no):
         time.sleep(0.2)
     t_measured = time.monotonic()
 
-    # a write after the switch: its pages fresh from the new master
+    # a write after the switch: its pages fresh from the new master (the
+    # load knows the post before it can be served)
+    load.marker = b'/post/fresh-%d"' % post
     rows = c.psql(c.PG["pg1"], c.insert_sql(post))
     t_commit = time.monotonic()
-    load.marker = b'/post/fresh-%d"' % post
     fresh_at = {}
     while len(fresh_at) < len(c.WEB) and time.monotonic() - t_commit < 15:
         for w, ip in c.WEB.items():
@@ -484,7 +485,10 @@ def one_loss(c, h, how, round_no):
 
     # ---- checks
     T.check(not failed, "%s: no failed request" % label,
-            "%d of %d failed %r" % (len(failed), len(load.between(t_loss - 3)), kinds))
+            "%d of %d failed %r%s" % (len(failed), len(load.between(t_loss - 3)), kinds,
+                                      ", the first %s %s %.2f s after the loss"
+                                      % (failed[0][1], failed[0][2], failed[0][0] - t_loss)
+                                      if failed else ""))
     T.check(before == 0 and not late,
             "%s: BYPASS only during the switch (none before the loss, none from 5 s after "
             "the promotion to the end, the old master's return included)" % label,
