@@ -34,10 +34,11 @@ runtime="apache2 postgresql-$pg postgresql-client-$pg redis-server libxxhash0"
 build="make gcc libc6-dev pkg-config apache2-dev libapr1-dev libaprutil1-dev
 postgresql-server-dev-$pg libpq-dev libhiredis-dev libxxhash-dev libssl-dev"
 stack="curl redis-tools procps"
-# iproute2 and pgbouncer: tests/cluster (network namespaces, PgBouncer);
-# debootstrap: tests/pgversions (PostgreSQL 15, 17, 18 in chroots)
+# iproute2, pgbouncer and redis-sentinel: tests/cluster (network namespaces,
+# PgBouncer, the cache's Redis through Sentinel); debootstrap:
+# tests/pgversions (PostgreSQL 15, 17, 18 in chroots)
 test="python3 curl redis-tools wrk gnuplot-nox valgrind strace procps linux-perf
-iproute2 pgbouncer debootstrap"
+iproute2 pgbouncer redis-sentinel debootstrap"
 # dh-apache2 is provided by apache2-dev (in build)
 # build-essential: dpkg-buildpackage checks for it
 deb="build-essential debhelper dpkg-dev fakeroot lintian postgresql-server-dev-all"

@@ -21,7 +21,9 @@ typedef enum blog_dir_type
     BLOG_DT_SEC,                /* a duration, bare numbers in seconds */
     BLOG_DT_MSEC_OFF,           /* Off (0) or a BLOG_DT_MSEC duration */
     BLOG_DT_REDIS,              /* host:port, [v6]:port, /socket or Off */
-    BLOG_DT_PATH                /* a folder or file, relative to ServerRoot */
+    BLOG_DT_PATH,               /* a folder or file, relative to ServerRoot */
+    BLOG_DT_REDIS_LIST,         /* lo to hi host:port, all rediss:// or none */
+    BLOG_DT_NAME                /* a word of printable ASCII */
 } blog_dir_type;
 
 typedef enum blog_dir_where
@@ -78,6 +80,18 @@ typedef enum blog_dir_where
       NULL, 0, 0, "file", "Redis AUTH on every connection: a file of one " \
       "line, \"password\" or \"user password\", for its owner only (read at " \
       "start-up, as root)") \
+    X(REDIS_SENTINELS, "BlogRedisSentinels", cache.sentinel.list, \
+      REDIS_LIST, SERVER, NULL, 1, 16, \
+      "host:port ...|rediss://host:port ...", "Redis Sentinels that name " \
+      "the master of BlogRedisMaster, which is then the cache (found again " \
+      "after a failover; rediss://: the sentinels and the master over " \
+      "TLS), in place of BlogRedis's; unset: BlogRedis") \
+    X(REDIS_MASTER, "BlogRedisMaster", cache.sentinel.master, NAME, SERVER, \
+      NULL, 0, 0, "name", "with BlogRedisSentinels, the name they monitor " \
+      "the cache's master by") \
+    X(REDIS_SENTINEL_AUTH, "BlogRedisSentinelAuth", cache.sentinel.auth_file, \
+      PATH, SERVER, NULL, 0, 0, "file", "AUTH to the sentinels, a file as " \
+      "BlogRedisAuth's (which is the master's); unset: none") \
     X(CACHE_KEY, "BlogCacheKey", cache.key_file, PATH, SERVER, NULL, 0, 0, \
       "file", "a secret of 32 bytes or more, for its owner only: each " \
       "cached page carries a MAC of it, one that fails is a miss; unset: " \

@@ -14,6 +14,7 @@
 #include "httpd/pages.h"
 #include "store/pq.h"
 #include "store/redis.h"
+#include "store/sentinel.h"
 #include "httpd/response.h"
 #include "core/router.h"
 #include "httpd/serve.h"
@@ -186,6 +187,54 @@ blog_parse_redis(apr_pool_t *p, const blog_directive *d, const char *arg,
     return NULL;
 }
 
+/* BlogRedisSentinels: host:port or [v6addr]:port, all rediss:// or none. */
+static const char *
+blog_parse_sentinels(apr_pool_t *p, const blog_directive *d, int argc,
+                     char *const argv[], blog_sentinel_list *l)
+{
+    blog_sentinel_node *node = apr_pcalloc(p, (apr_size_t) argc
+                                           * sizeof(*node));
+    int         i, tls = -1;
+
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int         t = strncasecmp(a, "rediss://", 9) == 0;
+        char       *host, *scope;
+        apr_port_t  port;
+
+        if (tls >= 0 && t != tls)
+            return apr_psprintf(p, "%s: every sentinel over TLS "
+                                "(rediss://) or none", d->name);
+        tls = t;
+        if (apr_parse_addr_port(&host, &scope, &port, a + (t ? 9 : 0), p)
+            != APR_SUCCESS || host == NULL || port == 0)
+            return apr_psprintf(p, "%s: %s is not host:port, [v6addr]:port "
+                                "or rediss://host:port", d->name, a);
+        node[i].host = scope ? apr_psprintf(p, "%s%%%s", host, scope) : host;
+        node[i].port = port;
+    }
+    *l = (blog_sentinel_list) {argc, tls, node};
+    return NULL;
+}
+
+/* A name sent to Redis and found in its events: no space, no control. */
+static const char *
+blog_parse_name(apr_pool_t *p, const blog_directive *d, const char *arg,
+                const char **field)
+{
+    const char *q;
+
+    for (q = arg; *q; q++) {
+        if (*q <= ' ' || *q >= 127)
+            break;
+    }
+    if (*q != '\0' || q == arg || q - arg > 200)
+        return apr_psprintf(p, "%s must be a name of printable ASCII, no "
+                            "spaces, at most 200 bytes", d->name);
+    *field = arg;
+    return NULL;
+}
+
 /* A duration within the entry's bounds; bare numbers in ms or seconds. */
 static const char *
 blog_parse_duration(apr_pool_t *p, const blog_directive *d, const char *arg,
@@ -209,18 +258,20 @@ blog_parse_duration(apr_pool_t *p, const blog_directive *d, const char *arg,
     return NULL;
 }
 
-/* arg (and arg2, for BlogMount) into c: NULL, or what is wrong. */
+/* The argc arguments into c (the caller checked their number): NULL, or
+ * what is wrong. */
 static const char *
-blog_parse(apr_pool_t *p, const blog_directive *d, const char *arg,
-           const char *arg2, blog_config *c)
+blog_parse(apr_pool_t *p, const blog_directive *d, int argc,
+           char *const argv[], blog_config *c)
 {
     void       *field = (char *) c + d->off;
+    const char *arg = argv[0];
     char       *end;
     long        v;
 
     switch (d->type) {
     case BLOG_DT_MOUNT:
-        return blog_parse_mount(p, d, arg, arg2, field);
+        return blog_parse_mount(p, d, arg, argc > 1 ? argv[1] : NULL, field);
     case BLOG_DT_FLAG:
         if (strcasecmp(arg, "on") != 0 && strcasecmp(arg, "off") != 0)
             return apr_psprintf(p, "%s must be On or Off", d->name);
@@ -245,6 +296,10 @@ blog_parse(apr_pool_t *p, const blog_directive *d, const char *arg,
         *(const char **) field = ap_server_root_relative(p, arg);
         return *(const char **) field ? NULL
             : apr_psprintf(p, "%s: invalid path", d->name);
+    case BLOG_DT_REDIS_LIST:
+        return blog_parse_sentinels(p, d, argc, argv, field);
+    case BLOG_DT_NAME:
+        return blog_parse_name(p, d, arg, field);
     }
     return "mod_blog: unknown directive type";
 }
@@ -258,9 +313,10 @@ blog_create_server_config(apr_pool_t *p, server_rec *s)
     (void) s;
     /* a default that does not parse is a bug of directives.h */
     for (i = 0; i < BLOG_NDIRECTIVES; i++) {
-        if (blog_directives[i].def != NULL)
-            ap_assert(blog_parse(p, &blog_directives[i],
-                                 blog_directives[i].def, NULL, c) == NULL);
+        char       *def = (char *) blog_directives[i].def;
+
+        if (def != NULL)
+            ap_assert(blog_parse(p, &blog_directives[i], 1, &def, c) == NULL);
     }
     return c;
 }
@@ -289,24 +345,30 @@ blog_merge_server_config(apr_pool_t *p, void *basev, void *addv)
     return c;
 }
 
-/* Every directive takes one argument, but BlogMount a second. */
+/* Every directive takes one argument, but BlogMount a second and a list
+ * from lo to hi. */
 static const char *
-blog_cmd(cmd_parms *cmd, void *dummy, const char *arg, const char *arg2)
+blog_cmd(cmd_parms *cmd, void *dummy, int argc, char *const argv[])
 {
     const blog_directive *d = cmd->info;
     int         i = (int) (d - blog_directives);
     blog_config *c = ap_get_module_config(cmd->server->module_config,
                                           &blog_module);
+    int         list = d->type == BLOG_DT_REDIS_LIST;
+    int         most = d->type == BLOG_DT_MOUNT ? 2 : list ? (int) d->hi : 1;
     const char *err = NULL;
 
     (void) dummy;
-    if (arg2 != NULL && d->type != BLOG_DT_MOUNT)
-        return apr_pstrcat(cmd->pool, d->name, " takes one argument, ",
-                           cmd->cmd->errmsg, (char *) NULL);
+    if (argc < 1 || argc > most)
+        return apr_psprintf(cmd->pool, "%s takes %s, %s", d->name,
+                            most == 1 ? "one argument" : list
+                            ? apr_psprintf(cmd->pool, "one to %d arguments",
+                                           most) : "one or two arguments",
+                            cmd->cmd->errmsg);
     if (d->where == BLOG_DW_SERVER)
         err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
     if (err == NULL)
-        err = blog_parse(cmd->pool, d, arg, arg2, c);
+        err = blog_parse(cmd->pool, d, argc, argv, c);
     if (err != NULL)
         return err;
     c->set |= BLOG_SET(i);
@@ -317,8 +379,9 @@ blog_cmd(cmd_parms *cmd, void *dummy, const char *arg, const char *arg2)
 
 #define BLOG_COMMAND(id, name, field, type, where, def, lo, hi, syntax, \
                      help) \
-    AP_INIT_TAKE12(name, blog_cmd, (void *) &blog_directives[BLOG_D_##id], \
-                   RSRC_CONF, syntax ": " help),
+    AP_INIT_TAKE_ARGV(name, blog_cmd, \
+                      (void *) &blog_directives[BLOG_D_##id], RSRC_CONF, \
+                      syntax ": " help),
 static const command_rec blog_cmds[] = {
     BLOG_DIRECTIVES(BLOG_COMMAND)
     {NULL}
@@ -372,7 +435,9 @@ blog_load(apr_pool_t *p, server_rec *s, const blog_config *c,
     const blog_pageset *pages;
     server_rec *vs;
 
-    if (blog_cache_load(p, cache, err, err_len) != 0) {
+    if (blog_sentinel_load(p, &cache->sentinel, &cache->redis, err,
+                           err_len) != 0
+        || blog_cache_load(p, cache, err, err_len) != 0) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00060)
                      "Redis's secrets or TLS: %s", err);
         return HTTP_INTERNAL_SERVER_ERROR;
@@ -393,6 +458,39 @@ blog_load(apr_pool_t *p, server_rec *s, const blog_config *c,
         }
     }
     return OK;
+}
+
+/*
+ * The sentinels' directives go together, and replace BlogRedis's address:
+ * one meaning for a configuration, said by apache2 -t.
+ */
+static int
+blog_check_sentinels(apr_pool_t *p, server_rec *s, const blog_config *c)
+{
+    const blog_sentinel_settings *sg = &c->cache.sentinel;
+    const char *bad = NULL;
+
+    if (sg->list.n > 0 && sg->master == NULL)
+        bad = apr_psprintf(p, "BlogRedisSentinels (%s) needs BlogRedisMaster",
+                           blog_where(p, c, BLOG_D_REDIS_SENTINELS));
+    else if (sg->list.n == 0 && (sg->master != NULL || sg->auth_file != NULL))
+        bad = apr_psprintf(p, "%s (%s) needs BlogRedisSentinels",
+                           sg->master ? "BlogRedisMaster"
+                           : "BlogRedisSentinelAuth",
+                           blog_where(p, c, sg->master
+                                      ? BLOG_D_REDIS_MASTER
+                                      : BLOG_D_REDIS_SENTINEL_AUTH));
+    else if (sg->list.n > 0 && c->cache.redis.on
+             && (c->set & BLOG_SET(BLOG_D_REDIS)))
+        bad = apr_psprintf(p, "BlogRedis (%s) and BlogRedisSentinels (%s): "
+                           "set one; with sentinels the cache is the master "
+                           "they name (BlogRedis Off turns the cache off)",
+                           blog_where(p, c, BLOG_D_REDIS),
+                           blog_where(p, c, BLOG_D_REDIS_SENTINELS));
+    if (bad == NULL)
+        return OK;
+    ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, BLOGLOGNO(00077) "%s", bad);
+    return HTTP_INTERNAL_SERVER_ERROR;
 }
 
 /*
@@ -422,6 +520,8 @@ blog_check_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                      db->pool_max, blog_where(ptemp, c, BLOG_D_POOL_MAX));
         return HTTP_INTERNAL_SERVER_ERROR;
     }
+    if (blog_check_sentinels(ptemp, s, c) != OK)
+        return HTTP_INTERNAL_SERVER_ERROR;
     return blog_load(ptemp, s, c, &cache, NULL, err, sizeof(err));
 }
 
@@ -466,6 +566,9 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
     if (blog_g == NULL)
         return;
     blog_db_child_init(pchild, s, &blog_g->db, blog_in_use);
+    /* the master the sentinels name, before the cache and the listener */
+    blog_sentinel_child_init(pchild, s, &blog_g->cache.redis,
+                             &blog_g->cache.sentinel);
     blog_cache_child_init(pchild, s, &blog_g->cache);
     if (blog_in_use)
         blog_pages_child_init(pchild, s);

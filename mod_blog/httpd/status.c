@@ -9,6 +9,7 @@
 #include "store/cache.h"
 #include "store/db.h"
 #include "store/ratelog.h"
+#include "store/sentinel.h"
 #include "store/stats.h"
 
 #include "http_config.h"
@@ -265,6 +266,41 @@ status_health(request_rec *r, int flags)
     }
 }
 
+/* With sentinels, this child's master: which, since when, the last switch
+ * and how long its cache ran without one. */
+static void
+status_sentinel(request_rec *r, int flags)
+{
+    blog_sentinel_view v;
+    char        since[APR_RFC822_DATE_LEN], when[APR_RFC822_DATE_LEN];
+    const char *master;
+
+    if (blog_sentinel_status(&v) != 0)
+        return;
+    master = v.master[0] ? v.master : apr_pstrcat(r->pool, "none (", v.why,
+                                                  ")", (char *) NULL);
+    apr_rfc822_date(since, v.since);
+    apr_rfc822_date(when, v.switched);
+    if (flags & AP_STATUS_SHORT) {
+        ap_rprintf(r, "BlogRedisMaster: %s\nBlogRedisMasterSince: %s\n"
+                   "BlogRedisMasterChanges: %u\n", master, since, v.changes);
+        if (v.switched != 0)
+            ap_rprintf(r, "BlogRedisLastSwitch: %s: %s to %s, the cache "
+                       "without a master for %.2f s\n", when, v.previous,
+                       v.next, v.without);
+        return;
+    }
+    ap_rprintf(r, "<p>Redis master of %s (this child, from its sentinels): "
+               "%s since %s; %u switches", ap_escape_html(r->pool, v.name),
+               ap_escape_html(r->pool, master), since, v.changes);
+    if (v.switched != 0)
+        ap_rprintf(r, ", the last %s, from %s to %s: the cache ran without "
+                   "a master for %.2f s", when,
+                   ap_escape_html(r->pool, v.previous),
+                   ap_escape_html(r->pool, v.next), v.without);
+    ap_rputs(".</p>\n", r);
+}
+
 static int
 status_hook(request_rec *r, int flags)
 {
@@ -279,6 +315,7 @@ status_hook(request_rec *r, int flags)
     else
         status_html(r, rows, n, flags & AP_STATUS_NOTABLE);
     status_health(r, flags);
+    status_sentinel(r, flags);
     return OK;
 }
 

@@ -63,6 +63,7 @@ typedef struct cache_child
     int         leader;
     cache_cmd  *sent, **sent_tail;      /* replies due in this order */
     int         answered;       /* the connection has answered a command */
+    apr_uint32_t gen;           /* the Sentinel generation it was made in */
     blog_redis  redis;
     const blog_cache_settings *g;
     const char *ttl;            /* g->cache_ttl as SET's EX argument */
@@ -162,18 +163,24 @@ static int
 cache_connect(char *why)
 {
     char        err[CACHE_WHY_MAX];
+    char        port[16] = "";
 
     why[0] = '\0';
-    if (apr_time_now() < blog_backoff_next(&cache->backoff))
+    /* a new master (Sentinel) is tried at once, whatever failed before */
+    if (apr_time_now() < blog_backoff_next(&cache->backoff)
+        && blog_sentinel_generation() == cache->gen)
         return -1;
-    if (blog_redis_connect(&cache->redis, &cache->g->redis, err,
-                           sizeof(err)) == 0) {
+    if (blog_sentinel_connect(&cache->redis, &cache->g->redis,
+                              &cache->g->sentinel, &cache->gen, err,
+                              sizeof(err)) == 0) {
         blog_backoff_reset(&cache->backoff);
         return 0;
     }
-    apr_snprintf(why, CACHE_WHY_MAX, "connect failed (%s%s%.0d): %s",
-                 cache->g->redis.host, cache->g->redis.port ? ":" : "",
-                 cache->g->redis.port, err);
+    /* apr_snprintf prints 0 for "%.0d": a socket's path gets no port */
+    if (cache->g->redis.port != 0)
+        apr_snprintf(port, sizeof(port), ":%d", cache->g->redis.port);
+    apr_snprintf(why, CACHE_WHY_MAX, "connect failed (%s%s): %s",
+                 cache->g->redis.host, port, err);
     return -1;
 }
 
@@ -211,6 +218,8 @@ cache_fail_all(request_rec *r, blog_redis_io io, const char *what, char *why)
         blog_redis_close(&cache->redis);
         cache->answered = 0;
     }
+    if (cache->g->sentinel.list.n > 0)
+        blog_sentinel_failing();
     if (!back_off)
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server, BLOGLOGNO(00009)
                      "Redis closed the connection; reconnecting");
@@ -262,6 +271,24 @@ cache_write_queued(void)
 }
 
 /*
+ * With sentinels, whether the connection is to a master they replaced: one
+ * with no reply due is closed (the next command goes to the new master),
+ * one with replies due takes no new command until they are in.
+ */
+static int
+cache_master_moved(void)
+{
+    if (cache->g->sentinel.list.n == 0 || cache->redis.ctx == NULL
+        || blog_sentinel_generation() == cache->gen)
+        return 0;
+    if (cache->sent != NULL)
+        return 1;
+    blog_redis_close(&cache->redis);
+    cache->answered = 0;
+    return 0;
+}
+
+/*
  * Drive the connection until this thread's command is done, then pass it
  * on to the oldest command still waiting.  Until then that command is in
  * one of the queues, so the sent one is never empty after a write.
@@ -275,10 +302,12 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
 
     do {
         blog_redis_io io = BLOG_REDIS_OK;
+        int         moved = cache_master_moved();
 
         if (cache->redis.ctx == NULL && cache_connect(why) != 0)
             io = BLOG_REDIS_DOWN;
-        if (io == BLOG_REDIS_OK)
+        /* nothing more for a master the sentinels replaced */
+        if (io == BLOG_REDIS_OK && !moved)
             io = cache_write_queued();
         if (io == BLOG_REDIS_OK)
             io = blog_redis_fill(&cache->redis, cache->sent->deadline);
@@ -379,6 +408,10 @@ cache_refused(request_rec *r, const char *what, redisReply *reply)
     apr_table_setn(r->notes, CACHE_WHY_NOTE, why);
     blog_log_limited(&cache->log, APLOG_WARNING, 0, r->server,
                      BLOGLOGNO(00011) "Redis: %s; bypassing the cache", why);
+    /* the master demoted under us: the sentinels are asked again */
+    if (err && cache->g->sentinel.list.n > 0
+        && strncmp(reply->str, "READONLY", 8) == 0)
+        blog_sentinel_suspect();
     freeReplyObject(reply);
 }
 

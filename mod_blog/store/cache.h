@@ -5,6 +5,7 @@
 
 #include "store/redis.h"
 #include "store/seal.h"
+#include "store/sentinel.h"
 
 #include "httpd.h"
 #include "apr_time.h"
@@ -26,6 +27,7 @@ apr_size_t blog_cache_key(char *buf, apr_size_t cap, const char *base,
 typedef struct blog_cache_settings
 {
     blog_redis_settings redis;
+    blog_sentinel_settings sentinel;    /* list.n 0: redis is the cache */
     int         cache_ttl;      /* seconds */
     const char *key_file;       /* BlogCacheKey, read at start-up into: */
     blog_seal   seal;

@@ -102,6 +102,8 @@ typedef struct inv_child
         blog_redis  conn;
         blog_backoff backoff;
         blog_ratelog log;
+        apr_uint32_t gen;       /* Sentinel's, when conn was made */
+        apr_uint32_t seen_gen;  /* the last master the drops covered */
     }           rd;
     /* Every page key must go: INV_FLUSH (a gap, a "*") then twice again,
      * or INV_FLUSH_ONCE (one of those repeats). */
@@ -130,16 +132,40 @@ static void
 inv_redis_drop(const char *what, const char *why)
 {
     const blog_cache_settings *g = inv.cache;
+    char        port[16] = "";
 
+    /* apr_snprintf prints 0 for "%.0d": a socket's path gets no port */
+    if (g->redis.port != 0)
+        apr_snprintf(port, sizeof(port), ":%d", g->redis.port);
     blog_log_limited(&inv_c->rd.log, APLOG_WARNING, 0, inv.s,
                      BLOGLOGNO(00026) "invalidation: Redis %s failed "
-                     "(%s%s%.0d): %s; every cached page will be dropped "
-                     "once Redis answers", what, g->redis.host,
-                     g->redis.port ? ":" : "", g->redis.port, why);
+                     "(%s%s): %s; every cached page will be dropped "
+                     "once Redis answers", what, g->redis.host, port, why);
     blog_redis_close(&inv_c->rd.conn);
     inv_c->flush_due = INV_FLUSH;
     blog_outage_begin(&inv_c->rd.log);
     blog_backoff_fail(&inv_c->rd.backoff);
+}
+
+/*
+ * With sentinels, a new master: deletes sent to the old one may not have
+ * reached its replica before the switch, so every page key of the mounts
+ * goes from the new one.  A connection to the old one is closed, and the
+ * command under way fails, to be covered by that drop.
+ */
+static int
+inv_master_moved(void)
+{
+    apr_uint32_t gen = blog_sentinel_generation();
+
+    if (inv.cache->sentinel.list.n == 0 || gen == inv_c->rd.seen_gen)
+        return 0;
+    inv_c->rd.seen_gen = gen;
+    inv_c->flush_due = INV_FLUSH;
+    blog_redis_close(&inv_c->rd.conn);
+    /* what failed on the old master does not delay the new one */
+    blog_backoff_reset(&inv_c->rd.backoff);
+    return 1;
 }
 
 /*
@@ -156,15 +182,22 @@ inv_redis_run(const char *what, int argc, const char **argv,
     int         attempt;
 
     for (attempt = 0;; attempt++) {
-        int         reused = inv_c->rd.conn.ctx != NULL;
+        int         reused;
         redisReply *reply = NULL;
         blog_redis_io io;
         char        why[200];
 
-        if (!reused && apr_time_now() < blog_backoff_next(&inv_c->rd.backoff))
+        if (inv_master_moved())
             return NULL;
-        if (!reused && blog_redis_connect(&inv_c->rd.conn, &inv.cache->redis,
-                                          why, sizeof(why)) != 0) {
+        reused = inv_c->rd.conn.ctx != NULL;
+        if (!reused && apr_time_now() < blog_backoff_next(&inv_c->rd.backoff)
+            && blog_sentinel_generation() == inv_c->rd.gen)
+            return NULL;
+        if (!reused && blog_sentinel_connect(&inv_c->rd.conn,
+                                             &inv.cache->redis,
+                                             &inv.cache->sentinel,
+                                             &inv_c->rd.gen, why,
+                                             sizeof(why)) != 0) {
             inv_redis_drop("connect", why);
             return NULL;
         }
@@ -215,6 +248,10 @@ inv_del(inv_batch *b)
                      BLOGLOGNO(00029) "invalidation: Redis refused DEL: %s",
                      reply->type == REDIS_REPLY_ERROR ? reply->str
                      : "unexpected reply");
+    /* the master demoted under us: the sentinels are asked again */
+    if (reply->type == REDIS_REPLY_ERROR && inv.cache->sentinel.list.n > 0
+        && strncmp(reply->str, "READONLY", 8) == 0)
+        blog_sentinel_suspect();
     freeReplyObject(reply);
     /* a Redis that refuses writes is asked again after a backoff */
     inv_c->flush_due = INV_FLUSH;
@@ -517,6 +554,8 @@ inv_step(void)
 {
     apr_time_t  wake_at;
 
+    /* a new master is dropped from at once, not at the next write */
+    inv_master_moved();
     if (inv_c->pq.conn == NULL
         && apr_time_now() >= blog_backoff_next(&inv_c->pq.backoff))
         inv_pg_open();

@@ -16,6 +16,10 @@ network namespace) by tests/cluster/run.sh, which built the hosts:
      TLS (a hostnossl line opened for the measurement, closed after)
   5. faults under load: standbys stopped and started, primary stopped, a
      standby promoted; failed requests per step, time for reads to move
+  6. the page cache through the loss of its Redis master, killed and cut
+     off, found again through the sentinels (failover.py)
+
+CLUSTER_ONLY=redis runs only the last (with the replication check).
 
 Load phases hold /tmp/blog-load.lock (the machine's one-load-at-a-time
 rule).  The last line is "N passed, N failed".
@@ -38,6 +42,7 @@ PG_USER = os.environ["CLUSTER_PG_OSUSER"]
 NET = os.environ["CLUSTER_NET"]
 sys.dont_write_bytecode = True     # nothing written into the checkout
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import failover  # noqa: E402
 import loadlock  # noqa: E402
 import procs  # noqa: E402
 import reference  # noqa: E402
@@ -1026,6 +1031,12 @@ def main():
     probs = reference.check_golden()
     T.check(not probs, "reference renderer agrees with tests/golden", "; ".join(probs[:3]))
     check_replication()
+    if os.environ.get("CLUSTER_ONLY") == "redis":
+        with load_lock():
+            T.check(web_use("direct"), "web nodes on the direct connections")
+        failover.check(sys.modules[__name__])
+        print("%d passed, %d failed" % (T.passed, T.failed), flush=True)
+        return 1 if T.failed else 0
     check_privileges()
 
     # four holds of the load lock, each well under 3 minutes
@@ -1041,6 +1052,9 @@ def main():
     compare_bouncer()
     with load_lock():
         tls_cost()
+        T.check(web_use("direct"), "web nodes back on the direct connections")
+    # the Redis master lost twice under load, each loss under the lock
+    failover.check(sys.modules[__name__])
     with load_lock():
         T.check(web_use("direct"), "web nodes back on the direct connections")
         check_faults()

@@ -7,7 +7,10 @@
 #   switch   a namespace holding only the bridge br0
 #   pg1      10.77.0.11  PostgreSQL primary
 #   pg2/pg3  10.77.0.12/13  streaming standbys (pg_basebackup, a slot each)
-#   redis    10.77.0.20  the page cache (TLS, an ACL user, sealed pages)
+#   redis    10.77.0.20  the page cache's Redis master (TLS, ACL users, sealed
+#                        pages), and redis2 10.77.0.21 its replica
+#   sen1-3   10.77.0.24-26  Redis Sentinels (quorum 2): the web nodes ask them
+#                        for the master (BlogRedisSentinels)
 #   web1/2   10.77.0.31/32  Apache (event MPM) with this checkout's mod_blog
 #   pgb      10.77.0.40  PgBouncer, transaction pooling
 #   client   10.77.0.50  where the checks and the load run from
@@ -36,8 +39,9 @@ PG_BIN=${BLOG_PG_BIN:-/usr/lib/postgresql/$(sh "$ROOT/scripts/pgmajor.sh")/bin}
 PG_OSUSER=${BLOG_PG_OSUSER:-pgblog}
 NET=10.77.0
 ID=bc$$
-HOSTS=(pg1 pg2 pg3 redis web1 web2 pgb client)
+HOSTS=(pg1 pg2 pg3 redis redis2 sen1 sen2 sen3 web1 web2 pgb client)
 declare -A ADDR=([pg1]=$NET.11 [pg2]=$NET.12 [pg3]=$NET.13 [redis]=$NET.20
+                 [redis2]=$NET.21 [sen1]=$NET.24 [sen2]=$NET.25 [sen3]=$NET.26
                  [web1]=$NET.31 [web2]=$NET.32 [pgb]=$NET.40 [client]=$NET.50)
 T0=$(date +%s)
 
@@ -52,6 +56,7 @@ fail_setup() {
 }
 [ "$(id -u)" -eq 0 ] || { say "must run as root (namespaces)"; echo "0 passed, 1 failed"; exit 1; }
 [ -f "$ROOT/mod_blog/.libs/mod_blog.so" ] || { say "mod_blog is not built: run make"; echo "0 passed, 1 failed"; exit 1; }
+command -v redis-sentinel >/dev/null || { say "redis-sentinel is not installed (sh scripts/deps.sh test)"; echo "0 passed, 1 failed"; exit 1; }
 
 # Run under `flock /tmp/blog-load.lock ...`, the servers started here would
 # inherit the lock's descriptor and hold the lock for as long as they live.
@@ -165,7 +170,7 @@ log_min_messages = warning
 log_line_prefix = '%m [%p] %q%u@%d '
 CONF
 }
-mkdir -p "$TMP"/{pg1,pg2,pg3}/{run,log} "$TMP"/{redis,pgb}/log "$TMP"/{web1,web2}/{run,log,httpd} \
+mkdir -p "$TMP"/{pg1,pg2,pg3}/{run,log} "$TMP"/{redis,redis2,sen1,sen2,sen3,pgb}/log "$TMP"/{web1,web2}/{run,log,httpd} \
     "$TMP"/tls "$TMP"/client
 chown -R "$PG_OSUSER" "$TMP"/pg1 "$TMP"/pg2 "$TMP"/pg3 "$TMP"/pgb
 
@@ -183,7 +188,7 @@ tls_make() {
         openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=blog cluster test CA $ca" \
             -keyout "$t/ca-$ca.key" -out "$t/ca-$ca.crt" >>"$t/openssl.log" 2>&1 || return 1
     done
-    for h in pg1 pg2 pg3 pgb redis; do
+    for h in pg1 pg2 pg3 pgb redis redis2 sen1 sen2 sen3; do
         ca=servers
         case $h in pg2|pg3) ca=standbys ;; esac
         openssl req -newkey rsa:2048 -nodes -subj "/CN=$h" \
@@ -205,7 +210,8 @@ tls_make() {
 tls_make || fail_setup "openssl: $(tail -n 3 "$TMP/tls/openssl.log")"
 CA=$TMP/tls/ca.crt
 declare -A PW
-for r in postgres blog_web blog_listen blog_writer blog_repl redis redis_admin; do
+for r in postgres blog_web blog_listen blog_writer blog_repl redis redis_admin redis_repl \
+    redis_sentinel sentinel_peer sentinel_blog; do
     PW[$r]=$(openssl rand -hex 24)
 done
 # passfile HOST-DIR OWNER ROLE...: a libpq passfile (0600, its owner only)
@@ -281,14 +287,102 @@ for h in pg2 pg3; do
 done
 
 # -------------------------------------------------------------------- Redis
-say "redis: ${ADDR[redis]}:6379 (TLS only; ACL user blog)"
-# TLS only (--port 0); the default user gets a password nobody uses
-in_ns redis redis-server --bind "${ADDR[redis]}" --port 0 --tls-port 6379 --protected-mode no \
-    --tls-cert-file "$TMP/tls/redis.crt" --tls-key-file "$TMP/tls/redis.key" \
-    --tls-ca-cert-file "$CA" --tls-auth-clients no --requirepass "${PW[redis_admin]}" \
-    --user blog on ">${PW[redis]}" "~blog:page:*" -@all +get +set +del +scan \
-    --daemonize yes --pidfile "$TMP/redis/redis.pid" --logfile "$TMP/redis/log/redis.log" \
-    --dir "$TMP/redis" --save '' --appendonly no >/dev/null || fail_setup "redis"
+say "redis: ${ADDR[redis]}:6379 master, ${ADDR[redis2]}:6379 its replica (TLS only; ACL users)"
+# redis_conf HOST [MASTER]: TLS only (port 0), replication over TLS too; the
+# default user gets a password nobody but the checks use.  ACL users: blog
+# (the web nodes: the page keys, and ROLE to check a master), repl (the
+# replica's link) and sentinel (what Redis's docs give Sentinel).  A file,
+# so that Sentinel's CONFIG REWRITE keeps what it changes.
+redis_conf() {
+    cat <<CONF
+# tests/cluster/run.sh: host $1
+bind ${ADDR[$1]}
+port 0
+tls-port 6379
+tls-cert-file $TMP/tls/$1.crt
+tls-key-file $TMP/tls/$1.key
+tls-ca-cert-file $CA
+tls-auth-clients no
+tls-replication yes
+protected-mode no
+requirepass ${PW[redis_admin]}
+user blog on >${PW[redis]} ~blog:page:* -@all +get +set +del +scan +role
+user repl on >${PW[redis_repl]} -@all +psync +replconf +ping
+user sentinel on >${PW[redis_sentinel]} allchannels -@all +multi +slaveof +ping +exec +subscribe +config|rewrite +role +publish +info +client|setname +client|kill +script|kill
+masteruser repl
+masterauth ${PW[redis_repl]}
+daemonize yes
+pidfile $TMP/$1/redis.pid
+logfile $TMP/$1/log/redis.log
+dir $TMP/$1
+save ""
+appendonly no
+CONF
+    [ $# -lt 2 ] || echo "replicaof ${ADDR[$2]} 6379"
+}
+redis_conf redis > "$TMP/redis/redis.conf"
+redis_conf redis2 redis > "$TMP/redis2/redis.conf"
+chmod 600 "$TMP"/redis*/redis.conf
+for h in redis redis2; do
+    in_ns "$h" redis-server "$TMP/$h/redis.conf" >/dev/null || fail_setup "$h"
+done
+# sentinel_conf HOST: TLS only, to clients and to the Redis servers; the web
+# nodes' user may ask for the master, subscribe to +switch-master and PING,
+# nothing else; the sentinels log in to each other as peer.  Quick for a
+# test: a master silent for 1 s is down (production: 5 s to 30 s).
+sentinel_conf() {
+    cat <<CONF
+# tests/cluster/run.sh: host $1
+bind ${ADDR[$1]}
+port 0
+tls-port 26379
+tls-cert-file $TMP/tls/$1.crt
+tls-key-file $TMP/tls/$1.key
+tls-ca-cert-file $CA
+tls-auth-clients no
+tls-replication yes
+protected-mode no
+daemonize yes
+pidfile $TMP/$1/sentinel.pid
+logfile $TMP/$1/log/sentinel.log
+dir $TMP/$1
+user default off
+user peer on >${PW[sentinel_peer]} allchannels +@all
+user blog on >${PW[sentinel_blog]} -@all +ping +subscribe +sentinel|get-master-addr-by-name &+switch-master
+sentinel sentinel-user peer
+sentinel sentinel-pass ${PW[sentinel_peer]}
+sentinel monitor blogcache ${ADDR[redis]} 6379 2
+sentinel auth-user blogcache sentinel
+sentinel auth-pass blogcache ${PW[redis_sentinel]}
+sentinel down-after-milliseconds blogcache 1000
+sentinel failover-timeout blogcache 6000
+sentinel parallel-syncs blogcache 1
+CONF
+}
+for h in sen1 sen2 sen3; do
+    say "$h: Redis Sentinel on ${ADDR[$h]}:26379, monitoring blogcache (quorum 2)"
+    sentinel_conf "$h" > "$TMP/$h/sentinel.conf"
+    chmod 600 "$TMP/$h/sentinel.conf"
+    in_ns "$h" redis-sentinel "$TMP/$h/sentinel.conf" >/dev/null || fail_setup "$h"
+done
+# sentinel_cli HOST ARGS...: as the sentinels' peer user, from the client host
+sentinel_cli() {
+    local h=$1
+    shift
+    in_ns client redis-cli --tls --cacert "$CA" -h "${ADDR[$h]}" -p 26379 --user peer \
+        --pass "${PW[sentinel_peer]}" --no-auth-warning "$@"
+}
+# Before anything relies on a failover: every sentinel knows the replica and
+# the two others (they meet on the master's hello channel every 2 s).
+for h in sen1 sen2 sen3; do
+    for _ in $(seq 150); do
+        info=$(sentinel_cli "$h" SENTINEL master blogcache 2>/dev/null | tr '\n' ' ')
+        [[ $info == *"num-slaves 1 "* && $info == *"num-other-sentinels 2 "* ]] && break
+        sleep 0.2
+    done
+    [[ $info == *"num-slaves 1 "* && $info == *"num-other-sentinels 2 "* ]] ||
+        fail_setup "$h does not see the replica and the other sentinels: $info"
+done
 # one page key for both web nodes, read by each Apache as root at start-up
 head -c 32 /dev/urandom > "$TMP/cache.key"
 chmod 600 "$TMP/cache.key"
@@ -367,10 +461,21 @@ web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_con
         -e "s|@INVALIDATE@|On|g" -e "s|@HOLD@|$BLOG_HOLD|g" \
         -e "s|^Listen .*|Listen ${ADDR[$1]}:80|" -e "s|^ServerName .*|ServerName ${ADDR[$1]}|" \
         -e "s|^BlogDatabase .*|BlogDatabase \"$2\"\nBlogPrepare $3|" \
-        -e "s|^BlogRedis .*|BlogRedis rediss://${ADDR[redis]}:6379|" \
+        -e "/^BlogRedis /d" \
         "$ROOT/conf/httpd.conf.in"
     printf 'User www-data\nGroup www-data\n'
+    # the cache is the master the sentinels name, over TLS as they are
+    printf 'BlogRedisSentinels rediss://%s:26379 rediss://%s:26379 rediss://%s:26379\n' \
+        "${ADDR[sen1]}" "${ADDR[sen2]}" "${ADDR[sen3]}"
+    printf 'BlogRedisMaster blogcache\nBlogRedisSentinelAuth %s\n' "$d/sentinel.auth"
     printf 'BlogRedisTLSCA %s\nBlogRedisAuth %s\nBlogCacheKey %s\n' "$CA" "$d/redis.auth" "$TMP/cache.key"
+    # mod_status and the health check on a port of their own (the checks
+    # read which Redis each child takes for the master)
+    printf 'LoadModule status_module /usr/lib/apache2/modules/mod_status.so\n'
+    printf 'ExtendedStatus On\nListen %s:8081\n<VirtualHost %s:8081>\n    ServerName %s\n' \
+        "${ADDR[$1]}" "${ADDR[$1]}" "${ADDR[$1]}"
+    printf '    <Location /server-status>\n        SetHandler server-status\n    </Location>\n'
+    printf '    <Location /health>\n        SetHandler blog-health\n    </Location>\n</VirtualHost>\n'
     # Connects sized for TLS + scram across hosts on two cores shared with
     # the load.  A connect made for a request is bounded by
     # BlogPoolAcquireTimeout (1 s by default), and one here is a TLS
@@ -387,7 +492,8 @@ web_conf() {   # web_conf HOST CONNINFO PREPARE: as scripts/stack.sh's httpd_con
 for h in web1 web2; do
     passfile "$h" www-data blog_web blog_listen
     printf 'blog %s\n' "${PW[redis]}" > "$TMP/$h/redis.auth"
-    chmod 600 "$TMP/$h/redis.auth"
+    printf 'blog %s\n' "${PW[sentinel_blog]}" > "$TMP/$h/sentinel.auth"
+    chmod 600 "$TMP/$h/redis.auth" "$TMP/$h/sentinel.auth"
     web_conf "$h" "$direct_db $(tls_conn "$h")" On > "$TMP/$h/httpd/direct.conf"
     web_conf "$h" "$direct_db $(tls_conn "$h")" Off > "$TMP/$h/httpd/direct-noprep.conf"
     web_conf "$h" "$bouncer_db $(tls_conn "$h")" Off > "$TMP/$h/httpd/bouncer.conf"
@@ -420,6 +526,9 @@ done
 say "set up in $(($(date +%s) - T0)) s; the checks run on the client host"
 export CLUSTER_ID=$ID CLUSTER_TMP=$TMP CLUSTER_ROOT=$ROOT CLUSTER_PG_BIN=$PG_BIN \
     CLUSTER_PG_OSUSER=$PG_OSUSER CLUSTER_NET=$NET CLUSTER_CA=$CA
+# the checks' own logins to Redis and the sentinels (the web nodes read theirs from files)
+export CLUSTER_REDIS_ADMIN_PW=${PW[redis_admin]} CLUSTER_REDIS_BLOG_PW=${PW[redis]} \
+    CLUSTER_SENTINEL_PEER_PW=${PW[sentinel_peer]} CLUSTER_SENTINEL_BLOG_PW=${PW[sentinel_blog]}
 # In the background, so that a signal runs the EXIT trap at once (bash
 # runs traps only between foreground commands).
 in_ns client python3 "$ROOT/tests/cluster/checks.py" &

@@ -161,7 +161,50 @@ def main():
     refused("BlogDatabase inside a <Location>",
             base + '\n<Location /x>\nBlogDatabase "dbname=blog"\n</Location>\n', "BlogDatabase")
 
+    refused("a directive of one with none", base + "\nBlogPoolMin\n",
+            "BlogPoolMin takes one argument")
+    refused("BlogMount with three arguments", set_directive(base, "BlogMount", "/ shared x"),
+            "BlogMount takes one or two arguments")
+    # Redis Sentinel: the directives go together and replace BlogRedis's address
+    no_redis = re.sub(r"^BlogRedis\s.*$", "", base, flags=re.M)
+    sentinels = "10.0.0.21:26379 10.0.0.22:26379 [::1]:26379"
+    refused("BlogRedisSentinels without BlogRedisMaster",
+            set_directive(no_redis, "BlogRedisSentinels", sentinels),
+            "BlogRedisSentinels (%s:" % TEST_CONF, "needs BlogRedisMaster")
+    refused("BlogRedisMaster without BlogRedisSentinels",
+            set_directive(no_redis, "BlogRedisMaster", "blogcache"),
+            "BlogRedisMaster (%s:" % TEST_CONF, "needs BlogRedisSentinels")
+    refused("BlogRedisSentinels beside BlogRedis host:port",
+            set_directive(set_directive(base, "BlogRedisSentinels", sentinels),
+                          "BlogRedisMaster", "blogcache"),
+            "BlogRedis (%s:" % TEST_CONF, "set one")
+    refused("BlogRedisSentinels some over TLS, some not",
+            set_directive(no_redis, "BlogRedisSentinels", "rediss://10.0.0.21:26379 10.0.0.22:26379"),
+            "every sentinel over TLS (rediss://) or none")
+    refused("a sentinel without its port",
+            set_directive(no_redis, "BlogRedisSentinels", "10.0.0.21:26379 10.0.0.22"),
+            "10.0.0.22 is not host:port")
+    refused("17 sentinels", set_directive(no_redis, "BlogRedisSentinels",
+                                          " ".join("10.0.0.%d:26379" % i for i in range(1, 18))),
+            "BlogRedisSentinels takes one to 16 arguments")
+    refused("BlogRedisMaster with a space", set_directive(no_redis, "BlogRedisMaster", '"a b"'),
+            "BlogRedisMaster must be a name")
+    refused("BlogRedisSentinelAuth that does not exist",
+            set_directive(set_directive(set_directive(no_redis, "BlogRedisSentinels", sentinels),
+                                        "BlogRedisMaster", "blogcache"),
+                          "BlogRedisSentinelAuth", "/nonexistent/sentinel.auth"),
+            "/nonexistent/sentinel.auth")
+
     # What a user may set must still be accepted.
+    ok = set_directive(set_directive(no_redis, "BlogRedisSentinels", sentinels),
+                       "BlogRedisMaster", "blogcache")
+    rc, out = configtest(ok)
+    T.check(rc == 0, "BlogRedisSentinels and BlogRedisMaster without BlogRedis are accepted",
+            out.strip()[-400:])
+    rc, out = configtest(set_directive(set_directive(set_directive(
+        base, "BlogRedis", "off"), "BlogRedisSentinels", sentinels), "BlogRedisMaster", "blogcache"))
+    T.check(rc == 0, "BlogRedis Off beside the sentinels is accepted (no cache)",
+            out.strip()[-400:])
     ok = set_directive(base, "BlogRedis", "off")
     ok = set_directive(ok, "BlogQueryTimeout", "2s")
     ok = set_directive(ok, "BlogMount", "/blog")

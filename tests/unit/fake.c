@@ -5,7 +5,9 @@
  * fake that stalls one client does not stall the others.  Every wait also
  * watches a stop pipe, so that fake_stop ends them all at once.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,7 +22,8 @@
 
 struct fake_server
 {
-    char        path[108];
+    char        path[108];      /* "" over TCP */
+    void       *arg;
     int         lfd;
     int         stop[2];
     fake_conn_fn fn;
@@ -80,6 +83,49 @@ fake_accept_main(void *arg)
     return NULL;
 }
 
+/* Listening on lfd: the acceptor started. */
+static fake_server *
+fake_serve(fake_server *srv, fake_conn_fn fn, void *arg)
+{
+    srv->fn = fn;
+    srv->arg = arg;
+    pthread_mutex_init(&srv->lock, NULL);
+    if (listen(srv->lfd, 64) != 0 || pipe(srv->stop) != 0)
+        abort();
+    pthread_create(&srv->acceptor, NULL, fake_accept_main, srv);
+    return srv;
+}
+
+fake_server *
+fake_start_tcp(fake_conn_fn fn, void *arg, int *port)
+{
+    fake_server *srv = calloc(1, sizeof(*srv));
+    struct sockaddr_in a;
+    socklen_t   alen = sizeof(a);
+
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    srv->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    if (srv->lfd < 0 || bind(srv->lfd, (struct sockaddr *) &a, sizeof(a)) != 0
+        || getsockname(srv->lfd, (struct sockaddr *) &a, &alen) != 0)
+        abort();
+    *port = ntohs(a.sin_port);
+    return fake_serve(srv, fn, arg);
+}
+
+void       *
+fake_arg(fake_conn *c)
+{
+    return c->srv->arg;
+}
+
+void       *
+fake_server_arg(fake_server *srv)
+{
+    return srv->arg;
+}
+
 fake_server *
 fake_start(const char *path, fake_conn_fn fn)
 {
@@ -90,15 +136,11 @@ fake_start(const char *path, fake_conn_fn fn)
     sa.sun_family = AF_UNIX;
     strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
     strncpy(srv->path, path, sizeof(srv->path) - 1);
-    srv->fn = fn;
-    pthread_mutex_init(&srv->lock, NULL);
     unlink(path);
     srv->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (srv->lfd < 0 || bind(srv->lfd, (struct sockaddr *) &sa, sizeof(sa)) != 0
-        || listen(srv->lfd, 64) != 0 || pipe(srv->stop) != 0)
+    if (srv->lfd < 0 || bind(srv->lfd, (struct sockaddr *) &sa, sizeof(sa)) != 0)
         abort();
-    pthread_create(&srv->acceptor, NULL, fake_accept_main, srv);
-    return srv;
+    return fake_serve(srv, fn, NULL);
 }
 
 void
@@ -118,7 +160,8 @@ fake_stop(fake_server *srv)
     close(srv->lfd);
     close(srv->stop[0]);
     close(srv->stop[1]);
-    unlink(srv->path);
+    if (srv->path[0] != '\0')
+        unlink(srv->path);
     pthread_mutex_destroy(&srv->lock);
     free(srv);
 }

@@ -37,6 +37,11 @@ typedef void (*fake_conn_fn) (fake_conn *c);
 
 /* Listen on path and serve each connection with fn in a thread. */
 fake_server *fake_start(const char *path, fake_conn_fn fn);
+/* The same on 127.0.0.1, a port of the kernel's choice (*port); arg is
+ * the fake's own, for fake_arg and fake_server_arg. */
+fake_server *fake_start_tcp(fake_conn_fn fn, void *arg, int *port);
+void       *fake_arg(fake_conn *c);
+void       *fake_server_arg(fake_server *srv);
 /* Stop: every connection's reads fail, its thread ends, the socket goes. */
 void        fake_stop(fake_server *srv);
 /* Connections accepted since the start. */
@@ -117,5 +122,38 @@ unsigned    fake_redis_ncmds(void);
 /* Whether a command line starting with prefix came after command index
  * from, waiting up to ms; the index after it, or -1. */
 int         fake_redis_wait_cmd(unsigned from, const char *prefix, int ms);
+/*
+ * One more Redis over TCP, on the same store: ROLE answers role ("master",
+ * "slave"), and a "slave" refuses SET and DEL with -READONLY, as a replica
+ * does.  (The unix-socket one is a master.)  What it was sent: ROLE
+ * commands, and the others but AUTH.
+ */
+fake_server *fake_redis_start_tcp(const char *role, int *port);
+void        fake_redis_role(fake_server *srv, const char *role);
+unsigned    fake_redis_node_roles(fake_server *srv);
+unsigned    fake_redis_node_cmds(fake_server *srv);
+void        fake_redis_stop_tcp(fake_server *srv);
+
+/* ---- Redis Sentinel (fake_sentinel.c) ---- */
+
+typedef struct fake_sentinel_conf
+{
+    fake_mode   mode;           /* how it answers: OK, STALL, CLOSE,
+                                 * GARBAGE, OVERSIZE, ERROR */
+    const char *master;         /* the name it monitors */
+    const char *host;           /* the address it gives for it */
+    int         port;
+    const char *user, *pass;    /* AUTH wanted (pass NULL: none) */
+} fake_sentinel_conf;
+
+fake_server *fake_sentinel_start(int *port);
+void        fake_sentinel_set(fake_server *srv, const fake_sentinel_conf *c);
+/* SENTINEL get-master-addr-by-name answered (or not), and subscribers. */
+unsigned    fake_sentinel_asks(fake_server *srv);
+int         fake_sentinel_subscribers(fake_server *srv);
+/* A message on channel to each subscriber of it: their number. */
+int         fake_sentinel_publish(fake_server *srv, const char *channel,
+                                  const char *payload);
+void        fake_sentinel_stop(fake_server *srv);
 
 #endif

@@ -29,6 +29,13 @@ static const char *fr_user, *fr_pass;   /* NULL: no AUTH wanted */
 static char *fr_log[FR_MAX_LOG];
 static unsigned fr_nlog;
 
+/* A Redis over TCP (fake_redis_start_tcp); under fr_lock. */
+typedef struct fr_node
+{
+    char        role[16];
+    unsigned    roles, cmds;
+} fr_node;
+
 void
 fake_redis_set(fake_mode mode, int n)
 {
@@ -160,9 +167,10 @@ fake_redis_wait_cmd(unsigned from, const char *prefix, int ms)
 
 /* The reply of a well-behaved Redis to one command, into out. */
 static size_t
-fr_answer(redisReply *cmd, int *authed, char *out, size_t size)
+fr_answer(redisReply *cmd, int *authed, fr_node *node, char *out, size_t size)
 {
     const char *name = cmd->element[0]->str;
+    const char *role = node != NULL ? node->role : "master";
     size_t      n = 0;
     int         i;
 
@@ -183,6 +191,22 @@ fr_answer(redisReply *cmd, int *authed, char *out, size_t size)
     if (fr_pass != NULL && !*authed)
         return (size_t) snprintf(out, size, "-NOAUTH Authentication "
                                  "required.\r\n");
+    if (node != NULL && strcasecmp(name, "ROLE") != 0)
+        node->cmds++;
+    if (strcasecmp(name, "ROLE") == 0) {
+        if (node != NULL)
+            node->roles++;
+        if (strcmp(role, "master") == 0)
+            return (size_t) snprintf(out, size, "*3\r\n$6\r\nmaster\r\n"
+                                     ":0\r\n*0\r\n");
+        return (size_t) snprintf(out, size, "*5\r\n$%zu\r\n%s\r\n$9\r\n"
+                                 "127.0.0.1\r\n:6379\r\n$9\r\nconnected"
+                                 "\r\n:0\r\n", strlen(role), role);
+    }
+    if (strcmp(role, "master") != 0
+        && (strcasecmp(name, "SET") == 0 || strcasecmp(name, "DEL") == 0))
+        return (size_t) snprintf(out, size, "-READONLY You can't write "
+                                 "against a read only replica.\r\n");
 
     if (strcasecmp(name, "GET") == 0 && cmd->elements == 2) {
         i = fr_find(cmd->element[1]->str);
@@ -241,7 +265,8 @@ fr_command(fake_conn *c, redisReply *cmd, int *authed, char *out,
     if (fr_times > 0 && --fr_times == 0)
         fr_mode = FAKE_OK;
     len = mode == FAKE_OK || mode == FAKE_SLOW || mode == FAKE_UNASKED || mode == FAKE_PARTIAL_STALL
-        || mode == FAKE_PARTIAL_CLOSE ? fr_answer(cmd, authed, out, size) : 0;
+        || mode == FAKE_PARTIAL_CLOSE ? fr_answer(cmd, authed, fake_arg(c),
+                                                  out, size) : 0;
     pthread_mutex_unlock(&fr_lock);
     switch (mode) {
     case FAKE_OK:
@@ -322,4 +347,48 @@ fake_redis_start(const char *path)
 {
     fake_redis_clear();
     return fake_start(path, fr_serve);
+}
+
+fake_server *
+fake_redis_start_tcp(const char *role, int *port)
+{
+    fr_node    *node = calloc(1, sizeof(*node));
+
+    snprintf(node->role, sizeof(node->role), "%s", role);
+    return fake_start_tcp(fr_serve, node, port);
+}
+
+void
+fake_redis_role(fake_server *srv, const char *role)
+{
+    fr_node    *node = fake_server_arg(srv);
+
+    pthread_mutex_lock(&fr_lock);
+    snprintf(node->role, sizeof(node->role), "%s", role);
+    pthread_mutex_unlock(&fr_lock);
+}
+
+unsigned
+fake_redis_node_roles(fake_server *srv)
+{
+    fr_node    *node = fake_server_arg(srv);
+
+    return T_LOCKED(&fr_lock, node->roles);
+}
+
+unsigned
+fake_redis_node_cmds(fake_server *srv)
+{
+    fr_node    *node = fake_server_arg(srv);
+
+    return T_LOCKED(&fr_lock, node->cmds);
+}
+
+void
+fake_redis_stop_tcp(fake_server *srv)
+{
+    fr_node    *node = fake_server_arg(srv);
+
+    fake_stop(srv);
+    free(node);
 }

@@ -173,7 +173,8 @@ main(int argc, char **argv)
     static const t_case *const suites[] = {
         t_router_cases, t_escape_cases, t_compute_cases, t_template_cases,
         t_golden_cases, t_build_cases, t_directives_cases, t_dbscale_cases,
-        t_db_cases, t_cache_cases, t_invalidate_cases, t_stats_cases,
+        t_db_cases, t_cache_cases, t_sentinel_cases, t_invalidate_cases,
+        t_stats_cases,
         t_seal_cases, t_redis_io_cases, t_errors_cases, t_hold_cases
     };
     int passed = 0;

@@ -77,6 +77,7 @@ extern const t_case t_directives_cases[];
 extern const t_case t_dbscale_cases[];
 extern const t_case t_db_cases[];
 extern const t_case t_cache_cases[];
+extern const t_case t_sentinel_cases[];
 extern const t_case t_invalidate_cases[];
 extern const t_case t_stats_cases[];
 extern const t_case t_hold_cases[];

@@ -372,6 +372,8 @@ test_cache_connect_refused(void)
     usleep(60000);
     CHECK(tc_ping(NULL) == -1);
     CHECK(strstr(tc_why, "connect failed") != NULL);
+    /* a socket's path as it is, no port after it */
+    CHECK(strstr(tc_why, "none.sock): ") != NULL);
     /* at once: inside the backoff that failure started, nothing tried */
     CHECK(tc_ping(NULL) == -1);
     CHECK(strstr(tc_why, "backing off") != NULL);

@@ -419,6 +419,81 @@ test_inv_stop_frozen_pg(void)
     CHECK(ti_wait_listeners(1));
 }
 
+/* The listener's child stopped and gone. */
+static void
+ti_child_end(void)
+{
+    t_hook.child_stopping(ti_child, 1);
+    CHECK(ti_wait_listeners(0));
+    apr_pool_destroy(ti_child);
+}
+
+/*
+ * With sentinels: a new master (+switch-master) has every page key of the
+ * mounts dropped from it at once, as deletes sent to the old one may not
+ * have reached it before the switch; the next notification's DEL goes to
+ * the new one, nothing to the old.  A and B: fake Redis servers over TCP
+ * on the one store, the replica refusing writes.
+ */
+static void
+test_inv_sentinel_switch(void)
+{
+    blog_redis_settings plain = ti_cache.redis;
+    blog_sentinel_node node;
+    fake_server *sn, *a, *b;
+    int         ps, pa, pb;
+    char        ev[128], err[128];
+    unsigned    na, nb;
+    apr_time_t  t0;
+
+    ti_child_end();
+    a = fake_redis_start_tcp("master", &pa);
+    b = fake_redis_start_tcp("slave", &pb);
+    sn = fake_sentinel_start(&ps);
+    fake_sentinel_set(sn, &(fake_sentinel_conf) {FAKE_OK, "m", "127.0.0.1",
+                      pa, NULL, NULL});
+    node = (blog_sentinel_node) {"127.0.0.1", ps};
+    ti_cache.sentinel.list = (blog_sentinel_list) {1, 0, &node};
+    ti_cache.sentinel.master = "m";
+    CHECK(blog_sentinel_load(ti_root, &ti_cache.sentinel, &ti_cache.redis,
+                             err, sizeof(err)) == 0);
+    ti_configure(1);
+    apr_pool_create(&ti_child, ti_root);
+    blog_sentinel_child_init(ti_child, ti_s, &ti_cache.redis,
+                             &ti_cache.sentinel);
+    t_hook.child_init(ti_child, ti_s);
+    CHECK(ti_wait_listeners(1));
+    /* the start's drop, on A; the watcher subscribed */
+    t0 = apr_time_now();
+    while ((fake_redis_node_cmds(a) == 0 || fake_sentinel_subscribers(sn) == 0)
+           && t_ms_since(t0) < TI_WAIT_MS)
+        usleep(5000);
+    CHECK(fake_redis_node_cmds(a) > 0 && fake_sentinel_subscribers(sn) == 1);
+    nb = fake_redis_node_cmds(b);
+    fake_redis_role(a, "slave");
+    fake_redis_role(b, "master");
+    fake_redis_put("blog:page:/post/s", "s");
+    snprintf(ev, sizeof(ev), "m 127.0.0.1 %d 127.0.0.1 %d", pa, pb);
+    CHECK(fake_sentinel_publish(sn, "+switch-master", ev) == 1);
+    CHECK(ti_wait_gone("blog:page:/post/s"));
+    CHECK(fake_redis_node_cmds(b) > nb);
+    na = fake_redis_node_cmds(a);
+    fake_redis_put("blog:page:/post/t", "t");
+    fake_pg_notify("blog:page:/post/t");
+    CHECK(ti_wait_gone("blog:page:/post/t"));
+    CHECK(fake_redis_node_cmds(a) == na);
+    /* the unix-socket Redis again, for the cases after */
+    ti_child_end();
+    fake_sentinel_stop(sn);
+    fake_redis_stop_tcp(a);
+    fake_redis_stop_tcp(b);
+    memset(&ti_cache.sentinel, 0, sizeof(ti_cache.sentinel));
+    ti_cache.redis = plain;
+    ti_configure(1);
+    ti_child_start();
+    CHECK(ti_wait_listeners(1));
+}
+
 /* The child stops: the thread ends, the connection closes. */
 static void
 test_inv_child_stops(void)
@@ -455,6 +530,8 @@ const t_case t_invalidate_cases[] = {
     {"invalidate: LISTEN refused, startup stalled", test_inv_listen_refused},
     {"invalidate: Redis down when it starts", test_inv_redis_down_at_start},
     {"invalidate: a stop while PostgreSQL is frozen", test_inv_stop_frozen_pg},
+    {"invalidate: a new master (Sentinel): every page key dropped from it",
+     test_inv_sentinel_switch},
     {"invalidate: the child stops", test_inv_child_stops},
     {NULL, NULL}
 };
