@@ -255,10 +255,13 @@ ap_escape_html2(apr_pool_t *p, const char *s, int toasc)
 
 /*
  * Faults on demand, for the module's own calls (linked with --wrap): an
- * allocation from one pool, a thread mutex that cannot be made.
+ * allocation from one pool, a thread mutex that cannot be made, a short
+ * read.
  */
 apr_pool_t *t_palloc_fail;
 int         t_mutex_create_fail;
+
+int         t_fread_short;
 
 void       *__real_apr_palloc(apr_pool_t *p, apr_size_t size);
 void       *__wrap_apr_palloc(apr_pool_t *p, apr_size_t size);
@@ -282,6 +285,16 @@ __wrap_apr_thread_mutex_create(apr_thread_mutex_t **m, unsigned int flags,
     if (t_mutex_create_fail)
         return APR_ENOMEM;
     return __real_apr_thread_mutex_create(m, flags, p);
+}
+
+/* A file that shrinks under its reader: half of what is asked comes. */
+size_t      __real_fread(void *buf, size_t size, size_t n, FILE *fp);
+size_t      __wrap_fread(void *buf, size_t size, size_t n, FILE *fp);
+
+size_t
+__wrap_fread(void *buf, size_t size, size_t n, FILE *fp)
+{
+    return __real_fread(buf, size, t_fread_short ? n / 2 : n, fp);
 }
 
 /*

@@ -2,9 +2,9 @@
 /*
  * test_errors.c - error paths of the request's own code, through
  * httpd_stubs.c's faults: a page whose rendering runs out of memory
- * (pages.c), a response whose write fails (response.c), and the rate
- * limit of the log, which must not let a warning hold back an error
- * (ratelog.c).
+ * (pages.c), a response whose write fails (response.c), a template file
+ * read short (tplfiles.c), and the rate limit of the log, which must not
+ * let a warning hold back an error (ratelog.c).
  */
 #include <string.h>
 
@@ -137,10 +137,34 @@ test_ratelog_classes(void)
     CHECK(t_log_count() == n);
 }
 
+/* A template file that shrinks while it is read: refused, not compiled
+ * half (a start-up error naming the file). */
+static void
+test_template_read_short(void)
+{
+    apr_pool_t *p;
+    blog_tpl_files files;
+    const char *src = NULL, *srcname = NULL;
+    size_t      len = 0;
+    char        why[512] = "";
+
+    apr_pool_create(&p, t_root());
+    files = (blog_tpl_files) {TEMPLATES_DIR, blog_pool_alloc, p};
+    CHECK(blog_tpl_file_source(&files, "layout", &src, &len, &srcname, why,
+                               sizeof(why)) == 0 && len > 100);
+    t_fread_short = 1;
+    CHECK(blog_tpl_file_source(&files, "layout", &src, &len, &srcname, why,
+                               sizeof(why)) == -1);
+    t_fread_short = 0;
+    CHECK(strstr(why, "/layout.html: it changed while it was read") != NULL);
+    apr_pool_destroy(p);
+}
+
 const t_case t_errors_cases[] = {
     {"errors: /compute rendered out of memory is the 503",
      test_compute_out_of_memory},
     {"errors: a write that fails is not OK", test_write_fails},
     {"errors: a warning never holds back an error", test_ratelog_classes},
+    {"errors: a template read short is refused", test_template_read_short},
     {NULL, NULL}
 };
