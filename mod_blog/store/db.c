@@ -800,14 +800,15 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
     case DB_FAILED:
         blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
                          BLOGLOGNO(00019) "%s failed: %s", name, msg);
-        break;
+        /* PostgreSQL answered: no outage, and no "reachable again" */
+        return rv;
     case DB_CONN_LOST:
-        /* once lost, not logged: the failed reconnect says why, or this */
-        if (retried)
-            blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
-                             BLOGLOGNO(00022) "%s failed: connection lost, "
-                             "on a new connection too: %s", name, msg);
-        rv = retried ? APR_ECONNRESET : APR_EAGAIN;
+        /* lost on the retry's new connection too: a first loss is retried,
+         * and a retry that cannot connect is DB_NO_CONN */
+        blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
+                         BLOGLOGNO(00022) "%s failed: connection lost, "
+                         "on a new connection too: %s", name, msg);
+        rv = APR_ECONNRESET;
         break;
     case DB_NO_CONN:
         rv = APR_EAGAIN;

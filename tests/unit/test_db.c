@@ -181,6 +181,28 @@ test_db_page_reuses(void)
     CHECK(t_stat(BLOG_STAT_POOL_BUSY) == 0);
 }
 
+/*
+ * An SQL error is PostgreSQL answering: no outage, so the next page logs
+ * no "PostgreSQL reachable again"; a connection lost twice is one, and
+ * its end is logged.  (First after the pool starts: no end logged yet,
+ * whose 5 s quiet would hide one.)
+ */
+static void
+test_db_sql_error_no_outage(void)
+{
+    unsigned    n = t_log_count();
+
+    tdb_fake(FAKE_ERROR, 1, "42P01");
+    CHECK(tdb_page(NULL) == APR_EGENERAL);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(t_log_since(n, "fake failure"));
+    CHECK(!t_log_since(n, "PostgreSQL reachable again"));
+    tdb_fake(FAKE_GARBAGE, 2, NULL);
+    CHECK(tdb_page(NULL) == APR_ECONNRESET);
+    CHECK(tdb_settle() == 0);
+    CHECK(t_log_since(n, "PostgreSQL reachable again"));
+}
+
 static void
 test_db_ping(void)
 {
@@ -551,6 +573,7 @@ const t_case t_db_cases[] = {
     {"db: no lock in the child: every page 503", test_db_no_lock},
     {"db: BlogPoolMin connections at child start", test_db_child_init_eager},
     {"db: pages reuse pooled connections", test_db_page_reuses},
+    {"db: an SQL error is no outage", test_db_sql_error_no_outage},
     {"db: health ping, error, deadline, lost", test_db_ping},
     {"db: a stalled reply ends at BlogQueryTimeout", tdb_deadline_FAKE_STALL},
     {"db: half a reply ends at BlogQueryTimeout", tdb_deadline_FAKE_PARTIAL_STALL},
