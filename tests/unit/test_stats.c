@@ -37,6 +37,21 @@ ts_post_config(void)
     apr_pool_destroy(pconf);
 }
 
+/* The shared mappings of this process (APR's anonymous segments). */
+static int
+ts_segments(void)
+{
+    FILE       *f = fopen("/proc/self/maps", "r");
+    char        line[512];
+    int         n = 0;
+
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        n += strstr(line, "/dev/zero") != NULL;
+    if (f != NULL)
+        fclose(f);
+    return n;
+}
+
 static void
 test_stats_segment(void)
 {
@@ -67,6 +82,22 @@ test_stats_segment(void)
     t_mpm_limit = 4;
     ts_post_config();
     CHECK(blog_stats_nslots() == 8);
+    /* a limit that changes from one pass to the next: the old segment
+     * goes, one stays */
+    {
+        int         before = ts_segments();
+        int         i;
+
+        for (i = 0; i < 10; i++) {
+            t_mpm_limit = i % 2 ? 4 : 5;
+            ts_post_config();
+        }
+        CHECK(blog_stats_nslots() == 8);
+        CHECK(ts_segments() == before);
+        if (ts_segments() != before)
+            fprintf(stderr, "  (%d shared mappings, %d before)\n",
+                    ts_segments(), before);
+    }
 }
 
 /* A child starting: its pool. */
