@@ -220,6 +220,26 @@ test_status_page(void)
     CHECK(strstr(t_out, "<p>All children:") != NULL);
 }
 
+/* A child without the health check's lock: said once; the status page
+ * still shows the figures, without the last failures. */
+static void
+test_health_no_lock(void)
+{
+    apr_pool_t *pchild;
+    unsigned    n = t_log_count();
+
+    blog_status_register_hooks();
+    apr_pool_create(&pchild, ts_proc);
+    t_mutex_create_fail = 1;
+    t_hook.child_init(pchild, ts_s);
+    t_mutex_create_fail = 0;
+    CHECK(t_log_since(n, "no lock for the health check's last failures"));
+    CHECK(ts_status(AP_STATUS_EXTENDED | AP_STATUS_SHORT) == OK);
+    CHECK(strstr(t_out, "BlogChildren: 1\n") != NULL);
+    CHECK(strstr(t_out, "BlogHealthLast") == NULL);
+    apr_pool_destroy(pchild);
+}
+
 const t_case t_stats_cases[] = {
     /* in this order: the last leaves slot 3 held for the status page */
     {"stats: the segment from the MPM's limit", test_stats_segment},
@@ -227,5 +247,6 @@ const t_case t_stats_cases[] = {
      test_stats_child_slot},
     {"stats: the slots held, and a dead child's", test_stats_held_slots},
     {"status: mod_blog's figures on mod_status's page", test_status_page},
+    {"status: no lock for the health check's reasons", test_health_no_lock},
     {NULL, NULL}
 };
