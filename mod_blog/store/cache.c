@@ -309,6 +309,17 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
     }
 }
 
+/* No semaphore to wait on (none on Linux fails so): bypassed, said. */
+static void
+cache_no_wait(request_rec *r, int err)
+{
+    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+    apr_table_setn(r->notes, CACHE_WHY_NOTE, "no semaphore to wait on");
+    blog_log_limited(&cache->log, APLOG_ERR, APR_FROM_OS_ERROR(err),
+                     r->server, BLOGLOGNO(00091) "no semaphore to wait for "
+                     "Redis on; bypassing the cache");
+}
+
 /*
  * Queue one command and wait for its reply (or to lead); tried once more
  * when the connection it went out on had answered and is found closed.
@@ -336,7 +347,10 @@ cache_run(request_rec *r, const char *what, int argc, const char **argv,
                            .deadline = deadline};
         int         lead;
 
-        sem_init(&cmd.wake, 0, 0);
+        if (sem_init(&cmd.wake, 0, 0) != 0) {
+            cache_no_wait(r, errno);
+            break;
+        }
         apr_thread_mutex_lock(cache->lock);
         *cache->queued_tail = &cmd;
         cache->queued_tail = &cmd.next;

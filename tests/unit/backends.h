@@ -38,6 +38,8 @@ extern apr_pool_t *t_palloc_fail;
 extern int  t_mutex_create_fail;
 /* fread returns half of what is asked while set. */
 extern int  t_fread_short;
+/* sem_init fails while set. */
+extern int  t_sem_init_fail;
 /* ap_pass_brigade's answer, and the bytes it was given. */
 extern apr_status_t t_pass_rv;
 extern apr_off_t t_passed;

@@ -7,7 +7,9 @@
  * functions (the tests call invalidate.c's hooks as httpd would), the
  * process mutex is APR's.  stats.c's counters are a plain array here.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,8 +257,8 @@ ap_escape_html2(apr_pool_t *p, const char *s, int toasc)
 
 /*
  * Faults on demand, for the module's own calls (linked with --wrap): an
- * allocation from one pool, a thread mutex that cannot be made, a short
- * read.
+ * allocation from one pool, a thread mutex or a semaphore that cannot be
+ * made, a short read.
  */
 apr_pool_t *t_palloc_fail;
 int         t_mutex_create_fail;
@@ -285,6 +287,21 @@ __wrap_apr_thread_mutex_create(apr_thread_mutex_t **m, unsigned int flags,
     if (t_mutex_create_fail)
         return APR_ENOMEM;
     return __real_apr_thread_mutex_create(m, flags, p);
+}
+
+/* A semaphore the system will not make: sem_init fails while set. */
+int         t_sem_init_fail;
+int         __real_sem_init(sem_t *sem, int pshared, unsigned int value);
+int         __wrap_sem_init(sem_t *sem, int pshared, unsigned int value);
+
+int
+__wrap_sem_init(sem_t *sem, int pshared, unsigned int value)
+{
+    if (t_sem_init_fail) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return __real_sem_init(sem, pshared, value);
 }
 
 /* A file that shrinks under its reader: half of what is asked comes. */

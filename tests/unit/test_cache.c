@@ -250,6 +250,23 @@ test_cache_reconnect_after_close(void)
     }
 }
 
+/* No semaphore for a command: bypassed and said, nothing sent; the next
+ * command is served. */
+static void
+test_cache_no_semaphore(void)
+{
+    unsigned    n = t_log_count();
+    unsigned    c = fake_redis_ncmds();
+
+    t_sem_init_fail = 1;
+    CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
+    CHECK(tc_ping(NULL) == -1 && strstr(tc_why, "no semaphore") != NULL);
+    t_sem_init_fail = 0;
+    CHECK(fake_redis_ncmds() == c);
+    CHECK(t_log_since(n, "no semaphore to wait for Redis on"));
+    CHECK(tc_get(TC_KEY, TC_BODY, NULL) == BLOG_CACHE_HIT);
+}
+
 static void
 test_cache_wrong_type(void)
 {
@@ -493,6 +510,7 @@ const t_case t_cache_cases[] = {
      test_cache_disconnect_mid_reply},
     {"cache: Redis closed a connection that had answered",
      test_cache_reconnect_after_close},
+    {"cache: no semaphore for a command", test_cache_no_semaphore},
     {"cache: GET answered with an integer", test_cache_wrong_type},
     {"cache: a reply nobody asked for", test_cache_unasked},
     {"cache: SET refused or too slow", test_cache_set_refused},
