@@ -132,7 +132,11 @@ redis_tls_context(apr_pool_t *p, blog_redis_settings *g, char *err,
     }
     apr_pool_cleanup_register(p, ctx, redis_tls_free, apr_pool_cleanup_null);
     g->tls_ctx = ctx;
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+        apr_snprintf(err, err_len, "TLS: %s",
+                     redis_tls_error("cannot require TLS 1.2 or later"));
+        return -1;
+    }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     ERR_clear_error();
     if ((g->tls_ca ? SSL_CTX_load_verify_locations(ctx, g->tls_ca, NULL)

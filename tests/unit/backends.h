@@ -40,6 +40,8 @@ extern int  t_mutex_create_fail;
 extern int  t_fread_short;
 /* sem_init fails while set. */
 extern int  t_sem_init_fail;
+/* SSL_CTX_set_min_proto_version fails while set. */
+extern int  t_tls_floor_fail;
 /* ap_pass_brigade's answer, and the bytes it was given. */
 extern apr_status_t t_pass_rv;
 extern apr_off_t t_passed;

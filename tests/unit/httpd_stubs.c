@@ -8,6 +8,7 @@
  * process mutex is APR's.  stats.c's counters are a plain array here.
  */
 #include <errno.h>
+#include <openssl/ssl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdarg.h>
@@ -258,7 +259,7 @@ ap_escape_html2(apr_pool_t *p, const char *s, int toasc)
 /*
  * Faults on demand, for the module's own calls (linked with --wrap): an
  * allocation from one pool, a thread mutex or a semaphore that cannot be
- * made, a short read.
+ * made, a short read, OpenSSL refusing a TLS floor.
  */
 apr_pool_t *t_palloc_fail;
 int         t_mutex_create_fail;
@@ -302,6 +303,19 @@ __wrap_sem_init(sem_t *sem, int pshared, unsigned int value)
         return -1;
     }
     return __real_sem_init(sem, pshared, value);
+}
+
+/* An OpenSSL that will not take TLS 1.2 as the floor (its ctrl fails). */
+int         t_tls_floor_fail;
+long        __real_SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg);
+long        __wrap_SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg);
+
+long
+__wrap_SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
+{
+    if (t_tls_floor_fail && cmd == SSL_CTRL_SET_MIN_PROTO_VERSION)
+        return 0;
+    return __real_SSL_CTX_ctrl(ctx, cmd, larg, parg);
 }
 
 /* A file that shrinks under its reader: half of what is asked comes. */

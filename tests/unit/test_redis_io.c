@@ -17,6 +17,9 @@
 
 #include "store/redis.h"
 
+#include <openssl/ssl.h>
+
+#include "backends.h"
 #include "harness.h"
 
 #define TR_BIG (8u << 20)       /* far more than two socket buffers */
@@ -226,11 +229,35 @@ test_send_peer_closed(void)
     signal(SIGPIPE, old);
 }
 
+/* rediss://: the TLS context made at start-up, TLS 1.2 its floor; an
+ * OpenSSL that refuses the floor stops the start, saying so. */
+static void
+test_tls_floor(void)
+{
+    apr_pool_t *p;
+    blog_redis_settings g = tr_settings(6379);
+    char        err[256] = "";
+
+    apr_pool_create(&p, t_root());
+    g.tls = 1;
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0 && g.tls_ctx != NULL);
+    if (g.tls_ctx != NULL)
+        CHECK(SSL_CTX_get_min_proto_version((SSL_CTX *) g.tls_ctx)
+              == TLS1_2_VERSION);
+    t_tls_floor_fail = 1;
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    t_tls_floor_fail = 0;
+    CHECK(strstr(err, "TLS 1.2") != NULL);
+    apr_pool_destroy(p);
+}
+
 const t_case t_redis_io_cases[] = {
     {"redis: host:port over TCP, keep-alive on", test_tcp_keepalive},
     {"redis: a refused port says so", test_tcp_refused},
     {"redis: a reader late: the buffers resume where they stopped, or time out",
      test_send_reader_late},
     {"redis: a peer that closed: CLOSED", test_send_peer_closed},
+    {"redis: rediss://'s TLS floor, and an OpenSSL that refuses it",
+     test_tls_floor},
     {NULL, NULL}
 };
