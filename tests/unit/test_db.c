@@ -21,6 +21,8 @@
 
 #include "store/db.h"
 #include "store/stats.h"
+#include "httpd/pages.h"
+#include "httpd/tplfiles.h"
 
 #include "backends.h"
 #include "fake.h"
@@ -396,6 +398,42 @@ test_db_ping_cannot_connect(void)
     CHECK(tdb_settle() == 0);
 }
 
+/*
+ * Rows that do not match the templates (an extension of another version):
+ * the 503 page, the reason logged, once per 5 s however many pages.
+ */
+static void
+test_db_malformed_rows(void)
+{
+    apr_pool_t *p;
+    blog_tpl_files files;
+    blog_site   site;
+    blog_route  rt;
+    blog_page   page;
+    char        err[512];
+    unsigned    n = t_log_count();
+    int         i;
+
+    apr_pool_create(&p, tdb_root);
+    files = (blog_tpl_files) {TEMPLATES_DIR, blog_pool_alloc, p};
+    memset(&site, 0, sizeof(site));
+    site.pages = blog_pageset_load(blog_tpl_file_source, &files,
+                                   blog_pool_alloc, p, err, sizeof(err));
+    site.base = "";
+    CHECK(site.pages != NULL && blog_pages_site(p, &site) == 0);
+    blog_route_match("/post/hello", 11, &rt);
+    for (i = 0; i < 5 && site.pages != NULL; i++) {
+        request_rec *r = t_request(p);
+
+        blog_page_for(r, &site, &rt, &page);
+        CHECK(page.status == 503 && page.body == site.unavailable.body);
+        apr_pool_destroy(r->pool);
+    }
+    CHECK(t_log_since(n, "blog.post_page returned no column"));
+    CHECK(t_log_count() == n + 1);
+    apr_pool_destroy(p);
+}
+
 /* A thread that runs one page, for the cases with two at once. */
 static void *
 tdb_page_thread(void *arg)
@@ -574,6 +612,7 @@ const t_case t_db_cases[] = {
     {"db: BlogPoolMin connections at child start", test_db_child_init_eager},
     {"db: pages reuse pooled connections", test_db_page_reuses},
     {"db: an SQL error is no outage", test_db_sql_error_no_outage},
+    {"db: rows that do not match: 503, logged once", test_db_malformed_rows},
     {"db: health ping, error, deadline, lost", test_db_ping},
     {"db: a stalled reply ends at BlogQueryTimeout", tdb_deadline_FAKE_STALL},
     {"db: half a reply ends at BlogQueryTimeout", tdb_deadline_FAKE_PARTIAL_STALL},

@@ -37,7 +37,8 @@ te_site(apr_pool_t *p, blog_site *site)
     return site->pages != NULL ? blog_pages_site(p, site) : -1;
 }
 
-/* /compute rendered without memory: the 503 page, the reason logged. */
+/* /compute rendered without memory: the 503 page, the reason logged,
+ * once per 5 s. */
 static void
 test_compute_out_of_memory(void)
 {
@@ -59,6 +60,14 @@ test_compute_out_of_memory(void)
     t_palloc_fail = NULL;
     CHECK(page.status == 503 && page.body == site.unavailable.body);
     CHECK(t_log_since(n, "/compute: no memory to render the page"));
+    /* every page failing alike: one line, not one per page */
+    n = t_log_count();
+    t_palloc_fail = r->pool;
+    blog_page_for(r, &site, &rt, &page);
+    blog_page_for(r, &site, &rt, &page);
+    t_palloc_fail = NULL;
+    CHECK(page.status == 503);
+    CHECK(t_log_count() == n);
     apr_pool_destroy(p);
 }
 
