@@ -650,7 +650,22 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     return OK;
 }
 
-/* The child's pool cleanup, or child_stopping's. */
+/* The thread told to stop, once: it ends its step (each is bounded),
+ * lets go of the mutex and returns.  Nothing here waits for it. */
+static void
+inv_signal_stop(void)
+{
+    if (inv_c == NULL || inv_c->thread == NULL
+        || apr_atomic_xchg32(&inv_c->stop, 1) != 0)
+        return;
+    /* failing, the thread's polls end within a second anyway */
+    apr_file_putc('x', inv_c->wake_out);
+}
+
+/*
+ * The child's pool cleanup, in its main thread once the MPM's threads are
+ * gone (as mod_watchdog and mod_http2 join theirs): the thread joined.
+ */
 static apr_status_t
 inv_stop(void *data)
 {
@@ -659,9 +674,7 @@ inv_stop(void *data)
     (void) data;
     if (inv_c == NULL || inv_c->thread == NULL)
         return APR_SUCCESS;
-    apr_atomic_set32(&inv_c->stop, 1);
-    /* failing, the thread's polls end within a second anyway */
-    apr_file_putc('x', inv_c->wake_out);
+    inv_signal_stop();
     apr_thread_join(&rv, inv_c->thread);
     inv_c->thread = NULL;
     return APR_SUCCESS;
@@ -695,13 +708,18 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
                      "cannot start the invalidation listener in this child");
 }
 
-/* A stopping child hands the listening over now, not at its last request. */
+/*
+ * A stopping child hands the listening over now, not at its exit.  Only
+ * told, never waited for: the event MPM runs this hook on its listener
+ * thread (which must go on accepting while connections drain), and may
+ * run it twice, graceful then ungraceful, from two threads.
+ */
 static void
 inv_child_stopping(apr_pool_t *pchild, int graceful)
 {
     (void) pchild;
     (void) graceful;
-    inv_stop(NULL);
+    inv_signal_stop();
 }
 
 void

@@ -30,6 +30,7 @@ struct fake_server
     fake_conn  *conns[FAKE_MAX_CONNS];
     int         nconns;
     unsigned    accepts;
+    unsigned    releases;       /* fake_release: the holds end */
 };
 
 static void *
@@ -187,7 +188,17 @@ void
 fake_hold(fake_conn *c)
 {
     char        buf[4096];
+    unsigned    releases = T_LOCKED(&c->srv->lock, c->srv->releases);
 
-    while (fake_read_some(c, buf, sizeof(buf), -1) >= 0)
+    while (fake_read_some(c, buf, sizeof(buf), 50) >= 0
+           && T_LOCKED(&c->srv->lock, c->srv->releases) == releases)
         ;
+}
+
+void
+fake_release(fake_server *srv)
+{
+    pthread_mutex_lock(&srv->lock);
+    srv->releases++;
+    pthread_mutex_unlock(&srv->lock);
 }

@@ -47,8 +47,10 @@ int         fake_read(fake_conn *c, void *buf, size_t n);
 /* What has come, up to n bytes, waiting at most ms: bytes, 0 none, -1. */
 int         fake_read_some(fake_conn *c, void *buf, size_t n, int ms);
 int         fake_write(fake_conn *c, const void *buf, size_t n);
-/* Say nothing until the client closes or the server stops. */
+/* Say nothing until the client closes, the server stops or releases. */
 void        fake_hold(fake_conn *c);
+/* Every connection held now closes (a stalled server that gives up). */
+void        fake_release(fake_server *srv);
 
 /* ---- misbehaviours, shared by both fakes ---- */
 
