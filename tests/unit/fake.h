@@ -67,7 +67,8 @@ typedef enum fake_mode
     FAKE_LONG_LINE,             /* Redis: a status line that never ends */
     FAKE_WRONG_TYPE,            /* Redis: an integer where a string is due */
     FAKE_UNASKED,               /* Redis: the reply, then one more */
-    FAKE_SLOW                   /* the reply, after FAKE_SLOW_MS */
+    FAKE_SLOW,                  /* the reply, after FAKE_SLOW_MS */
+    FAKE_HUGE_ARRAY             /* Redis: an array of 10^6 integers */
 } fake_mode;
 
 #define FAKE_SLOW_MS 300

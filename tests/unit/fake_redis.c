@@ -286,6 +286,20 @@ fr_command(fake_conn *c, redisReply *cmd, int *authed, char *out,
         return fake_write(c, out, len);
     case FAKE_WRONG_TYPE:
         return fake_write(c, ":1\r\n", 4);
+    case FAKE_HUGE_ARRAY:
+        /* its 4 MB until the client hangs up */
+        if (fake_write(c, "*1000000\r\n", 10) == 0) {
+            int         k;
+
+            for (k = 0; k < 16384; k++)
+                memcpy(out + 4 * k, ":1\r\n", 4);
+            for (k = 0; k < 1000000 / 16384 + 1; k++)
+                if (fake_write(c, out, 4 * (k < 1000000 / 16384 ? 16384
+                                            : 1000000 % 16384)) != 0)
+                    break;
+        }
+        fake_hold(c);
+        return -1;
     }
     return -1;
 }

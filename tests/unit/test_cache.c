@@ -494,6 +494,7 @@ T_WITH(tc_deadline, FAKE_PARTIAL_STALL)
 T_WITH(tc_bad, FAKE_GARBAGE)
 T_WITH(tc_bad, FAKE_OVERSIZE)
 T_WITH(tc_bad, FAKE_LONG_LINE)
+T_WITH(tc_bad, FAKE_HUGE_ARRAY)
 
 const t_case t_cache_cases[] = {
     {"cache: no lock in the child: every command bypasses",
@@ -506,6 +507,7 @@ const t_case t_cache_cases[] = {
     {"cache: garbage", tc_bad_FAKE_GARBAGE},
     {"cache: a bulk reply declaring 2 MB", tc_bad_FAKE_OVERSIZE},
     {"cache: a status line that never ends", tc_bad_FAKE_LONG_LINE},
+    {"cache: an array of 10^6 elements", tc_bad_FAKE_HUGE_ARRAY},
     {"cache: disconnect mid-reply on a new connection",
      test_cache_disconnect_mid_reply},
     {"cache: Redis closed a connection that had answered",

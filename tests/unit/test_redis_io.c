@@ -229,6 +229,111 @@ test_send_peer_closed(void)
     signal(SIGPIPE, old);
 }
 
+/* A peer that reads a command, then writes a reply of its own. */
+typedef struct tr_replier
+{
+    int         fd;
+    const char *head;           /* written once */
+    const char *item;           /* then written n times */
+    size_t      n;
+} tr_replier;
+
+static void *
+tr_reply(void *arg)
+{
+    tr_replier *rp = arg;
+    char        buf[4096];
+    char       *chunk;
+    size_t      ilen = strlen(rp->item), per, i;
+
+    if (read(rp->fd, buf, sizeof(buf)) <= 0
+        || write(rp->fd, rp->head, strlen(rp->head)) < 0)
+        return NULL;
+    per = ilen == 0 ? 0 : ilen < 65536 ? 65536 / ilen : 1;
+    chunk = malloc(per * ilen + 1);
+    for (i = 0; i < per; i++)
+        memcpy(chunk + i * ilen, rp->item, ilen);
+    /* until all is written or the client has gone */
+    for (i = 0; per > 0 && chunk != NULL && i < rp->n; i += per) {
+        size_t      k = rp->n - i < per ? rp->n - i : per;
+
+        if (send(rp->fd, chunk, k * ilen, MSG_NOSIGNAL) < 0)
+            break;
+    }
+    free(chunk);
+    return NULL;
+}
+
+/* One command's reply from such a peer: its io, and the reply if any. */
+static blog_redis_io
+tr_command_reply(const char *head, const char *item, size_t n,
+                 size_t *elements)
+{
+    blog_redis  r;
+    int         lfd = -1, peer = -1;
+    tr_replier  rp = {-1, head, item, n};
+    pthread_t   th;
+    redisReply *reply = NULL;
+    const char *argv[] = {"SCAN", "0"};
+    blog_redis_io io = BLOG_REDIS_DOWN;
+
+    if (tr_connect(&r, &lfd, &peer) != 0) {
+        CHECK(0);
+        return io;
+    }
+    r.max_bulk = 1024 * 1024;
+    rp.fd = peer;
+    CHECK(pthread_create(&th, NULL, tr_reply, &rp) == 0);
+    io = blog_redis_command(&r, 2, argv, NULL,
+                            apr_time_now() + apr_time_from_sec(30), &reply);
+    *elements = reply != NULL && reply->type == REDIS_REPLY_ARRAY
+        ? reply->elements : 0;
+    freeReplyObject(reply);
+    blog_redis_close(&r);
+    shutdown(peer, SHUT_RDWR);
+    pthread_join(th, NULL);
+    close(peer);
+    close(lfd);
+    return io;
+}
+
+/*
+ * Replies that would make hiredis hold more than a reply of the blog's
+ * ever needs, judged from their headers: an array of 10^6 elements;
+ * 40 000 arrays of two, 120 000 elements in all; three strings of 600 000
+ * bytes, each
+ * under the bound, 1.8 MB together.  A reply at the bounds passes, and
+ * two replies in one read are two.
+ */
+static void
+test_reply_bounds(void)
+{
+    size_t      blen = 600000;
+    char       *big = malloc(blen + 16);
+    size_t      elements = 0;
+    int         at;
+
+    CHECK(big != NULL);
+    if (big == NULL)
+        return;
+    CHECK(tr_command_reply("*1000000\r\n", ":1\r\n", 1000000, &elements)
+          == BLOG_REDIS_BAD);
+    CHECK(tr_command_reply("*40000\r\n", "*2\r\n:1\r\n:1\r\n", 40000,
+                           &elements) == BLOG_REDIS_BAD);
+    at = snprintf(big, 16, "$%zu\r\n", blen);
+    memset(big + at, 'x', blen);
+    memcpy(big + at + blen, "\r\n", 3);
+    CHECK(tr_command_reply("*3\r\n", big, 3, &elements) == BLOG_REDIS_BAD);
+    CHECK(tr_command_reply("*1\r\n", big, 1, &elements) == BLOG_REDIS_OK
+          && elements == 1);
+    CHECK(tr_command_reply("*65536\r\n", ":1\r\n", 65536, &elements)
+          == BLOG_REDIS_OK && elements == 65536);
+    CHECK(tr_command_reply("*2\r\n$1\r\n0\r\n*1\r\n$1\r\na\r\n:5\r\n",
+                           "", 0, &elements) == BLOG_REDIS_OK
+          && elements == 2);
+    free(big);
+}
+
 /* rediss://: the TLS context made at start-up, TLS 1.2 its floor; an
  * OpenSSL that refuses the floor stops the start, saying so. */
 static void
@@ -257,6 +362,8 @@ const t_case t_redis_io_cases[] = {
     {"redis: a reader late: the buffers resume where they stopped, or time out",
      test_send_reader_late},
     {"redis: a peer that closed: CLOSED", test_send_peer_closed},
+    {"redis: replies bounded in elements and bytes, from their headers",
+     test_reply_bounds},
     {"redis: rediss://'s TLS floor, and an OpenSSL that refuses it",
      test_tls_floor},
     {NULL, NULL}
