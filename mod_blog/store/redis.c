@@ -22,6 +22,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +307,49 @@ redis_auth(blog_redis *r, const blog_redis_settings *g, apr_time_t deadline,
     return ok ? 0 : -1;
 }
 
+/*
+ * A TCP connect started to host:port, its name resolved by the deadline
+ * (hiredis' connect resolves without one): the context, or NULL with why.
+ */
+static redisContext *
+redis_tcp_start(blog_redis *r, const blog_redis_settings *g,
+                apr_time_t deadline, char *why, apr_size_t why_len)
+{
+    struct addrinfo *res, *a;
+    redisContext *c;
+    int         fd = -1, err = 0, one = 1;
+
+    if (blog_resolve(&r->lookup, g->host, g->port, deadline, &res, why,
+                     why_len) != 0)
+        return NULL;
+    /* as hiredis: the first address a connect starts to */
+    for (a = res; a != NULL && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK
+                    | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd >= 0
+            && (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+                           sizeof(one)) != 0
+                || (connect(fd, a->ai_addr, a->ai_addrlen) != 0
+                    && errno != EINPROGRESS))) {
+            err = errno;
+            close(fd);
+            fd = -1;
+        }
+        else if (fd < 0)
+            err = errno;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        apr_cpystrn(why, strerror(err), why_len);
+        return NULL;
+    }
+    if ((c = redisConnectFd(fd)) == NULL) {
+        close(fd);
+        apr_cpystrn(why, "out of memory", why_len);
+    }
+    return c;
+}
+
 int
 blog_redis_connect(blog_redis *r, const blog_redis_settings *g,
                    char *why, apr_size_t why_len)
@@ -318,12 +363,14 @@ blog_redis_connect(blog_redis *r, const blog_redis_settings *g,
     r->in_body = 0;
     r->line_len = 0;
     r->items_due = 0;
-    c = g->port == 0 ? redisConnectUnixNonBlock(g->host)
-        : redisConnectNonBlock(g->host, g->port);
-    if (c == NULL) {
-        apr_cpystrn(why, "out of memory", why_len);
-        return -1;
+    if (g->port == 0) {
+        if ((c = redisConnectUnixNonBlock(g->host)) == NULL)
+            apr_cpystrn(why, "out of memory", why_len);
     }
+    else
+        c = redis_tcp_start(r, g, deadline, why, why_len);
+    if (c == NULL)
+        return -1;
     r->ctx = c;
     r->tls_wants_write = 0;
     if (c->err)

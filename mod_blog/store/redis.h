@@ -7,6 +7,8 @@
 #include "apr_pools.h"
 #include "apr_time.h"
 
+#include "store/resolve.h"
+
 #include <hiredis/hiredis.h>
 #include <sys/uio.h>
 
@@ -43,6 +45,7 @@ typedef struct blog_redis
 {
     redisContext *ctx;          /* NULL when not connected */
     void       *tls;            /* its SSL, with rediss:// */
+    blog_lookup *lookup;        /* of the host, not answered in time */
     int         tls_wants_write;        /* SSL_read waits for POLLOUT */
     apr_size_t  max_bulk;       /* the string bytes one reply may declare */
     /* where the bytes read stand in the reply stream */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * fake.h - in-process stand-ins for PostgreSQL and Redis, for the tests of
- * the module's back ends (db.c, cache.c, invalidate.c).
+ * fake.h - in-process stand-ins for PostgreSQL, Redis and the resolver,
+ * for the tests of the module's back ends (db.c, cache.c, invalidate.c,
+ * redis.c).
  *
  * Each listens on a unix socket in a directory of its own and serves every
  * connection in a thread of the test, speaking just enough of the real
@@ -120,5 +121,14 @@ unsigned    fake_redis_ncmds(void);
 /* Whether a command line starting with prefix came after command index
  * from, waiting up to ms; the index after it, or -1. */
 int         fake_redis_wait_cmd(unsigned from, const char *prefix, int ms);
+
+/* ---- the resolver (getaddrinfo, for the whole binary) ---- */
+
+/* Names under it hang until released, or FAKE_HANG_MS, then are 127.0.0.1. */
+#define FAKE_HANG_DOMAIN ".hang.invalid"
+#define FAKE_HANG_MS 8000
+void        fake_resolver_release(void);
+/* Look-ups of such names begun so far. */
+unsigned    fake_resolver_asked(void);
 
 #endif

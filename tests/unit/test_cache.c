@@ -448,6 +448,59 @@ test_cache_threads(void)
     CHECK(fake_accepts(tc_redis) == a);
 }
 
+/*
+ * BlogRedis names a host the resolver does not answer: the thread that
+ * leads the connection and every one queued behind it, and the health
+ * check, are a BYPASS by the connect's deadline.  The answer, once it
+ * comes, serves the next connect (here a refused port).
+ */
+static void *
+tc_hang_thread(void *arg)
+{
+    long       *ms = arg;
+
+    return (void *) (long) tc_get(TC_KEY, NULL, ms);
+}
+
+static void
+test_cache_resolver_hangs(void)
+{
+    const char *path = tc_g.redis.host;
+    long        bound = (long) apr_time_as_msec(TC_SHORT) + T_MARGIN_MS;
+    pthread_t   th[TC_THREADS];
+    long        ms[TC_THREADS], pms = 0;
+    apr_time_t  t0;
+    int         t;
+
+    fake_redis_set(FAKE_GARBAGE, 1);    /* the connection in use dropped */
+    CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
+    usleep(60000);                      /* past the backoff */
+    tc_g.redis.host = "redis" FAKE_HANG_DOMAIN;
+    tc_g.redis.port = 1;
+    tc_g.redis.connect_timeout = TC_SHORT;
+    for (t = 0; t < TC_THREADS; t++)
+        pthread_create(&th[t], NULL, tc_hang_thread, &ms[t]);
+    CHECK(tc_ping(&pms) == -1);
+    CHECK(pms < bound);
+    for (t = 0; t < TC_THREADS; t++) {
+        void       *st;
+
+        pthread_join(th[t], &st);
+        CHECK((long) st == BLOG_CACHE_DOWN);
+        CHECK(ms[t] < bound);
+    }
+    fake_resolver_release();
+    t0 = apr_time_now();
+    while ((tc_ping(NULL) == 0 || strstr(tc_why, "refused") == NULL)
+           && t_ms_since(t0) < 3000 + T_MARGIN_MS)
+        usleep(20000);
+    CHECK(strstr(tc_why, "Connection refused") != NULL);
+    tc_g.redis.host = path;
+    tc_g.redis.port = 0;
+    tc_g.redis.connect_timeout = TC_LONG;
+    CHECK(tc_settle() == 0);
+}
+
 /* Redis stalls under many threads: every one of them DOWN by its deadline. */
 static void *
 tc_stall_thread(void *arg)
@@ -519,6 +572,7 @@ const t_case t_cache_cases[] = {
     {"cache: reconnect backoff", test_cache_backoff},
     {"cache: Redis that accepts and closes", test_cache_backoff_closing},
     {"cache: connect refused", test_cache_connect_refused},
+    {"cache: a resolver that does not answer", test_cache_resolver_hangs},
     {"cache: threads pipelining on one connection", test_cache_threads},
     {"cache: threads on a stalled Redis", test_cache_threads_stall},
     {"cache: child exit", test_cache_child_exit},

@@ -2,9 +2,11 @@
 /*
  * test_redis_io.c - redis.c's socket paths that the fake (a unix socket
  * that reads every command at once) never takes: BlogRedis as host:port
- * (TCP, keep-alive), a refused port, and writes that fill the socket: a
- * peer that reads late (the rest of a buffer resumes where the kernel
- * stopped, or the deadline passes), a peer that closed.
+ * (TCP, keep-alive), a refused port, a host name the resolver does not
+ * answer, and writes that fill the socket: a peer that reads late (the
+ * rest of a buffer resumes where the kernel stopped, or the deadline
+ * passes), a peer that closed; replies too large by their headers; the
+ * TLS floor.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,6 +22,7 @@
 #include <openssl/ssl.h>
 
 #include "backends.h"
+#include "fake.h"
 #include "harness.h"
 
 #define TR_BIG (8u << 20)       /* far more than two socket buffers */
@@ -334,6 +337,45 @@ test_reply_bounds(void)
     free(big);
 }
 
+/*
+ * BlogRedis host:port whose name the resolver does not answer: the
+ * connect gives up by BlogRedisConnectTimeout (hiredis' own connect waited
+ * for the resolver, however long), the next connects wait for the same
+ * look-up, not another, and the one after its answer takes it.
+ */
+static void
+test_resolver_hangs(void)
+{
+    blog_redis  r;
+    int         port = 0;
+    int         lfd = tr_listen(&port);
+    int         peer = -1;
+    blog_redis_settings g = tr_settings(port);
+    unsigned    asked = fake_resolver_asked();
+    char        why[256] = "";
+    apr_time_t  t0 = apr_time_now();
+
+    memset(&r, 0, sizeof(r));
+    g.host = "redis" FAKE_HANG_DOMAIN;
+    g.connect_timeout = apr_time_from_msec(200);
+    CHECK(blog_redis_connect(&r, &g, why, sizeof(why)) == -1);
+    CHECK(t_ms_since(t0) < 200 + T_MARGIN_MS);
+    CHECK(strstr(why, "no answer from the resolver") != NULL);
+    CHECK(blog_redis_connect(&r, &g, why, sizeof(why)) == -1);
+    CHECK(fake_resolver_asked() == asked + 1);
+    fake_resolver_release();
+    g.connect_timeout = apr_time_from_sec(10);
+    CHECK(blog_redis_connect(&r, &g, why, sizeof(why)) == 0);
+    CHECK(fake_resolver_asked() == asked + 1);
+    peer = lfd >= 0 ? accept(lfd, NULL, NULL) : -1;
+    CHECK(peer >= 0);
+    blog_redis_close(&r);
+    if (peer >= 0)
+        close(peer);
+    if (lfd >= 0)
+        close(lfd);
+}
+
 /* rediss://: the TLS context made at start-up, TLS 1.2 its floor; an
  * OpenSSL that refuses the floor stops the start, saying so. */
 static void
@@ -364,6 +406,8 @@ const t_case t_redis_io_cases[] = {
     {"redis: a peer that closed: CLOSED", test_send_peer_closed},
     {"redis: replies bounded in elements and bytes, from their headers",
      test_reply_bounds},
+    {"redis: a resolver that does not answer: the connect's deadline holds",
+     test_resolver_hangs},
     {"redis: rediss://'s TLS floor, and an OpenSSL that refuses it",
      test_tls_floor},
     {NULL, NULL}
