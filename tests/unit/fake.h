@@ -94,6 +94,10 @@ void        fake_pg_set(const fake_pg_conf *conf);
 unsigned    fake_pg_queries(void);
 unsigned    fake_pg_parses(void);
 unsigned    fake_pg_simple(void);
+/* BlogPrepare Off's set-ups (a set_config statement in a page's pipeline):
+ * how many, the last one's SQL, whether a page statement shared its Sync. */
+unsigned    fake_pg_setups(void);
+const char *fake_pg_last_setup(char *buf, size_t size, int *with_page);
 /* A NotificationResponse on every connection that LISTENs. */
 void        fake_pg_notify(const char *payload);
 /* Connections that issued LISTEN and are still open. */

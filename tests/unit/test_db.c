@@ -573,20 +573,46 @@ test_db_expiry(void)
     tdb_g.pool_exptime = apr_time_from_sec(60);
 }
 
-/* BlogPrepare Off: the SQL text, parsed with each page. */
+/*
+ * BlogPrepare Off: no session state (no SET, no PREPARE); each page's SQL
+ * text parsed with the page, its statement_timeout (BlogQueryTimeout) and
+ * client_connection_check_interval set for its own transaction, in the
+ * same pipeline and Sync.  An error leaves the connection usable; a stall
+ * ends by the deadline.
+ */
 static void
 test_db_prepare_off(void)
 {
     unsigned    p = fake_pg_parses();
-    unsigned    s;
+    unsigned    s, set, a;
+    char        sql[256];
+    int         with_page = 0;
 
     tdb_lose_all();
     tdb_g.prepare = 0;
     s = fake_pg_simple();
     CHECK(tdb_settle() == 0);
+    set = fake_pg_setups();
     CHECK(tdb_page(NULL) == APR_SUCCESS);
     CHECK(fake_pg_parses() >= p + 2);
     CHECK(fake_pg_simple() == s);       /* no SET, no PREPARE */
+    CHECK(fake_pg_setups() == set + 1);
+    fake_pg_last_setup(sql, sizeof(sql), &with_page);
+    CHECK(with_page);
+    CHECK(strstr(sql, "set_config('statement_timeout', '10000', true)")
+          != NULL);
+    CHECK(strstr(sql, "set_config('client_connection_check_interval', "
+                 "'1000', true)") != NULL);
+    a = fake_accepts(tdb_pg);
+    tdb_fake(FAKE_ERROR, 1, "42P01");
+    CHECK(tdb_page(NULL) == APR_EGENERAL);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(fake_accepts(tdb_pg) == a);
+    tdb_fake(FAKE_STALL, 1, NULL);
+    tdb_g.query_timeout = TDB_SHORT;
+    CHECK(tdb_page(NULL) != APR_SUCCESS);
+    tdb_g.query_timeout = TDB_LONG;
+    CHECK(tdb_settle() == 0);
     tdb_g.prepare = 1;
 }
 
