@@ -10,6 +10,7 @@
 #include "http_config.h"
 #include "mpm_common.h"
 #include "http_connection.h"
+#include "http_protocol.h"
 #include "apr_time.h"
 
 /* Log lines written so far; whether one since from contains needle. */
@@ -27,6 +28,7 @@ typedef struct t_hooks
     ap_HOOK_child_stopping_t *child_stopping;
     ap_HOOK_handler_t *handler;
     ap_HOOK_child_status_t *child_status;
+    ap_HOOK_insert_error_filter_t *insert_error_filter;
 } t_hooks;
 extern t_hooks t_hook;
 /* ap_proc_mutex_create fails while set; ap_state_query's main state. */

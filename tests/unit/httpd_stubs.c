@@ -129,6 +129,7 @@ T_HOOK(child_init)
 T_HOOK(child_stopping)
 T_HOOK(handler)
 T_HOOK(child_status)
+T_HOOK(insert_error_filter)
 /* The MPM's process limit and the child's generation, for stats.c. */
 int         t_mpm_limit = 4;
 int         t_generation = 7;
