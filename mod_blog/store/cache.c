@@ -16,6 +16,7 @@
 #include "store/cache.h"
 
 #include "store/ratelog.h"
+#include "store/stale.h"
 #include "store/stats.h"
 #include "store/wait.h"
 
@@ -402,6 +403,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
     const char *argv[] = {"GET", key};
     size_t      lens[] = {3, key_len};
     redisReply *reply = cache_run(r, "GET", 2, argv, lens);
+    int64_t     sealed = 0;
 
     if (reply == NULL)
         return BLOG_CACHE_DOWN;
@@ -415,14 +417,18 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
     }
     *body = reply->str;
     *len = reply->len;
+    /* sealed before the listener last heard its page made stale: a copy
+     * written back into Redis, the page before a write */
     if (cache->g->seal.on
-        && blog_seal_open(&cache->g->seal, key, key_len, reply->str,
-                          reply->len, apr_time_sec(apr_time_now()),
-                          cache->g->cache_ttl, body, len) != 0) {
+        && (blog_seal_open(&cache->g->seal, key, key_len, reply->str,
+                           reply->len, apr_time_now(), cache->g->cache_ttl,
+                           body, len, &sealed) != 0
+            || sealed < blog_stale_since(key, key_len))) {
         blog_log_limited(&cache->seal_log, APLOG_WARNING, 0, r->server,
                          BLOGLOGNO(00061) "the cached %.*s fails its "
-                         "BlogCacheKey MAC or is older than BlogCacheTTL: "
-                         "rebuilt as a miss", (int) key_len, key);
+                         "BlogCacheKey MAC, is older than BlogCacheTTL or "
+                         "than its page's last invalidation: rebuilt as a "
+                         "miss", (int) key_len, key);
         freeReplyObject(reply);
         return BLOG_CACHE_MISS;
     }
@@ -444,7 +450,7 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     /* What a GET would refuse is not stored. */
     if (len + hlen > CACHE_MAX_VALUE
         || (hlen && blog_seal_make(&cache->g->seal, key, key_len, body, len,
-                                   apr_time_sec(apr_time_now()), head) != 0))
+                                   apr_time_now(), head) != 0))
         return -1;
     if (hlen) {
         char       *sealed = apr_palloc(r->pool, hlen + len);

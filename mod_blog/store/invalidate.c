@@ -20,6 +20,7 @@
 #include "store/pq.h"
 #include "store/ratelog.h"
 #include "store/redis.h"
+#include "store/stale.h"
 #include "core/router.h"
 #include "store/wait.h"
 
@@ -306,6 +307,14 @@ inv_flush(void)
     return 0;
 }
 
+/* Whether a payload's word names a page key ("blog:page:/..."). */
+static int
+inv_names_page(const char *p, size_t len)
+{
+    return len > BLOG_CACHE_PREFIX_LEN && len <= INV_MAX_KEY
+        && memcmp(p, BLOG_CACHE_PREFIX "/", BLOG_CACHE_PREFIX_LEN + 1) == 0;
+}
+
 /*
  * Delete the keys a payload names under every mount ("/post/x" at /blog is
  * "blog:page:/blog/post/x"); others are ignored: any role may NOTIFY.  0
@@ -324,10 +333,7 @@ inv_delete_payload(const char *payload)
         size_t      len = strcspn(p, " ");
         int         b;
 
-        for (b = 0; b < inv.nbases && len > BLOG_CACHE_PREFIX_LEN
-             && len <= INV_MAX_KEY && memcmp(p, BLOG_CACHE_PREFIX "/",
-                                            BLOG_CACHE_PREFIX_LEN + 1) == 0;
-             b++) {
+        for (b = 0; b < inv.nbases && inv_names_page(p, len); b++) {
             char       *k = buf[batch.n];
             size_t      kl = blog_cache_key(k, sizeof(buf[0]), inv.bases[b],
                                             strlen(inv.bases[b]),
@@ -340,6 +346,30 @@ inv_delete_payload(const char *payload)
         p += len;
     }
     return inv_del(&batch);
+}
+
+/* The keys a payload names, under every mount, made stale at t. */
+static void
+inv_stale_payload(const char *payload, apr_time_t t)
+{
+    char        k[BLOG_CACHE_PREFIX_LEN + 2 * INV_MAX_KEY];
+    const char *p = payload;
+
+    for (; *p; p += strspn(p, " ")) {
+        size_t      len = strcspn(p, " ");
+        int         b;
+
+        for (b = 0; b < inv.nbases && inv_names_page(p, len); b++) {
+            size_t      kl = blog_cache_key(k, sizeof(k), inv.bases[b],
+                                            strlen(inv.bases[b]),
+                                            p + BLOG_CACHE_PREFIX_LEN,
+                                            len - BLOG_CACHE_PREFIX_LEN);
+
+            if (kl > 0)
+                blog_stale_mark(k, kl, t);
+        }
+        p += len;
+    }
 }
 
 /* ---- The deletes repeated (see the comment at the top) ---- */
@@ -469,6 +499,7 @@ inv_pg_open(void)
     blog_backoff_reset(&inv_c->pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv_c->flush_due = INV_FLUSH;
+    blog_stale_mark_all(apr_time_now());
     blog_outage_end(&inv_c->pq.log, inv.s, BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s, BLOGLOGNO(00034)
@@ -488,9 +519,14 @@ inv_pg_read(void)
     int         ok = PQconsumeInput(inv_c->pq.conn);
 
     while (ok && (n = PQnotifies(inv_c->pq.conn)) != NULL) {
-        if (strcmp(n->extra, "*") == 0)
+        /* marked before the deletes: a copy written back after them is
+         * refused */
+        if (strcmp(n->extra, "*") == 0) {
+            blog_stale_mark_all(apr_time_now());
             inv_c->flush_due = INV_FLUSH;
+        }
         else {
+            inv_stale_payload(n->extra, apr_time_now());
             if (!inv_c->flush_due)
                 inv_delete_payload(n->extra);
             inv_pending_add(n->extra);
@@ -647,6 +683,12 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                      "cannot create the invalidation listener's mutex");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
+    /* what the listener hears, for the cache to refuse sealed replays */
+    if (inv.cache->seal.on && (rv = blog_stale_create(pconf)) != APR_SUCCESS)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00092)
+                     "no shared memory for the pages' last invalidations: "
+                     "a sealed page written back into Redis is refused "
+                     "only once older than BlogCacheTTL");
     return OK;
 }
 

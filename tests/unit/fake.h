@@ -114,8 +114,11 @@ void        fake_pg_kill_listeners(void);
 fake_server *fake_redis_start(const char *path);
 /* How it answers the next n commands (n < 0: all of them). */
 void        fake_redis_set(fake_mode mode, int n);
-/* A key in its store. */
+/* A key in its store, a string's or any bytes; a copy of one (free). */
 void        fake_redis_put(const char *key, const char *val);
+void        fake_redis_put_bytes(const char *key, const char *val,
+                                 size_t len);
+char       *fake_redis_get(const char *key, size_t *len);
 int         fake_redis_has(const char *key);
 void        fake_redis_clear(void);
 /* Require AUTH [user] pass of every connection (user NULL: "default"). */
