@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The CPUs the stack's processes may run on, set live for an experiment
-(bench/sweep.py's CPUS=; bench/LEVERS.md, "Where the tail's run queue
-is"), as an admin would with `CPUAffinity=` in each service's unit.
+(bench/sweep.py's CPUS=; docs/DECISIONS.md, "Apache on every CPU"), as
+an admin would with `CPUAffinity=` in each service's unit.
 Nothing here is part of the stack: Apache, PostgreSQL and Redis are
 started on every CPU and put back there by `reset()`.
 

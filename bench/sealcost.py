@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""What BlogCacheKey costs on the cached routes (issue 23 item 3: at most
-5 % of req/s), measured two ways in one run of the private stack.
+"""What BlogCacheKey costs on the cached routes (its bar: at most 5 % of
+req/s), measured two ways in one run of the private stack.
 
 Each round restarts Apache with the key off and with it on (the order
 swapped every other round, so that a drift during a round weighs on both

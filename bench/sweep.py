@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """A short alternated comparison of Apache configurations of the private
-stack (bench/LEVERS.md's tables): each round runs the configurations in
-order then in reverse (A B B A; ABBA=0: once, in order), Apache restarted
+stack (the figures of docs/DECISIONS.md): each round runs the
+configurations in order then in reverse (A B B A; ABBA=0: once, in order), Apache restarted
 before each, and wrk (50 connections, 2 threads, like `make bench`) on
 each path, so that a drift linear in time weighs on every configuration
 alike.  Prints a Markdown table, a column per path: the median req/s and, against

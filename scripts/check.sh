@@ -47,6 +47,10 @@ cleanup() {
 trap cleanup EXIT
 
 part tree tests/tree/refs.sh
+# the licence: LICENSE, debian/copyright, META.json, an SPDX line in each file
+part licence tests/tree/licence.sh
+# the docs and comments say what is: no run number, date, commit or issue
+part "no history in docs and comments" python3 tests/tree/history.py
 part versions tests/tree/versions.sh
 part "log tags" python3 tests/tree/logno.py
 part layers python3 tests/tree/layers.py
@@ -78,8 +82,8 @@ if scripts/stack.sh start; then
         part "httpd start ($1, $([ "$2" = on ] && echo quick_handler || echo handler))" false
         return 1
     }
-    # Both MPMs (issue 6: no MPM assumption), the default way in: the
-    # ordinary content handler.
+    # Both threaded MPMs (the module assumes none), the default way in:
+    # the ordinary content handler.
     for mpm in event worker; do
         hook=handler
         httpd_as $mpm off || continue
@@ -112,7 +116,7 @@ if scripts/stack.sh start; then
     unset BLOG_MPM BLOG_FASTPATH
     scripts/stack.sh restart httpd
     # What an Apache admin configures still applies over the mount, and
-    # nothing else on the server changes (issue 20): Apache instances of
+    # nothing else on the server changes: Apache instances of
     # the suite's own on ports 8150-8154 (BLOG_CITIZEN_PORT), beside the
     # stack's PostgreSQL and Redis.
     for mpm in event worker; do

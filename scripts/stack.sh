@@ -198,8 +198,9 @@ httpd_conf() {
 # processes and threads inherit, as an admin would set it in the service's
 # unit (CPUSchedulingPolicy=batch).  Under SCHED_BATCH a woken worker does
 # not preempt the one running: fewer switches among the children's threads
-# (bench/LEVERS.md, "Apache under SCHED_BATCH").  PostgreSQL and Redis keep
-# the default, where batch lengthened the uncached pages' tail.
+# (docs/DECISIONS.md, "Apache under SCHED_BATCH, the databases not").
+# PostgreSQL and Redis keep the default, where batch lengthened the
+# uncached pages' tail.
 sched_() {
     if [ "$BLOG_SCHED" = batch ]; then chrt --batch 0 "$@"; else "$@"; fi
 }
@@ -209,7 +210,7 @@ sched_() {
 # child, where glibc would give each busy thread its own, each keeping its
 # own free memory; and no per-thread cache of freed blocks (tcache), which
 # each of 1 200 threads would keep filled with libpq's and hiredis's blocks
-# (1.5-2 MiB of heap with every thread used: bench/LEVERS.md).
+# (docs/DECISIONS.md, "One malloc arena, no thread cache").
 apachectl_() {
     sched_ env MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}" \
         GLIBC_TUNABLES="${BLOG_GLIBC_TUNABLES-glibc.malloc.tcache_count=0}" \

@@ -102,7 +102,7 @@ root_init(blog_build *b, blog_val *vals, blog_frame *root,
 /*
  * The decimal digits of u at d; their count.  Not snprintf: glibc's
  * vfprintf took every worker's stack a page deeper on the pages that print
- * a count (bench/LEVERS.md).
+ * a count (docs/DECISIONS.md, "No printf on the request path").
  */
 static size_t
 put_decimal(char *d, uint64_t u)

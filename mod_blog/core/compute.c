@@ -6,8 +6,8 @@
  * The candidates below 65536 are tested with 16-bit remainders: docs/
  * CONTRACT.md section 4 leaves the width free where the values fit, and
  * the divider's time follows the width (on this project's AMD EPYC the
- * limit of 20 000 takes 0.70 of the time it takes in 32 bits; bench/
- * LEVERS.md "/compute's width").
+ * limit of 20 000 takes 0.70 of the time it takes in 32 bits; docs/
+ * DECISIONS.md, "/compute in 16-bit remainders below 65 536").
  * Every divisor is still tried one at a time, up to the first that divides.
  */
 #define BLOG_NARROW_END 65536u

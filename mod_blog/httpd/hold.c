@@ -6,7 +6,7 @@
  * Once the blog has answered, core's non-blocking look for a pipelined
  * request (ap_check_pipeline) here waits up to the hold for the client's
  * next one; if it comes, the same worker reads it at once
- * (bench/LEVERS.md, "The hold as a connection filter").
+ * (docs/DECISIONS.md, "The connection hold").
  *
  * Only that one look, after a response the blog wrote and core has sent,
  * on a plain HTTP/1.1 connection under an asynchronous MPM: never TLS, an
@@ -40,8 +40,8 @@ typedef struct blog_hold
  * closes, as it does every idle connection's.  Closed here, it would run
  * event's lingering close on this worker, whose 32 KiB drain buffer
  * touches a stack page that no request of the blog reaches, in every
- * worker that ever held a connection (bench/LEVERS.md, "A close during
- * the hold").
+ * worker that ever held a connection (docs/DECISIONS.md, "A close during
+ * the hold goes to the listener").
  */
 static int
 next_request_came(ap_filter_t *f, apr_bucket_brigade *bb,

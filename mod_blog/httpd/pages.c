@@ -41,7 +41,8 @@ pages_cell(const void *src, int row, int c)
 /* One allocator per child for pages, not the connection's (each keeps
  * MaxMemFree): at most PAGES_KEEP idle, room for the pages a child builds
  * at once (a tag page takes 56 KiB), or APR maps and unmaps the blocks of
- * every page (bench/LEVERS.md). */
+ * every page (docs/DECISIONS.md, "A page allocator per child, keeping
+ * 1 MiB"). */
 #define PAGES_KEEP (1024 * 1024)
 
 static apr_allocator_t *pages_allocator;

@@ -74,7 +74,8 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
      * request, so that look never finds the client's next one and the
      * connection goes back to the listener; flushed, the page leaves first.
      * Only a page that fits a socket buffer: the write never waits on a slow
-     * reader (bench/LEVERS.md, "A flush for the small pages").
+     * reader (docs/DECISIONS.md, "Small pages flushed before the pipeline
+     * check").
      */
     if (len <= BLOG_FLUSH_MAX)
         APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_flush_create(c->bucket_alloc));

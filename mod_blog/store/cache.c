@@ -11,7 +11,8 @@
  * is replaced at once and its commands are tried once more.
  *
  * A waiting thread sleeps on a sem_t of its own: APR has no semaphore, and
- * the apr_thread_cond forms measured slower (bench/LEVERS.md).
+ * the apr_thread_cond forms measured slower (docs/DECISIONS.md, "A
+ * semaphore per waiting thread").
  */
 #include "store/cache.h"
 
@@ -326,7 +327,7 @@ cache_no_wait(request_rec *r, int err)
  * when the connection it went out on had answered and is found closed.
  * Formatted by hiredis' sds formatter: its printf-based ones run glibc's
  * vfprintf, whose work area took every worker's stack a page deeper
- * (bench/LEVERS.md).
+ * (docs/DECISIONS.md, "No printf on the request path").
  */
 static redisReply *
 cache_run(request_rec *r, const char *what, int argc, const char **argv,

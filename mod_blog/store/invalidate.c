@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * invalidate.c - docs/INVALIDATION.md.  pg_blog's triggers NOTIFY blog_cache
- * at commit with the keys a change made stale; one listener per Apache
+ * invalidate.c - docs/ARCHITECTURE.md, "Cache invalidation".  pg_blog's
+ * triggers NOTIFY blog_cache at commit with the keys a change made stale;
+ * one listener per Apache
  * instance deletes them: the child whose thread holds the process mutex
  * (robust: a dead owner releases it) listens, the others try it every
  * INV_ELECT_POLL.  Whatever it could not hear (a new LISTEN, Redis down while

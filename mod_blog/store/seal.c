@@ -3,7 +3,8 @@
  * seal.c - AES-256-GMAC from libcrypto, 96 random bits of nonce per page
  * (GMAC must never see one twice under a key), the tag checked in constant
  * time; each thread keeps one cipher context, keyed once, on an APR thread
- * key of the seal's own (docs/OPERATIONS.md, BlogCacheKey: the costs).
+ * key of the seal's own (docs/DECISIONS.md, "AES-GMAC seals, one context
+ * per thread").
  */
 #include "store/seal.h"
 

@@ -13,8 +13,8 @@
 # seed (this tree's sql/setup.sql for both: CREATE EXTENSION of that build,
 # then the VACUUM that sets the visibility map), so
 # nothing is installed into the system's PostgreSQL.  OLD_REF is a git ref
-# of this repository; by default the last 1.2 build (3f1bd72; 4950b8b, the
-# hand-written B-tree walk on nbtree's internals, builds on 15 only).
+# of this repository; by default the last 1.2 build (the hand-written
+# B-tree walk on nbtree's internals before it builds on 15 only).
 #
 # Instructions: the page functions run in a single-user backend under
 # callgrind; a function's count is its inclusive cost, and the figure per

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """The citizen suite: what an Apache admin configures still applies to the
-blog, and nothing else on the server changes (issue 20).
+blog, and nothing else on the server changes.
 
     . scripts/env.sh && python3 tests/e2e/citizen.py [--mpm event|worker]
 

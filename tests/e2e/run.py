@@ -610,7 +610,7 @@ def keep_alive():
 
 
 def validators():
-    """Issue 20, item 6: every 200 page carries a strong ETag made from its
+    """Every 200 page carries a strong ETag made from its
     bytes (the same on a cache hit and a miss), a matching If-None-Match
     (or "*") gets a 304 with the ETag and no body, a stale one the page."""
     import re as _re

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Fault cases of the cache's freshness (docs/INVALIDATION.md, "What a
-reader can see"): a write that makes more pages stale than pg_blog names
+"""Fault cases of the cache's freshness (docs/OPERATIONS.md, "Writes and the
+cache"): a write that makes more pages stale than pg_blog names
 one by one (it sends "*") must leave no stale page past the documented
 bound, BlogQueryTimeout + BlogRedisTimeout, however many misses race it."""
 

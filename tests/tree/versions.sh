@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every version number of the tree is debian/changelog's (scripts/version.sh
 # prints it and writes it into the files that repeat it): pg_blog's
-# default_version, which its scripts must reach, and the man page's header.
+# default_version, which its scripts must reach, the man page's header, and
+# PGXN's META.json (as a semantic version: 1.3 is 1.3.0).
 # Exit status 1 when one disagrees.
 set -u
 cd "$(dirname "$0")/../.."
@@ -26,6 +27,14 @@ check "pg_blog.control's default_version" "$control" "$version"
 
 man=$(sed -n '1s/^\.TH MOD_BLOG 7 "[^"]*" "mod_blog \([^"]*\)".*/\1/p' man/mod_blog.7)
 check "man/mod_blog.7's version" "$man" "$version"
+
+semver=$version
+case $version in *.*.*) ;; *.*) semver=$version.0 ;; *) semver=$version.0.0 ;; esac
+for v in $(sed -n 's/^ *"version": "\([^"]*\)".*/\1/p' pg_blog_ext/META.json); do
+	check "a version of META.json" "$v" "$semver"
+done
+[ "$(grep -c '^ *"version": ' pg_blog_ext/META.json)" -eq 2 ] ||
+	check "META.json's two versions (the distribution's and pg_blog's)" "missing" "$semver"
 
 # CREATE EXTENSION of the default version needs a script or an update
 # that ends at it, and make install must ship it.
