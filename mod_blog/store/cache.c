@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <semaphore.h>
 #include <string.h>
+#include <time.h>
 
 APLOG_USE_MODULE(blog);
 
@@ -304,11 +305,53 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
     apr_thread_mutex_lock(cache->lock);
     cmd = cache->sent != NULL ? cache->sent : cache->queued;
     cache->leader = cmd != NULL;
+    if (cmd != NULL)
+        cmd->lead = 1;          /* under the lock: cache_wait reads it */
     apr_thread_mutex_unlock(cache->lock);
-    if (cmd != NULL) {
-        cmd->lead = 1;
+    if (cmd != NULL)
         sem_post(&cmd->wake);
+}
+
+/*
+ * A thread's wait for its reply, or to lead, by its command's deadline:
+ * past it a command still queued (the leader busy connecting) leaves the
+ * queue and fails, said once.  One already written, or chosen to lead, is
+ * the leader's, whose every wait has a deadline: it waits for it.
+ */
+static void
+cache_wait(request_rec *r, cache_cmd *cmd)
+{
+    struct timespec until = {(time_t) apr_time_sec(cmd->deadline),
+                             (long) apr_time_usec(cmd->deadline) * 1000};
+    cache_cmd **pp;
+    int         gone = 0;
+
+    while (sem_timedwait(&cmd->wake, &until) != 0) {
+        if (errno == EINTR)
+            continue;
+        apr_thread_mutex_lock(cache->lock);
+        for (pp = &cache->queued; *pp != NULL && *pp != cmd; pp = &(*pp)->next)
+            ;
+        if ((gone = *pp == cmd && !cmd->lead)) {
+            *pp = cmd->next;
+            if (cache->queued_tail == &cmd->next)
+                cache->queued_tail = pp;
+        }
+        apr_thread_mutex_unlock(cache->lock);
+        if (gone)
+            break;
+        while (sem_wait(&cmd->wake) != 0 && errno == EINTR)
+            ;
+        return;
     }
+    if (!gone)
+        return;
+    cmd->io = BLOG_REDIS_TIMEOUT;
+    apr_cpystrn(cmd->why, "no turn on the connection by BlogRedisTimeout",
+                CACHE_WHY_MAX);
+    blog_log_limited(&cache->log, APLOG_WARNING, APR_TIMEUP, r->server,
+                     BLOGLOGNO(00093) "Redis: %s (the connection's leader "
+                     "still busy); bypassing the cache", cmd->why);
 }
 
 /* No semaphore to wait on (none on Linux fails so): bypassed, said. */
@@ -359,8 +402,8 @@ cache_run(request_rec *r, const char *what, int argc, const char **argv,
         lead = !cache->leader;
         cache->leader = 1;
         apr_thread_mutex_unlock(cache->lock);
-        while (!lead && sem_wait(&cmd.wake) != 0 && errno == EINTR)
-            ;
+        if (!lead)
+            cache_wait(r, &cmd);
         if (lead || cmd.lead)
             cache_lead(r, &cmd, what);
         sem_destroy(&cmd.wake);
