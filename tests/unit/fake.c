@@ -73,6 +73,7 @@ fake_accept_main(void *arg)
         c = calloc(1, sizeof(*c));
         c->fd = fd;
         c->srv = srv;
+        c->releases = srv->releases;
         srv->conns[srv->nconns] = c;
         srv->accepts++;
         pthread_create(&srv->threads[srv->nconns++], NULL, fake_conn_main, c);
@@ -188,10 +189,9 @@ void
 fake_hold(fake_conn *c)
 {
     char        buf[4096];
-    unsigned    releases = T_LOCKED(&c->srv->lock, c->srv->releases);
 
     while (fake_read_some(c, buf, sizeof(buf), 50) >= 0
-           && T_LOCKED(&c->srv->lock, c->srv->releases) == releases)
+           && T_LOCKED(&c->srv->lock, c->srv->releases) == c->releases)
         ;
 }
 

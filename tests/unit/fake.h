@@ -32,6 +32,7 @@ typedef struct fake_conn
 {
     int         fd;
     fake_server *srv;
+    unsigned    releases;       /* the server's when it was accepted */
 } fake_conn;
 
 typedef void (*fake_conn_fn) (fake_conn *c);
@@ -50,7 +51,8 @@ int         fake_read_some(fake_conn *c, void *buf, size_t n, int ms);
 int         fake_write(fake_conn *c, const void *buf, size_t n);
 /* Say nothing until the client closes, the server stops or releases. */
 void        fake_hold(fake_conn *c);
-/* Every connection held now closes (a stalled server that gives up). */
+/* Every connection accepted so far closes once it holds (a stalled
+ * server that gives up). */
 void        fake_release(fake_server *srv);
 
 /* ---- misbehaviours, shared by both fakes ---- */
