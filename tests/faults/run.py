@@ -511,6 +511,8 @@ def redis_full():
     finally:
         bt.redis_cmd("CONFIG", "SET", "maxmemory", "256mb")
         bt.redis_cmd("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+        for path in paths:
+            bt.redis_cmd("DEL", page_key(path))
     cache_comes_back("after Redis has room again", paths[0])
     figure("; ".join(figures))
 
