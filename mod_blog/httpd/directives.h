@@ -61,7 +61,7 @@ typedef enum blog_dir_where
       "longest wait for a free connection before the answer is 503") \
     X(QUERY_TIMEOUT, "BlogQueryTimeout", db.query_timeout, MSEC, SERVER, \
       "5000", 1, BLOG_HOUR_MS, "duration", "deadline of a page's whole " \
-      "database call, then 503; also the connection's statement_timeout") \
+      "database call, then 503; also its query's statement_timeout") \
     X(PREPARE, "BlogPrepare", db.prepare, FLAG, SERVER, "On", 0, 0, "On|Off", \
       "On: page statements prepared once per connection; Off: no session " \
       "state, for a transaction-pooling PgBouncer") \

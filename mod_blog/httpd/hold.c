@@ -10,8 +10,9 @@
  *
  * Only that one look, after a response the blog wrote and core has sent,
  * on a plain HTTP/1.1 connection under an asynchronous MPM: never TLS, an
- * HTTP/2 stream, an Upgrade or a later request; any other read of the
- * connection disarms it, and core's timeouts are never touched.
+ * HTTP/2 stream, an Upgrade, a subrequest or a later request; any other
+ * read of the connection disarms it, and core's timeouts are never
+ * touched.
  */
 #include "httpd/hold.h"
 
@@ -85,7 +86,8 @@ blog_hold_arm(request_rec *r, apr_interval_time_t hold)
     conn_rec   *c = r->connection;
     blog_hold  *h = ap_get_module_config(c->conn_config, &blog_module);
 
-    if (hold == 0 || r->proto_num < HTTP_VERSION(1, 1)
+    /* a subrequest's answer is part of another handler's response */
+    if (hold == 0 || r->main != NULL || r->proto_num < HTTP_VERSION(1, 1)
         || apr_table_get(r->headers_in, "Upgrade") != NULL)
         return;
     /* TLS, HTTP/2 and the MPM are the connection's: asked at its first. */

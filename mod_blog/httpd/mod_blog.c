@@ -792,6 +792,7 @@ blog_register_hooks(apr_pool_t *p)
     blog_status_register_hooks();
     blog_invalidate_register_hooks();
     blog_hold_register_hooks();
+    blog_response_register_hooks();
 }
 
 AP_DECLARE_MODULE(blog) = {

@@ -5,6 +5,7 @@
 
 #include "core/compute.h"
 #include "store/db.h"
+#include "store/ratelog.h"
 
 #include "http_log.h"
 
@@ -120,6 +121,10 @@ page_start(request_rec *r, const blog_site *site, apr_uint32_t *hint,
     b->size_hint = apr_atomic_read32(hint);
 }
 
+/* A schema that does not match fails every page alike: one line per 5 s
+ * per child, as a failing back end's. */
+static blog_ratelog pages_log;
+
 /*
  * A page built by what: its kind's hint raised (without a lock: a lost
  * raise costs one page a second pass), what made it a 503 logged.
@@ -133,15 +138,17 @@ page_done(request_rec *r, const blog_build *b, apr_uint32_t *hint,
     if (b->bad_column == NULL)
         return;
     if (b->bad_row == BLOG_BAD_RENDER)
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, APR_ENOMEM, r, BLOGLOGNO(00062)
-                      "%s: no memory to render the page", what);
+        blog_log_limited(&pages_log, APLOG_ERR, APR_ENOMEM, r->server,
+                         BLOGLOGNO(00062) "%s: no memory to render the page",
+                         what);
     else if (b->bad_row < 0)
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00038)
-                      "%s returned no column %s", what, b->bad_column);
+        blog_log_limited(&pages_log, APLOG_ERR, 0, r->server,
+                         BLOGLOGNO(00038) "%s returned no column %s", what,
+                         b->bad_column);
     else
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, BLOGLOGNO(00039)
-                      "%s returned a malformed %s in row %d", what,
-                      b->bad_column, b->bad_row);
+        blog_log_limited(&pages_log, APLOG_ERR, 0, r->server,
+                         BLOGLOGNO(00039) "%s returned a malformed %s in "
+                         "row %d", what, b->bad_column, b->bad_row);
 }
 
 /* stmt's page, or 503. */

@@ -7,6 +7,7 @@
 #include "httpd/response.h"
 #include "store/logno.h"
 
+#include "http_config.h"
 #include "http_log.h"
 #include "http_protocol.h"
 #include "util_filter.h"
@@ -45,6 +46,10 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
      * them against now, and answer 304 for a page that changed.
      */
     if (status == HTTP_OK && r->method_number == M_GET) {
+        /* its length, should a Range miss it (below): in the slot itself,
+         * plus one, so that no request pays an allocation for it */
+        ap_set_module_config(r->request_config, &blog_module,
+                             (void *) (apr_uintptr_t) (len + 1));
         apr_table_setn(r->headers_out, "ETag",
                        apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT
                                     "\"",
@@ -78,4 +83,35 @@ blog_respond(request_rec *r, int status, const char *body, apr_size_t len,
     /* as core's handler: a write that failed is no OK (logged at DEBUG) */
     return ap_pass_brigade_fchk(r, bb, BLOGLOGNO(00040)
                                 "writing the response failed");
+}
+
+/*
+ * The 416 that httpd's byterange filter makes of one of the blog's pages
+ * says the length the range missed, as RFC 9110 15.5.17 asks (core sends
+ * none).  Run as the error response starts, before its headers are
+ * swapped in: err_headers_out are the ones sent.  The page's length is
+ * the one blog_respond noted (core's content-length filter has set
+ * Content-Length to the 416's 0 by then), unless a filter encoded the
+ * page (mod_deflate): the range then missed another length.
+ */
+static void
+response_insert_error_filter(request_rec *r)
+{
+    apr_uintptr_t len1;
+
+    if (r->status != HTTP_RANGE_NOT_SATISFIABLE
+        || (len1 = (apr_uintptr_t) ap_get_module_config(r->request_config,
+                                                         &blog_module)) == 0
+        || apr_table_get(r->headers_out, "Content-Encoding") != NULL)
+        return;
+    apr_table_setn(r->err_headers_out, "Content-Range",
+                   apr_psprintf(r->pool, "bytes */%" APR_SIZE_T_FMT,
+                                (apr_size_t) (len1 - 1)));
+}
+
+void
+blog_response_register_hooks(void)
+{
+    ap_hook_insert_error_filter(response_insert_error_filter, NULL, NULL,
+                                APR_HOOK_MIDDLE);
 }

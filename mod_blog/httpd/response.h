@@ -12,4 +12,7 @@
 int blog_respond(request_rec *r, int status, const char *body,
                  apr_size_t len, const char *xcache);
 
+/* The 416 of a Range that misses one of the blog's pages says its length. */
+void blog_response_register_hooks(void);
+
 #endif

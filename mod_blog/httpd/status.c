@@ -90,8 +90,16 @@ health_handler(request_rec *r)
 static void
 health_child_init(apr_pool_t *pchild, server_rec *s)
 {
-    (void) s;
-    apr_thread_mutex_create(&health.lock, APR_THREAD_MUTEX_DEFAULT, pchild);
+    apr_status_t rv = apr_thread_mutex_create(&health.lock,
+                                              APR_THREAD_MUTEX_DEFAULT,
+                                              pchild);
+
+    if (rv != APR_SUCCESS) {
+        health.lock = NULL;     /* the checks still run, unrecorded */
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00066)
+                     "no lock for the health check's last failures: "
+                     "mod_status's page will not show them");
+    }
 }
 
 /* ---- The status page ---- */

@@ -14,7 +14,10 @@
 /* Far above any page's template; bounds what a start-up will read. */
 #define TPLFILES_MAX_FILE (1024 * 1024)
 
-/* A whole file from f's allocator: 0, or an errno value. */
+/* Fewer bytes than fstat said, and no read error: the file changed. */
+#define TPLFILES_SHORT (-1)
+
+/* A whole file from f's allocator: 0, an errno value, or TPLFILES_SHORT. */
 static int
 tplfiles_read(const blog_tpl_files *f, const char *path, char **data,
               size_t *len)
@@ -33,8 +36,10 @@ tplfiles_read(const blog_tpl_files *f, const char *path, char **data,
     else if ((*data = f->alloc(f->alloc_ctx,
                                (size_t) st.st_size + 1)) == NULL)
         e = ENOMEM;
-    else
-        *len = fread(*data, 1, (size_t) st.st_size, fp);
+    else if ((*len = fread(*data, 1, (size_t) st.st_size, fp))
+             != (size_t) st.st_size)
+        /* a template cut short would compile, and serve half a page */
+        e = !ferror(fp) ? TPLFILES_SHORT : errno ? errno : EIO;
     fclose(fp);
     return e;
 }
@@ -62,7 +67,8 @@ blog_tpl_file_source(void *ctx, const char *name, const char **src,
     }
     snprintf(path, size, "%s/%s.html", f->dir, name);
     if ((e = tplfiles_read(f, path, &data, len)) != 0) {
-        snprintf(why, whylen, "%s: %s", path, strerror(e));
+        snprintf(why, whylen, "%s: %s", path, e == TPLFILES_SHORT
+                 ? "it changed while it was read" : strerror(e));
         return -1;
     }
     *src = data;

@@ -17,6 +17,7 @@
 #include "store/cache.h"
 
 #include "store/ratelog.h"
+#include "store/stale.h"
 #include "store/stats.h"
 #include "store/wait.h"
 
@@ -27,6 +28,7 @@
 #include <errno.h>
 #include <semaphore.h>
 #include <string.h>
+#include <time.h>
 
 APLOG_USE_MODULE(blog);
 
@@ -332,11 +334,64 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
     apr_thread_mutex_lock(cache->lock);
     cmd = cache->sent != NULL ? cache->sent : cache->queued;
     cache->leader = cmd != NULL;
+    if (cmd != NULL)
+        cmd->lead = 1;          /* under the lock: cache_wait reads it */
     apr_thread_mutex_unlock(cache->lock);
-    if (cmd != NULL) {
-        cmd->lead = 1;
+    if (cmd != NULL)
         sem_post(&cmd->wake);
+}
+
+/*
+ * A thread's wait for its reply, or to lead, by its command's deadline:
+ * past it a command still queued (the leader busy connecting) leaves the
+ * queue and fails, said once.  One already written, or chosen to lead, is
+ * the leader's, whose every wait has a deadline: it waits for it.
+ */
+static void
+cache_wait(request_rec *r, cache_cmd *cmd)
+{
+    struct timespec until = {(time_t) apr_time_sec(cmd->deadline),
+                             (long) apr_time_usec(cmd->deadline) * 1000};
+    cache_cmd **pp;
+    int         gone = 0;
+
+    while (sem_timedwait(&cmd->wake, &until) != 0) {
+        if (errno == EINTR)
+            continue;
+        apr_thread_mutex_lock(cache->lock);
+        for (pp = &cache->queued; *pp != NULL && *pp != cmd; pp = &(*pp)->next)
+            ;
+        if ((gone = *pp == cmd && !cmd->lead)) {
+            *pp = cmd->next;
+            if (cache->queued_tail == &cmd->next)
+                cache->queued_tail = pp;
+        }
+        apr_thread_mutex_unlock(cache->lock);
+        if (gone)
+            break;
+        while (sem_wait(&cmd->wake) != 0 && errno == EINTR)
+            ;
+        return;
     }
+    if (!gone)
+        return;
+    cmd->io = BLOG_REDIS_TIMEOUT;
+    apr_cpystrn(cmd->why, "no turn on the connection by BlogRedisTimeout",
+                CACHE_WHY_MAX);
+    blog_log_limited(&cache->log, APLOG_WARNING, APR_TIMEUP, r->server,
+                     BLOGLOGNO(00069) "Redis: %s (the connection's leader "
+                     "still busy); bypassing the cache", cmd->why);
+}
+
+/* No semaphore to wait on (none on Linux fails so): bypassed, said. */
+static void
+cache_no_wait(request_rec *r, int err)
+{
+    blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
+    apr_table_setn(r->notes, CACHE_WHY_NOTE, "no semaphore to wait on");
+    blog_log_limited(&cache->log, APLOG_ERR, APR_FROM_OS_ERROR(err),
+                     r->server, BLOGLOGNO(00067) "no semaphore to wait for "
+                     "Redis on; bypassing the cache");
 }
 
 /*
@@ -366,15 +421,18 @@ cache_run(request_rec *r, const char *what, int argc, const char **argv,
                            .deadline = deadline};
         int         lead;
 
-        sem_init(&cmd.wake, 0, 0);
+        if (sem_init(&cmd.wake, 0, 0) != 0) {
+            cache_no_wait(r, errno);
+            break;
+        }
         apr_thread_mutex_lock(cache->lock);
         *cache->queued_tail = &cmd;
         cache->queued_tail = &cmd.next;
         lead = !cache->leader;
         cache->leader = 1;
         apr_thread_mutex_unlock(cache->lock);
-        while (!lead && sem_wait(&cmd.wake) != 0 && errno == EINTR)
-            ;
+        if (!lead)
+            cache_wait(r, &cmd);
         if (lead || cmd.lead)
             cache_lead(r, &cmd, what);
         sem_destroy(&cmd.wake);
@@ -422,6 +480,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
     const char *argv[] = {"GET", key};
     size_t      lens[] = {3, key_len};
     redisReply *reply = cache_run(r, "GET", 2, argv, lens);
+    int64_t     sealed = 0;
 
     if (reply == NULL)
         return BLOG_CACHE_DOWN;
@@ -435,14 +494,18 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
     }
     *body = reply->str;
     *len = reply->len;
+    /* sealed before the listener last heard its page made stale: a copy
+     * written back into Redis, the page before a write */
     if (cache->g->seal.on
-        && blog_seal_open(&cache->g->seal, key, key_len, reply->str,
-                          reply->len, apr_time_sec(apr_time_now()),
-                          cache->g->cache_ttl, body, len) != 0) {
+        && (blog_seal_open(&cache->g->seal, key, key_len, reply->str,
+                           reply->len, apr_time_now(), cache->g->cache_ttl,
+                           body, len, &sealed) != 0
+            || sealed < blog_stale_since(key, key_len))) {
         blog_log_limited(&cache->seal_log, APLOG_WARNING, 0, r->server,
                          BLOGLOGNO(00061) "the cached %.*s fails its "
-                         "BlogCacheKey MAC or is older than BlogCacheTTL: "
-                         "rebuilt as a miss", (int) key_len, key);
+                         "BlogCacheKey MAC, is older than BlogCacheTTL or "
+                         "than its page's last invalidation: rebuilt as a "
+                         "miss", (int) key_len, key);
         freeReplyObject(reply);
         return BLOG_CACHE_MISS;
     }
@@ -464,7 +527,7 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     /* What a GET would refuse is not stored. */
     if (len + hlen > CACHE_MAX_VALUE
         || (hlen && blog_seal_make(&cache->g->seal, key, key_len, body, len,
-                                   apr_time_sec(apr_time_now()), head) != 0))
+                                   apr_time_now(), head) != 0))
         return -1;
     if (hlen) {
         char       *sealed = apr_palloc(r->pool, hlen + len);

@@ -315,8 +315,9 @@ db_open(apr_pool_t *p, apr_time_t deadline, char *err)
     /* libpq 15 gives up on a list when one host closes before answering */
     if (pg == NULL && dbs->nhosts > 1)
         pg = db_connect(p, deadline, err);  /* the hosts in another order */
+    /* nothing a transaction pooler would lose: each page sets its own */
     if (pg == NULL || !db->g->prepare)
-        return pg;              /* nothing a transaction pooler would lose */
+        return pg;
     apr_snprintf(setup, sizeof(setup),
                  "SET statement_timeout = %" APR_INT64_T_FMT ";"
                  "SET client_connection_check_interval = %d;"
@@ -458,6 +459,7 @@ db_checkin(db_conn *c, int ok)
     blog_stat_add(BLOG_STAT_POOL_BUSY, -1);
     db_release(c, ok && PQstatus(c->pg) == CONNECTION_OK
                && PQtransactionStatus(c->pg) == PQTRANS_IDLE
+               && PQpipelineStatus(c->pg) == PQ_PIPELINE_OFF
                && !dbs_retire(c->pg));
 }
 
@@ -574,6 +576,32 @@ db_is_conn_error(PGconn *pg, const PGresult *res)
                              || strcmp(state, "57P03") == 0);
 }
 
+/*
+ * BlogPrepare Off (a transaction pooler, where a session's SET would stay
+ * on a server connection that other clients share, and be missing from
+ * the next one): the page's SQL, after its timeouts set for its own
+ * transaction only, in one pipeline with one Sync, so still one write,
+ * one round trip and one transaction.
+ */
+static int
+db_send_unprepared(PGconn *pg, int stmt, const char *const *values,
+                   const int *lengths, const int *formats)
+{
+    char        set[160];
+
+    apr_snprintf(set, sizeof(set),
+                 "SELECT set_config('statement_timeout', '%" APR_INT64_T_FMT
+                 "', true), set_config('client_connection_check_interval', "
+                 "'%d', true)",
+                 (apr_int64_t) apr_time_as_msec(db->g->query_timeout),
+                 DB_CLIENT_CHECK_MS);
+    return PQenterPipelineMode(pg)
+        && PQsendQueryParams(pg, set, 0, NULL, NULL, NULL, NULL, 0)
+        && PQsendQueryParams(pg, db_stmt_sql[stmt], 1, NULL, values,
+                             lengths, formats, 1)
+        && PQpipelineSync(pg);
+}
+
 /* One send and its results on pg; msg gets libpq's message on a failure. */
 static db_outcome
 db_run(PGconn *pg, int stmt, const char *param, apr_size_t param_len,
@@ -586,15 +614,13 @@ db_run(PGconn *pg, int stmt, const char *param, apr_size_t param_len,
     int         sent, timed_out = 0;
     db_outcome  outcome = DB_FAILED;
 
-    /* BlogPrepare Off (a transaction pooler): the SQL, still one trip */
     if (stmt == DB_PING)
         sent = PQsendQuery(pg, "SELECT 1");
     else if (db->g->prepare)
         sent = PQsendQueryPrepared(pg, db_stmt_names[stmt], 1, values,
                                    lengths, formats, 1);
     else
-        sent = PQsendQueryParams(pg, db_stmt_sql[stmt], 1, NULL, values,
-                                 lengths, formats, 1);
+        sent = db_send_unprepared(pg, stmt, values, lengths, formats);
     if (sent)
         res = blog_pq_results(pg, deadline, &timed_out);
     if (PQresultStatus(res) == PGRES_TUPLES_OK) {
@@ -800,14 +826,15 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
     case DB_FAILED:
         blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
                          BLOGLOGNO(00019) "%s failed: %s", name, msg);
-        break;
+        /* PostgreSQL answered: no outage, and no "reachable again" */
+        return rv;
     case DB_CONN_LOST:
-        /* once lost, not logged: the failed reconnect says why, or this */
-        if (retried)
-            blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
-                             BLOGLOGNO(00022) "%s failed: connection lost, "
-                             "on a new connection too: %s", name, msg);
-        rv = retried ? APR_ECONNRESET : APR_EAGAIN;
+        /* lost on the retry's new connection too: a first loss is retried,
+         * and a retry that cannot connect is DB_NO_CONN */
+        blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
+                         BLOGLOGNO(00022) "%s failed: connection lost, "
+                         "on a new connection too: %s", name, msg);
+        rv = APR_ECONNRESET;
         break;
     case DB_NO_CONN:
         rv = APR_EAGAIN;

@@ -21,6 +21,7 @@
 #include "store/pq.h"
 #include "store/ratelog.h"
 #include "store/redis.h"
+#include "store/stale.h"
 #include "core/router.h"
 #include "store/wait.h"
 
@@ -344,6 +345,14 @@ inv_flush(void)
     return 0;
 }
 
+/* Whether a payload's word names a page key ("blog:page:/..."). */
+static int
+inv_names_page(const char *p, size_t len)
+{
+    return len > BLOG_CACHE_PREFIX_LEN && len <= INV_MAX_KEY
+        && memcmp(p, BLOG_CACHE_PREFIX "/", BLOG_CACHE_PREFIX_LEN + 1) == 0;
+}
+
 /*
  * Delete the keys a payload names under every mount ("/post/x" at /blog is
  * "blog:page:/blog/post/x"); others are ignored: any role may NOTIFY.  0
@@ -362,10 +371,7 @@ inv_delete_payload(const char *payload)
         size_t      len = strcspn(p, " ");
         int         b;
 
-        for (b = 0; b < inv.nbases && len > BLOG_CACHE_PREFIX_LEN
-             && len <= INV_MAX_KEY && memcmp(p, BLOG_CACHE_PREFIX "/",
-                                            BLOG_CACHE_PREFIX_LEN + 1) == 0;
-             b++) {
+        for (b = 0; b < inv.nbases && inv_names_page(p, len); b++) {
             char       *k = buf[batch.n];
             size_t      kl = blog_cache_key(k, sizeof(buf[0]), inv.bases[b],
                                             strlen(inv.bases[b]),
@@ -378,6 +384,30 @@ inv_delete_payload(const char *payload)
         p += len;
     }
     return inv_del(&batch);
+}
+
+/* The keys a payload names, under every mount, made stale at t. */
+static void
+inv_stale_payload(const char *payload, apr_time_t t)
+{
+    char        k[BLOG_CACHE_PREFIX_LEN + 2 * INV_MAX_KEY];
+    const char *p = payload;
+
+    for (; *p; p += strspn(p, " ")) {
+        size_t      len = strcspn(p, " ");
+        int         b;
+
+        for (b = 0; b < inv.nbases && inv_names_page(p, len); b++) {
+            size_t      kl = blog_cache_key(k, sizeof(k), inv.bases[b],
+                                            strlen(inv.bases[b]),
+                                            p + BLOG_CACHE_PREFIX_LEN,
+                                            len - BLOG_CACHE_PREFIX_LEN);
+
+            if (kl > 0)
+                blog_stale_mark(k, kl, t);
+        }
+        p += len;
+    }
 }
 
 /* ---- The deletes repeated (see the comment at the top) ---- */
@@ -507,6 +537,7 @@ inv_pg_open(void)
     blog_backoff_reset(&inv_c->pq.backoff);
     /* Whatever committed before now was not heard: it all goes. */
     inv_c->flush_due = INV_FLUSH;
+    blog_stale_mark_all(apr_time_now());
     blog_outage_end(&inv_c->pq.log, inv.s, BLOGLOGNO(00033)
                     "invalidation listener: database reachable");
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, inv.s, BLOGLOGNO(00034)
@@ -526,9 +557,14 @@ inv_pg_read(void)
     int         ok = PQconsumeInput(inv_c->pq.conn);
 
     while (ok && (n = PQnotifies(inv_c->pq.conn)) != NULL) {
-        if (strcmp(n->extra, "*") == 0)
+        /* marked before the deletes: a copy written back after them is
+         * refused */
+        if (strcmp(n->extra, "*") == 0) {
+            blog_stale_mark_all(apr_time_now());
             inv_c->flush_due = INV_FLUSH;
+        }
         else {
+            inv_stale_payload(n->extra, apr_time_now());
             if (!inv_c->flush_due)
                 inv_delete_payload(n->extra);
             inv_pending_add(n->extra);
@@ -687,10 +723,31 @@ inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
                      "cannot create the invalidation listener's mutex");
         return HTTP_INTERNAL_SERVER_ERROR;
     }
+    /* what the listener hears, for the cache to refuse sealed replays */
+    if (inv.cache->seal.on && (rv = blog_stale_create(pconf)) != APR_SUCCESS)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00068)
+                     "no shared memory for the pages' last invalidations: "
+                     "a sealed page written back into Redis is refused "
+                     "only once older than BlogCacheTTL");
     return OK;
 }
 
-/* The child's pool cleanup, or child_stopping's. */
+/* The thread told to stop, once: it ends its step (each is bounded),
+ * lets go of the mutex and returns.  Nothing here waits for it. */
+static void
+inv_signal_stop(void)
+{
+    if (inv_c == NULL || inv_c->thread == NULL
+        || apr_atomic_xchg32(&inv_c->stop, 1) != 0)
+        return;
+    /* failing, the thread's polls end within a second anyway */
+    apr_file_putc('x', inv_c->wake_out);
+}
+
+/*
+ * The child's pool cleanup, in its main thread once the MPM's threads are
+ * gone (as mod_watchdog and mod_http2 join theirs): the thread joined.
+ */
 static apr_status_t
 inv_stop(void *data)
 {
@@ -699,9 +756,7 @@ inv_stop(void *data)
     (void) data;
     if (inv_c == NULL || inv_c->thread == NULL)
         return APR_SUCCESS;
-    apr_atomic_set32(&inv_c->stop, 1);
-    /* failing, the thread's polls end within a second anyway */
-    apr_file_putc('x', inv_c->wake_out);
+    inv_signal_stop();
     apr_thread_join(&rv, inv_c->thread);
     inv_c->thread = NULL;
     return APR_SUCCESS;
@@ -735,13 +790,18 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
                      "cannot start the invalidation listener in this child");
 }
 
-/* A stopping child hands the listening over now, not at its last request. */
+/*
+ * A stopping child hands the listening over now, not at its exit.  Only
+ * told, never waited for: the event MPM runs this hook on its listener
+ * thread (which must go on accepting while connections drain), and may
+ * run it twice, graceful then ungraceful, from two threads.
+ */
 static void
 inv_child_stopping(apr_pool_t *pchild, int graceful)
 {
     (void) pchild;
     (void) graceful;
-    inv_stop(NULL);
+    inv_signal_stop();
 }
 
 void

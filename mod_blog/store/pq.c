@@ -78,13 +78,18 @@ blog_pq_results(PGconn *pg, apr_time_t deadline, int *timed_out)
             }
         }
         next = PQgetResult(pg);
-        if (next == NULL)
+        /* in a pipeline a NULL ends one statement's results, its Sync all */
+        if (next == NULL && PQpipelineStatus(pg) == PQ_PIPELINE_OFF)
             return first;
-        if (first == NULL)
-            first = next;
-        else if (PQresultStatus(first) == PGRES_COMMAND_OK
-                 && PQresultStatus(next) != PGRES_COMMAND_OK) {
-            /* keep the error of a multi-statement string */
+        if (next != NULL && PQresultStatus(next) == PGRES_PIPELINE_SYNC) {
+            PQclear(next);
+            PQexitPipelineMode(pg);
+            return first;
+        }
+        if (next == NULL)
+            continue;
+        /* the last statement's result, or the first error */
+        if (first == NULL || PQresultStatus(first) != PGRES_FATAL_ERROR) {
             PQclear(first);
             first = next;
         }

@@ -18,8 +18,9 @@ PGconn *blog_pq_connect(const char *const *keys, const char *const *vals,
                         apr_time_t deadline, char *why, int *timed_out);
 
 /*
- * Every result by the deadline: the first (a later error wins over a
- * COMMAND_OK), or NULL on a lost connection or a timeout (*timed_out).
+ * Every result by the deadline (a pipeline's up to its Sync, the pipeline
+ * then left): the last statement's, or the first error, or NULL on a lost
+ * connection or a timeout (*timed_out).
  */
 PGresult *blog_pq_results(PGconn *pg, apr_time_t deadline, int *timed_out);
 

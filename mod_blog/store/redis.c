@@ -3,8 +3,10 @@
  * redis.c - the client of redis.h.  hiredis formats and parses, but the
  * socket is non-blocking from the connect on, every wait a poll against
  * the command's deadline, and each reply judged before hiredis' reader
- * buffers it: a Redis line's first byte, a short header, no string over
- * max_bulk.  rediss:// is OpenSSL on that socket, with the same polls
+ * buffers it: a Redis line's first byte, a short header, and in all no
+ * more than REDIS_MAX_ELEMENTS elements and max_bulk bytes of strings
+ * (hiredis makes an object per element as its header is read).
+ * rediss:// is OpenSSL on that socket, with the same polls
  * (why not hiredis_ssl: docs/OPERATIONS.md, "BlogRedis rediss://").
  */
 #include "store/redis.h"
@@ -20,6 +22,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +33,9 @@
 
 /* Redis's status and error lines are a sentence, not a stream. */
 #define REDIS_MAX_LINE      1024
+/* Elements of one reply, its nested arrays' included: far above a SCAN
+ * batch of the listener's COUNT (a few MiB of hiredis objects at most). */
+#define REDIS_MAX_ELEMENTS  65536
 
 const char *const blog_redis_why[] = {
     "", "timed out", "connection closed", "bad or oversized reply",
@@ -132,7 +139,11 @@ redis_tls_context(apr_pool_t *p, blog_redis_settings *g, char *err,
     }
     apr_pool_cleanup_register(p, ctx, redis_tls_free, apr_pool_cleanup_null);
     g->tls_ctx = ctx;
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+        apr_snprintf(err, err_len, "TLS: %s",
+                     redis_tls_error("cannot require TLS 1.2 or later"));
+        return -1;
+    }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     ERR_clear_error();
     if ((g->tls_ca ? SSL_CTX_load_verify_locations(ctx, g->tls_ca, NULL)
@@ -296,6 +307,49 @@ redis_auth(blog_redis *r, const blog_redis_settings *g, apr_time_t deadline,
     return ok ? 0 : -1;
 }
 
+/*
+ * A TCP connect started to host:port, its name resolved by the deadline
+ * (hiredis' connect resolves without one): the context, or NULL with why.
+ */
+static redisContext *
+redis_tcp_start(blog_redis *r, const blog_redis_settings *g,
+                apr_time_t deadline, char *why, apr_size_t why_len)
+{
+    struct addrinfo *res, *a;
+    redisContext *c;
+    int         fd = -1, err = 0, one = 1;
+
+    if (blog_resolve(&r->lookup, g->host, g->port, deadline, &res, why,
+                     why_len) != 0)
+        return NULL;
+    /* as hiredis: the first address a connect starts to */
+    for (a = res; a != NULL && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK
+                    | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd >= 0
+            && (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+                           sizeof(one)) != 0
+                || (connect(fd, a->ai_addr, a->ai_addrlen) != 0
+                    && errno != EINPROGRESS))) {
+            err = errno;
+            close(fd);
+            fd = -1;
+        }
+        else if (fd < 0)
+            err = errno;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        apr_cpystrn(why, strerror(err), why_len);
+        return NULL;
+    }
+    if ((c = redisConnectFd(fd)) == NULL) {
+        close(fd);
+        apr_cpystrn(why, "out of memory", why_len);
+    }
+    return c;
+}
+
 int
 blog_redis_connect(blog_redis *r, const blog_redis_settings *g,
                    char *why, apr_size_t why_len)
@@ -308,12 +362,15 @@ blog_redis_connect(blog_redis *r, const blog_redis_settings *g,
     blog_redis_close(r);
     r->in_body = 0;
     r->line_len = 0;
-    c = g->port == 0 ? redisConnectUnixNonBlock(g->host)
-        : redisConnectNonBlock(g->host, g->port);
-    if (c == NULL) {
-        apr_cpystrn(why, "out of memory", why_len);
-        return -1;
+    r->items_due = 0;
+    if (g->port == 0) {
+        if ((c = redisConnectUnixNonBlock(g->host)) == NULL)
+            apr_cpystrn(why, "out of memory", why_len);
     }
+    else
+        c = redis_tcp_start(r, g, deadline, why, why_len);
+    if (c == NULL)
+        return -1;
     r->ctx = c;
     r->tls_wants_write = 0;
     if (c->err)
@@ -367,27 +424,41 @@ blog_redis_send(blog_redis *r, struct iovec *iov, int n, apr_time_t deadline)
 }
 
 /*
- * Judge a header line once whole: a string (or an array) declares its
- * length in at most 31 bytes, and a string no longer than max_bulk.
+ * Judge a line once whole, one item of the current reply: a string (or an
+ * array) declares its length in at most 31 bytes, and the reply, with
+ * what it declares, stays within REDIS_MAX_ELEMENTS and max_bulk.
  */
 static int
-redis_header_ok(blog_redis *r)
+redis_line_ok(blog_redis *r)
 {
     long long   len;
     char       *end;
 
+    if (r->items_due == 0) {    /* a new reply */
+        r->items_due = 1;
+        r->reply_items = r->reply_bytes = 0;
+    }
+    r->items_due--;
     if (r->line[0] != '$' && r->line[0] != '*')
         return 1;
     r->line[r->line_len] = '\0';
     len = strtoll(r->line + 1, &end, 10);
     if (*end != '\r' || len < -1)
         return 0;
-    if (r->line[0] == '$' && len >= 0) {
-        if ((apr_uint64_t) len > r->max_bulk)
+    if (len <= 0)
+        return 1;
+    if (r->line[0] == '*') {
+        if ((apr_uint64_t) len > REDIS_MAX_ELEMENTS - r->reply_items)
             return 0;
-        r->in_body = 1;
-        r->body_left = (apr_uint64_t) len + 2;
+        r->reply_items += (apr_uint64_t) len;
+        r->items_due += (apr_uint64_t) len;
+        return 1;
     }
+    if ((apr_uint64_t) len > r->max_bulk - r->reply_bytes)
+        return 0;
+    r->reply_bytes += (apr_uint64_t) len;
+    r->in_body = 1;
+    r->body_left = (apr_uint64_t) len + 2;
     return 1;
 }
 
@@ -415,11 +486,11 @@ redis_judge(blog_redis *r, const char *p, apr_size_t n)
             return -1;
         r->line_len++;
         if (*p++ == '\n') {
-            if (r->line_len <= sizeof(r->line) - 1) {
-                r->line_len--;  /* judged up to the CR */
-                if (!redis_header_ok(r))
-                    return -1;
-            }
+            /* judged up to the CR; a long line heads no string or array */
+            r->line_len = r->line_len <= sizeof(r->line) - 1
+                ? r->line_len - 1 : 0;
+            if (!redis_line_ok(r))
+                return -1;
             r->line_len = 0;
         }
         n--;

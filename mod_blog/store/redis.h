@@ -7,6 +7,8 @@
 #include "apr_pools.h"
 #include "apr_time.h"
 
+#include "store/resolve.h"
+
 #include <hiredis/hiredis.h>
 #include <sys/uio.h>
 
@@ -43,13 +45,17 @@ typedef struct blog_redis
 {
     redisContext *ctx;          /* NULL when not connected */
     void       *tls;            /* its SSL, with rediss:// */
+    blog_lookup *lookup;        /* of the host, not answered in time */
     int         tls_wants_write;        /* SSL_read waits for POLLOUT */
-    apr_size_t  max_bulk;       /* the largest string reply accepted */
+    apr_size_t  max_bulk;       /* the string bytes one reply may declare */
     /* where the bytes read stand in the reply stream */
     int         in_body;        /* inside a string's body */
     apr_uint64_t body_left;     /* its bytes still due, CRLF included */
     char        line[32];       /* the start of the current header line */
     apr_size_t  line_len;
+    apr_uint64_t items_due;     /* of the current reply; 0: between two */
+    apr_uint64_t reply_items;   /* its array elements declared so far */
+    apr_uint64_t reply_bytes;   /* its string bytes declared so far */
     char        rbuf[65536];    /* read at once: a batch of pages */
     /* TLS records gathered here, not on the writing thread's stack: every
      * worker of a child leads in turn, and each would keep 16 KiB of it */

@@ -17,8 +17,12 @@
 #include <limits.h>
 #include <string.h>
 
-#define SEAL_MAGIC      "BLS2"
-#define SEAL_STAMP      8       /* the time of sealing, seconds, big-endian */
+#define SEAL_MAGIC      "BLS3"
+/* the earlier magic, whose stamp is in seconds: still opened, so that web
+ * nodes of both versions on one Redis read each other's pages */
+#define SEAL_MAGIC_S    "BLS2"
+#define SEAL_STAMP      8       /* the time of sealing, us, big-endian */
+#define SEAL_USEC       INT64_C(1000000)
 #define SEAL_NONCE      12
 #define SEAL_TAG        16
 
@@ -151,23 +155,33 @@ blog_seal_make(const blog_seal *k, const char *name, size_t name_len,
 int
 blog_seal_open(const blog_seal *k, const char *name, size_t name_len,
                const char *value, size_t value_len, int64_t now,
-               int64_t ttl, const char **body, size_t *len)
+               int64_t ttl, const char **body, size_t *len, int64_t *sealed)
 {
     const unsigned char *v = (const unsigned char *) value;
     unsigned char tag[SEAL_TAG];
     uint64_t    stamp = 0;
-    int         i;
+    int64_t     at;
+    int         i, secs;
 
-    for (i = 0; i < SEAL_STAMP && value_len >= BLOG_SEAL_HEAD; i++)
+    if (value_len < BLOG_SEAL_HEAD)
+        return -1;
+    secs = memcmp(v, SEAL_MAGIC_S, 4) == 0;
+    for (i = 0; i < SEAL_STAMP; i++)
         stamp = stamp << 8 | v[4 + i];
-    if (value_len < BLOG_SEAL_HEAD || memcmp(v, SEAL_MAGIC, 4) != 0
-        || seal_tag(k, v, name, name_len, value + BLOG_SEAL_HEAD,
-                    value_len - BLOG_SEAL_HEAD, tag) != 0
+    if ((!secs && memcmp(v, SEAL_MAGIC, 4) != 0)
+        || stamp > (uint64_t) INT64_MAX / (secs ? SEAL_USEC : 1))
+        return -1;
+    /* a stamp in seconds: the start of its second, never after the seal */
+    at = (int64_t) stamp * (secs ? SEAL_USEC : 1);
+    if (seal_tag(k, v, name, name_len, value + BLOG_SEAL_HEAD,
+                 value_len - BLOG_SEAL_HEAD, tag) != 0
         || CRYPTO_memcmp(tag, v + 4 + SEAL_STAMP + SEAL_NONCE, SEAL_TAG) != 0
-        || (int64_t) stamp > now + BLOG_SEAL_SKEW
-        || (int64_t) stamp < now - ttl - BLOG_SEAL_SKEW)
+        || at > now + BLOG_SEAL_SKEW * SEAL_USEC
+        || at < now - (ttl + BLOG_SEAL_SKEW) * SEAL_USEC)
         return -1;
     *body = value + BLOG_SEAL_HEAD;
     *len = value_len - BLOG_SEAL_HEAD;
+    if (sealed != NULL)
+        *sealed = at;
     return 0;
 }

@@ -13,8 +13,9 @@
 
 #include "apr_thread_proc.h"
 
-/* A sealed value: "BLS2", the time of sealing (8 bytes), a 12-byte random
- * nonce, a 16-byte tag, the page. */
+/* A sealed value: "BLS3", the time of sealing (8 bytes, microseconds), a
+ * 12-byte random nonce, a 16-byte tag, the page ("BLS2": its time in
+ * seconds, opened too). */
 #define BLOG_SEAL_HEAD  40
 /* Seconds a seal may stray beyond its TTL: the web nodes' clocks. */
 #define BLOG_SEAL_SKEW  5
@@ -31,17 +32,18 @@ typedef struct blog_seal
 int         blog_seal_init(blog_seal *k, apr_pool_t *p, const char *secret,
                            size_t len);
 
-/* The head that seals body under name at now (seconds since the epoch):
- * 0, or -1 (libcrypto failed). */
+/* The head that seals body under name at now (microseconds since the
+ * epoch, apr_time_t): 0, or -1 (libcrypto failed). */
 int         blog_seal_make(const blog_seal *k, const char *name,
                            size_t name_len, const char *body, size_t len,
                            int64_t now, unsigned char head[BLOG_SEAL_HEAD]);
 
-/* 0 with *body, *len the page inside value when its seal holds and it was
- * sealed within ttl seconds of now (and BLOG_SEAL_SKEW); -1. */
+/* 0 with *body, *len the page inside value, and *sealed (unless NULL)
+ * when it was sealed (us), if its seal holds and it was sealed within ttl
+ * seconds (and BLOG_SEAL_SKEW) of now (us); -1. */
 int         blog_seal_open(const blog_seal *k, const char *name,
                            size_t name_len, const char *value,
                            size_t value_len, int64_t now, int64_t ttl,
-                           const char **body, size_t *len);
+                           const char **body, size_t *len, int64_t *sealed);
 
 #endif

@@ -47,6 +47,7 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
 {
     apr_pool_t *pproc = s->process->pool;
     apr_shm_t  *shm = NULL;
+    apr_shm_t  *old;
     apr_size_t  size;
     apr_status_t rv;
     int         limit = 0;
@@ -58,6 +59,7 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
         || limit < 1)
         limit = 1;
     apr_pool_userdata_get((void **) &shm, STATS_KEY, pproc);
+    old = shm;
     if (shm != NULL) {
         stats_seg = apr_shm_baseaddr_get(shm);
         if (stats_seg->nslots == 2 * limit)
@@ -68,17 +70,22 @@ stats_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     size = sizeof(stats_segment) + 2 * (apr_size_t) limit * sizeof(stats_slot);
     rv = apr_shm_create(&shm, size, NULL, pproc);
     if (rv != APR_SUCCESS) {
-        /* The blog works without; mod_status just has nothing to show. */
+        /* The blog works without (or with the old one, its slots counted
+         * in it); mod_status just has nothing, or fewer slots, to show. */
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00041)
                      "no shared memory for the status counters "
                      "(%" APR_SIZE_T_FMT " bytes)", size);
-        stats_seg = NULL;
+        stats_seg = old != NULL ? apr_shm_baseaddr_get(old) : NULL;
         return OK;
     }
     stats_seg = apr_shm_baseaddr_get(shm);
     memset(stats_seg, 0, size);
     stats_seg->nslots = 2 * limit;
     apr_pool_userdata_set(shm, STATS_KEY, apr_pool_cleanup_null, pproc);
+    /* Only this process lets go of the old one: the children of the
+     * generation before keep their mapping until they exit. */
+    if (old != NULL)
+        apr_shm_destroy(old);
     return OK;
 }
 

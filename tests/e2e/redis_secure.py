@@ -16,8 +16,9 @@ read refused at start-up; with BlogCacheKey, each forged SET (a wrong MAC,
 truncated, no envelope, another page's valid entry, one sealed under
 another key file) answered MISS with the real page and stored again
 sealed, and so is a page sealed earlier and written back after its
-BlogCacheTTL (a replay); rediss:// with a certificate verified against the host name
-(the cache and the listener work; another CA's certificate, another
+BlogCacheTTL (a replay), or 1 s after a write made it stale; rediss://
+with a certificate verified against the host name (the cache and the
+listener work; another CA's certificate, another
 name's, and no client certificate where Redis wants one, are BYPASS).
 Ends with `N passed, N failed`.
 """
@@ -41,7 +42,7 @@ from blogtest import Conn  # noqa: E402
 T = bt.Tally("redis AUTH, ACL and BlogCacheKey")
 ADMIN_PW = "admin-pw-for-the-test"
 ACL = "~blog:page:* -@all +get +set +del +scan"
-MAGIC = b"BLS2"
+MAGIC = b"BLS3"
 HEAD = 40
 SEAL_SKEW = 5       # mod_blog/seal.h's BLOG_SEAL_SKEW
 
@@ -439,6 +440,45 @@ def replayed():
     no_crash(what)
 
 
+def replayed_after_write():
+    """A page sealed before a write, written back into Redis 1 s after the
+    write's invalidation (within BlogCacheTTL, so the seal's age alone lets
+    it through): a MISS with the page as written, not the old one as a
+    HIT, as the listener heard when the page was made stale."""
+    what = "BlogCacheKey, a copy from before a write"
+    key = "blog:page:/post/post-31"
+    path = "/post/post-31/cached"
+    note = "redis_secure replay"
+    if not start("BlogRedisAuth %s\nBlogCacheKey %s\n"
+                 % (secret("auth", "blog blog-pw"), secret("key4", os.urandom(32).hex())),
+                 what):
+        return
+    redis("DEL", key)
+    served(path, ("MISS",), what)
+    served(path, ("HIT",), what)
+    old = redis("GET", key)
+    try:
+        bt.psql("SET ROLE pgblog_writer;\nSELECT blog.add_comment('post-31', "
+                "'Tester', '%s');" % note)
+        gone = bt.wait_for(lambda: redis("EXISTS", key) == 0, 1.0 + bt.MARGIN)
+        T.check(gone, "%s: the listener deleted the page the write named" % what)
+        time.sleep(1.0)
+        redis("SET", key, old)
+        r = get(path)
+        T.check(r.status == 200 and xcache(r) == "MISS" and note.encode() in r.body
+                and r.body == real(path),
+                "%s: the old copy written back 1 s after the write is a MISS with "
+                "the page as written" % what,
+                "status %d, X-Cache %r, the write %s" % (
+                    r.status, xcache(r), "shown" if note.encode() in r.body else "missing"))
+        again = redis("GET", key)
+        T.check(again is not None and again[:4] == MAGIC and again != old,
+                "%s: the copy is replaced, sealed anew" % what)
+    finally:
+        bt.psql("DELETE FROM blog.comments WHERE body = '%s';" % note)
+    no_crash(what)
+
+
 def tls():
     auth = "BlogRedisAuth %s\n" % secret("auth", "blog blog-pw")
     ca = "BlogRedisTLSCA %s\n" % os.path.join(DIR, "ca.pem")
@@ -491,6 +531,7 @@ def main():
     no_password()
     forgeries()
     replayed()
+    replayed_after_write()
     tls()
     stop()
     T.finish()

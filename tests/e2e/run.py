@@ -696,6 +696,26 @@ def conditionals():
         bt.settle_invalidation()
 
 
+def ranges():
+    """Range over the blog's pages is httpd's byterange filter's: a range
+    inside the page is a 206 with one Content-Range; one past its end a 416
+    that says the page's length, Content-Range: bytes */length (RFC 9110
+    15.5.17; httpd's own 416 carries none)."""
+    for path in ("/", "/post/post-31", "/tag/tag-7", "/compute", "/cached",
+                 "/post/post-31/cached"):
+        full = bt.get(path)
+        n = len(full.body)
+        r = bt.fetch("GET", path, headers=[("Range", "bytes=10-19")])
+        T.check(r.status == 206 and r.body == full.body[10:20]
+                and r.all("content-range") == ["bytes 10-19/%d" % n],
+                "%s: Range bytes=10-19 -> 206, that slice, one Content-Range" % path,
+                r.brief())
+        r = bt.fetch("GET", path, headers=[("Range", "bytes=%d-" % (n + 10))])
+        T.check(r.status == 416 and r.all("content-range") == ["bytes */%d" % n],
+                "%s: Range past the end -> 416 with Content-Range: bytes */%d"
+                % (path, n), r.brief())
+
+
 def main():
     log_start = bt.error_log_size()
     section(preflight)
@@ -713,6 +733,7 @@ def main():
     section(head_requests)
     section(validators)
     section(conditionals)
+    section(ranges)
     section(query_strings)
     section(body_on_get)
     section(bad_paths)

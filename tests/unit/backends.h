@@ -10,6 +10,7 @@
 #include "http_config.h"
 #include "mpm_common.h"
 #include "http_connection.h"
+#include "http_protocol.h"
 #include "apr_time.h"
 
 /* Log lines written so far; whether one since from contains needle. */
@@ -27,6 +28,7 @@ typedef struct t_hooks
     ap_HOOK_child_stopping_t *child_stopping;
     ap_HOOK_handler_t *handler;
     ap_HOOK_child_status_t *child_status;
+    ap_HOOK_insert_error_filter_t *insert_error_filter;
 } t_hooks;
 extern t_hooks t_hook;
 /* ap_proc_mutex_create fails while set; ap_state_query's main state. */
@@ -36,6 +38,12 @@ extern int  t_main_state;
  * apr_thread_mutex_create fails while set. */
 extern apr_pool_t *t_palloc_fail;
 extern int  t_mutex_create_fail;
+/* fread returns half of what is asked while set. */
+extern int  t_fread_short;
+/* sem_init fails while set. */
+extern int  t_sem_init_fail;
+/* SSL_CTX_set_min_proto_version fails while set. */
+extern int  t_tls_floor_fail;
 /* ap_pass_brigade's answer, and the bytes it was given. */
 extern apr_status_t t_pass_rv;
 extern apr_off_t t_passed;

@@ -33,6 +33,7 @@ struct fake_server
     fake_conn  *conns[FAKE_MAX_CONNS];
     int         nconns;
     unsigned    accepts;
+    unsigned    releases;       /* fake_release: the holds end */
 };
 
 static void *
@@ -75,6 +76,7 @@ fake_accept_main(void *arg)
         c = calloc(1, sizeof(*c));
         c->fd = fd;
         c->srv = srv;
+        c->releases = srv->releases;
         srv->conns[srv->nconns] = c;
         srv->accepts++;
         pthread_create(&srv->threads[srv->nconns++], NULL, fake_conn_main, c);
@@ -231,6 +233,15 @@ fake_hold(fake_conn *c)
 {
     char        buf[4096];
 
-    while (fake_read_some(c, buf, sizeof(buf), -1) >= 0)
+    while (fake_read_some(c, buf, sizeof(buf), 50) >= 0
+           && T_LOCKED(&c->srv->lock, c->srv->releases) == c->releases)
         ;
+}
+
+void
+fake_release(fake_server *srv)
+{
+    pthread_mutex_lock(&srv->lock);
+    srv->releases++;
+    pthread_mutex_unlock(&srv->lock);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * fake.h - in-process stand-ins for PostgreSQL and Redis, for the tests of
- * the module's back ends (db.c, cache.c, invalidate.c).
+ * fake.h - in-process stand-ins for PostgreSQL, Redis and the resolver,
+ * for the tests of the module's back ends (db.c, cache.c, invalidate.c,
+ * redis.c).
  *
  * Each listens on a unix socket in a directory of its own and serves every
  * connection in a thread of the test, speaking just enough of the real
@@ -31,6 +32,7 @@ typedef struct fake_conn
 {
     int         fd;
     fake_server *srv;
+    unsigned    releases;       /* the server's when it was accepted */
 } fake_conn;
 
 typedef void (*fake_conn_fn) (fake_conn *c);
@@ -52,8 +54,11 @@ int         fake_read(fake_conn *c, void *buf, size_t n);
 /* What has come, up to n bytes, waiting at most ms: bytes, 0 none, -1. */
 int         fake_read_some(fake_conn *c, void *buf, size_t n, int ms);
 int         fake_write(fake_conn *c, const void *buf, size_t n);
-/* Say nothing until the client closes or the server stops. */
+/* Say nothing until the client closes, the server stops or releases. */
 void        fake_hold(fake_conn *c);
+/* Every connection accepted so far closes once it holds (a stalled
+ * server that gives up). */
+void        fake_release(fake_server *srv);
 
 /* ---- misbehaviours, shared by both fakes ---- */
 
@@ -70,7 +75,8 @@ typedef enum fake_mode
     FAKE_LONG_LINE,             /* Redis: a status line that never ends */
     FAKE_WRONG_TYPE,            /* Redis: an integer where a string is due */
     FAKE_UNASKED,               /* Redis: the reply, then one more */
-    FAKE_SLOW                   /* the reply, after FAKE_SLOW_MS */
+    FAKE_SLOW,                  /* the reply, after FAKE_SLOW_MS */
+    FAKE_HUGE_ARRAY             /* Redis: an array of 10^6 integers */
 } fake_mode;
 
 #define FAKE_SLOW_MS 300
@@ -95,6 +101,10 @@ void        fake_pg_set(const fake_pg_conf *conf);
 unsigned    fake_pg_queries(void);
 unsigned    fake_pg_parses(void);
 unsigned    fake_pg_simple(void);
+/* BlogPrepare Off's set-ups (a set_config statement in a page's pipeline):
+ * how many, the last one's SQL, whether a page statement shared its Sync. */
+unsigned    fake_pg_setups(void);
+const char *fake_pg_last_setup(char *buf, size_t size, int *with_page);
 /* A NotificationResponse on every connection that LISTENs. */
 void        fake_pg_notify(const char *payload);
 /* Connections that issued LISTEN and are still open. */
@@ -111,8 +121,11 @@ void        fake_pg_kill_listeners(void);
 fake_server *fake_redis_start(const char *path);
 /* How it answers the next n commands (n < 0: all of them). */
 void        fake_redis_set(fake_mode mode, int n);
-/* A key in its store. */
+/* A key in its store, a string's or any bytes; a copy of one (free). */
 void        fake_redis_put(const char *key, const char *val);
+void        fake_redis_put_bytes(const char *key, const char *val,
+                                 size_t len);
+char       *fake_redis_get(const char *key, size_t *len);
 int         fake_redis_has(const char *key);
 void        fake_redis_clear(void);
 /* Require AUTH [user] pass of every connection (user NULL: "default"). */
@@ -155,5 +168,14 @@ int         fake_sentinel_subscribers(fake_server *srv);
 int         fake_sentinel_publish(fake_server *srv, const char *channel,
                                   const char *payload);
 void        fake_sentinel_stop(fake_server *srv);
+
+/* ---- the resolver (getaddrinfo, for the whole binary) ---- */
+
+/* Names under it hang until released, or FAKE_HANG_MS, then are 127.0.0.1. */
+#define FAKE_HANG_DOMAIN ".hang.invalid"
+#define FAKE_HANG_MS 8000
+void        fake_resolver_release(void);
+/* Look-ups of such names begun so far. */
+unsigned    fake_resolver_asked(void);
 
 #endif

@@ -4,8 +4,9 @@
  * for libpq and the module: the startup (trust authentication, the
  * parameters libpq 15 reads, ReadyForQuery), simple queries (the session
  * set-up, LISTEN, SELECT 1), the extended protocol's Parse, Bind, Describe,
- * Execute and Sync with one row of one text column, ErrorResponse, and
- * NotificationResponse to the connections that LISTEN.
+ * Execute and Sync with one row of one text column (several statements in
+ * one pipeline, each answered), ErrorResponse, and NotificationResponse to
+ * the connections that LISTEN.
  */
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -27,6 +28,13 @@ static char *fpg_notes[FPG_MAX_NOTES];
 static int  fpg_nnotes;
 static int  fpg_listeners;
 static unsigned fpg_kill_gen;
+/* BlogPrepare Off's per-page set-up: how many, the last, whether it came
+ * in one batch (one Sync) with a page statement */
+#define FPG_SETUP "SELECT set_config("
+#define FPG_MAX_EXEC 8
+static unsigned fpg_setups;
+static char fpg_last_setup[256];
+static int  fpg_setup_with_page;
 
 /* An outgoing message being built. */
 typedef struct fpg_msg
@@ -162,6 +170,22 @@ fake_pg_notify(const char *payload)
     pthread_mutex_unlock(&fpg_lock);
 }
 
+unsigned
+fake_pg_setups(void)
+{
+    return T_LOCKED(&fpg_lock, fpg_setups);
+}
+
+const char *
+fake_pg_last_setup(char *buf, size_t size, int *with_page)
+{
+    pthread_mutex_lock(&fpg_lock);
+    snprintf(buf, size, "%s", fpg_last_setup);
+    *with_page = fpg_setup_with_page;
+    pthread_mutex_unlock(&fpg_lock);
+    return buf;
+}
+
 int
 fake_pg_listeners(void)
 {
@@ -293,7 +317,13 @@ fpg_serve(fake_conn *c)
 {
     fake_pg_conf conf;
     fpg_msg     m = {.len = 0};
-    int         listening = 0, sent = 0, parsed = 0;
+    int         listening = 0, sent = 0, parsed = 0, setup = 0;
+    struct
+    {
+        int         parsed, setup;
+    }           execs[FPG_MAX_EXEC];
+    int         nexec = 0;
+    char        setup_sql[sizeof(fpg_last_setup)] = "";
     unsigned    kill_gen;
     char       *body = NULL;
 
@@ -385,30 +415,64 @@ fpg_serve(fake_conn *c)
                 break;
         }
         else if (type == 'P') {
+            /* the statement's name, then its SQL */
+            const char *sql = body + strnlen(body, len - 4) + 1;
+
             parsed = 1;
+            setup = (size_t) (sql - body) < len - 4
+                && strncmp(sql, FPG_SETUP, strlen(FPG_SETUP)) == 0;
+            if (setup)
+                snprintf(setup_sql, sizeof(setup_sql), "%s", sql);
             pthread_mutex_lock(&fpg_lock);
             fpg_parses++;
             pthread_mutex_unlock(&fpg_lock);
         }
+        else if (type == 'E' && nexec < FPG_MAX_EXEC) {
+            execs[nexec].parsed = parsed;
+            execs[nexec++].setup = parsed && setup;
+            parsed = setup = 0;
+        }
         else if (type == 'S') {
-            /* the whole batch (Parse) Bind Describe Execute, answered */
-            fake_mode   mode = fpg_next_query(&conf);
+            /* the batch of (Parse) Bind Describe Execute, each answered in
+             * turn: a page statement as the mode says, the set-up of
+             * BlogPrepare Off always */
+            fake_mode   mode = FAKE_OK;
+            int         i, pages = 0;
 
-            if (parsed)
-                FPG_MSG(&m, '1', (void) 0);
-            if (mode == FAKE_ERROR)
-                fpg_error(&m, "ERROR", conf.sqlstate ? conf.sqlstate
-                          : "XX000", "fake failure");
-            else {
-                FPG_MSG(&m, '2', (void) 0);
-                fpg_rows(&m, 1);
+            for (i = 0; i < nexec && mode != FAKE_ERROR; i++) {
+                if (execs[i].parsed)
+                    FPG_MSG(&m, '1', (void) 0);
+                if (execs[i].setup) {
+                    FPG_MSG(&m, '2', (void) 0);
+                    fpg_rows(&m, 1);
+                    continue;
+                }
+                pages++;
+                mode = fpg_next_query(&conf);
+                if (mode == FAKE_ERROR)
+                    fpg_error(&m, "ERROR", conf.sqlstate ? conf.sqlstate
+                              : "XX000", "fake failure");
+                else {
+                    FPG_MSG(&m, '2', (void) 0);
+                    fpg_rows(&m, 1);
+                }
+            }
+            for (i = 0; i < nexec; i++) {
+                if (execs[i].setup) {
+                    pthread_mutex_lock(&fpg_lock);
+                    fpg_setups++;
+                    fpg_setup_with_page = pages > 0;
+                    snprintf(fpg_last_setup, sizeof(fpg_last_setup), "%s",
+                             setup_sql);
+                    pthread_mutex_unlock(&fpg_lock);
+                }
             }
             fpg_ready(&m);
-            parsed = 0;
+            nexec = parsed = setup = 0;
             if (fpg_send(c, &m, mode == FAKE_ERROR ? FAKE_OK : mode) != 0)
                 break;
         }
-        /* Bind, Describe, Execute: answered at Sync */
+        /* Bind, Describe: answered at Sync */
     }
     free(body);
     if (listening) {

@@ -24,6 +24,7 @@ static pthread_cond_t fr_cv = PTHREAD_COND_INITIALIZER;
 static fake_mode fr_mode;
 static int  fr_times;
 static char *fr_keys[FR_MAX_KEYS], *fr_vals[FR_MAX_KEYS];
+static size_t fr_lens[FR_MAX_KEYS];     /* values are bytes, sealed ones too */
 static int  fr_nkeys;
 static const char *fr_user, *fr_pass;   /* NULL: no AUTH wanted */
 static char *fr_log[FR_MAX_LOG];
@@ -68,7 +69,7 @@ fr_find(const char *key)
 
 /* Under fr_lock. */
 static void
-fr_put(const char *key, const char *val)
+fr_put(const char *key, const char *val, size_t len)
 {
     int         i = fr_find(key);
 
@@ -80,7 +81,10 @@ fr_put(const char *key, const char *val)
     }
     else
         free(fr_vals[i]);
-    fr_vals[i] = strdup(val);
+    fr_vals[i] = malloc(len + 1);
+    memcpy(fr_vals[i], val, len);
+    fr_vals[i][len] = '\0';
+    fr_lens[i] = len;
 }
 
 /* Under fr_lock. */
@@ -95,15 +99,37 @@ fr_del(const char *key)
     free(fr_vals[i]);
     fr_keys[i] = fr_keys[--fr_nkeys];
     fr_vals[i] = fr_vals[fr_nkeys];
+    fr_lens[i] = fr_lens[fr_nkeys];
     return 1;
 }
 
 void
 fake_redis_put(const char *key, const char *val)
 {
+    fake_redis_put_bytes(key, val, strlen(val));
+}
+
+void
+fake_redis_put_bytes(const char *key, const char *val, size_t len)
+{
     pthread_mutex_lock(&fr_lock);
-    fr_put(key, val);
+    fr_put(key, val, len);
     pthread_mutex_unlock(&fr_lock);
+}
+
+char *
+fake_redis_get(const char *key, size_t *len)
+{
+    char       *v = NULL;
+    int         i;
+
+    pthread_mutex_lock(&fr_lock);
+    if ((i = fr_find(key)) >= 0 && (v = malloc(fr_lens[i] + 1)) != NULL) {
+        memcpy(v, fr_vals[i], fr_lens[i] + 1);
+        *len = fr_lens[i];
+    }
+    pthread_mutex_unlock(&fr_lock);
+    return v;
 }
 
 int
@@ -212,11 +238,16 @@ fr_answer(redisReply *cmd, int *authed, fr_node *node, char *out, size_t size)
         i = fr_find(cmd->element[1]->str);
         if (i < 0)
             return (size_t) snprintf(out, size, "$-1\r\n");
-        return (size_t) snprintf(out, size, "$%zu\r\n%s\r\n",
-                                 strlen(fr_vals[i]), fr_vals[i]);
+        n = (size_t) snprintf(out, size, "$%zu\r\n", fr_lens[i]);
+        if (n + fr_lens[i] + 2 > size)
+            abort();
+        memcpy(out + n, fr_vals[i], fr_lens[i]);
+        memcpy(out + n + fr_lens[i], "\r\n", 2);
+        return n + fr_lens[i] + 2;
     }
     if (strcasecmp(name, "SET") == 0 && cmd->elements >= 3) {
-        fr_put(cmd->element[1]->str, cmd->element[2]->str);
+        fr_put(cmd->element[1]->str, cmd->element[2]->str,
+               cmd->element[2]->len);
         return (size_t) snprintf(out, size, "+OK\r\n");
     }
     if (strcasecmp(name, "DEL") == 0) {
@@ -311,6 +342,20 @@ fr_command(fake_conn *c, redisReply *cmd, int *authed, char *out,
         return fake_write(c, out, len);
     case FAKE_WRONG_TYPE:
         return fake_write(c, ":1\r\n", 4);
+    case FAKE_HUGE_ARRAY:
+        /* its 4 MB until the client hangs up */
+        if (fake_write(c, "*1000000\r\n", 10) == 0) {
+            int         k;
+
+            for (k = 0; k < 16384; k++)
+                memcpy(out + 4 * k, ":1\r\n", 4);
+            for (k = 0; k < 1000000 / 16384 + 1; k++)
+                if (fake_write(c, out, 4 * (k < 1000000 / 16384 ? 16384
+                                            : 1000000 % 16384)) != 0)
+                    break;
+        }
+        fake_hold(c);
+        return -1;
     }
     return -1;
 }

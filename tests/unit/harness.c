@@ -146,14 +146,28 @@ t_check_mem(const char *file, int line, const char *got, size_t glen,
             (int) ((wlen - from) < 80 ? wlen - from : 80), want + from);
 }
 
+/* BLOG_UNIT_ONLY=prefix[,prefix...]: whether name starts with one */
+static int
+t_selected(const char *name, const char *only)
+{
+    while (only != NULL) {
+        size_t n = strcspn(only, ",");
+
+        if (strncmp(name, only, n) == 0)
+            return 1;
+        only = only[n] ? only + n + 1 : NULL;
+    }
+    return 0;
+}
+
 static void
 t_run(const t_case *cases, int *passed, int *failed)
 {
-    /* BLOG_UNIT_ONLY=prefix: only the cases whose names start so */
+    /* BLOG_UNIT_ONLY: only the cases whose names start so */
     const char *only = getenv("BLOG_UNIT_ONLY");
 
     for (; cases->name; cases++) {
-        if (only && strncmp(cases->name, only, strlen(only)) != 0)
+        if (only && !t_selected(cases->name, only))
             continue;
         t_case_failures = 0;
         cases->fn();

@@ -7,7 +7,10 @@
  * functions (the tests call invalidate.c's hooks as httpd would), the
  * process mutex is APR's.  stats.c's counters are a plain array here.
  */
+#include <errno.h>
+#include <openssl/ssl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +129,7 @@ T_HOOK(child_init)
 T_HOOK(child_stopping)
 T_HOOK(handler)
 T_HOOK(child_status)
+T_HOOK(insert_error_filter)
 /* The MPM's process limit and the child's generation, for stats.c. */
 int         t_mpm_limit = 4;
 int         t_generation = 7;
@@ -255,10 +259,13 @@ ap_escape_html2(apr_pool_t *p, const char *s, int toasc)
 
 /*
  * Faults on demand, for the module's own calls (linked with --wrap): an
- * allocation from one pool, a thread mutex that cannot be made.
+ * allocation from one pool, a thread mutex or a semaphore that cannot be
+ * made, a short read, OpenSSL refusing a TLS floor.
  */
 apr_pool_t *t_palloc_fail;
 int         t_mutex_create_fail;
+
+int         t_fread_short;
 
 void       *__real_apr_palloc(apr_pool_t *p, apr_size_t size);
 void       *__wrap_apr_palloc(apr_pool_t *p, apr_size_t size);
@@ -282,6 +289,44 @@ __wrap_apr_thread_mutex_create(apr_thread_mutex_t **m, unsigned int flags,
     if (t_mutex_create_fail)
         return APR_ENOMEM;
     return __real_apr_thread_mutex_create(m, flags, p);
+}
+
+/* A semaphore the system will not make: sem_init fails while set. */
+int         t_sem_init_fail;
+int         __real_sem_init(sem_t *sem, int pshared, unsigned int value);
+int         __wrap_sem_init(sem_t *sem, int pshared, unsigned int value);
+
+int
+__wrap_sem_init(sem_t *sem, int pshared, unsigned int value)
+{
+    if (t_sem_init_fail) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return __real_sem_init(sem, pshared, value);
+}
+
+/* An OpenSSL that will not take TLS 1.2 as the floor (its ctrl fails). */
+int         t_tls_floor_fail;
+long        __real_SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg);
+long        __wrap_SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg);
+
+long
+__wrap_SSL_CTX_ctrl(SSL_CTX *ctx, int cmd, long larg, void *parg)
+{
+    if (t_tls_floor_fail && cmd == SSL_CTRL_SET_MIN_PROTO_VERSION)
+        return 0;
+    return __real_SSL_CTX_ctrl(ctx, cmd, larg, parg);
+}
+
+/* A file that shrinks under its reader: half of what is asked comes. */
+size_t      __real_fread(void *buf, size_t size, size_t n, FILE *fp);
+size_t      __wrap_fread(void *buf, size_t size, size_t n, FILE *fp);
+
+size_t
+__wrap_fread(void *buf, size_t size, size_t n, FILE *fp)
+{
+    return __real_fread(buf, size, t_fread_short ? n / 2 : n, fp);
 }
 
 /*

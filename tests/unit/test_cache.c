@@ -250,6 +250,23 @@ test_cache_reconnect_after_close(void)
     }
 }
 
+/* No semaphore for a command: bypassed and said, nothing sent; the next
+ * command is served. */
+static void
+test_cache_no_semaphore(void)
+{
+    unsigned    n = t_log_count();
+    unsigned    c = fake_redis_ncmds();
+
+    t_sem_init_fail = 1;
+    CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
+    CHECK(tc_ping(NULL) == -1 && strstr(tc_why, "no semaphore") != NULL);
+    t_sem_init_fail = 0;
+    CHECK(fake_redis_ncmds() == c);
+    CHECK(t_log_since(n, "no semaphore to wait for Redis on"));
+    CHECK(tc_get(TC_KEY, TC_BODY, NULL) == BLOG_CACHE_HIT);
+}
+
 static void
 test_cache_wrong_type(void)
 {
@@ -433,6 +450,124 @@ test_cache_threads(void)
     CHECK(fake_accepts(tc_redis) == a);
 }
 
+/*
+ * BlogRedis names a host the resolver does not answer: the thread that
+ * leads the connection and every one queued behind it, and the health
+ * check, are a BYPASS by the connect's deadline.  The answer, once it
+ * comes, serves the next connect (here a refused port).
+ */
+static void *
+tc_hang_thread(void *arg)
+{
+    long       *ms = arg;
+
+    return (void *) (long) tc_get(TC_KEY, NULL, ms);
+}
+
+static void
+test_cache_resolver_hangs(void)
+{
+    const char *path = tc_g.redis.host;
+    long        bound = (long) apr_time_as_msec(TC_SHORT) + T_MARGIN_MS;
+    pthread_t   th[TC_THREADS];
+    long        ms[TC_THREADS], pms = 0;
+    apr_time_t  t0;
+    int         t;
+
+    fake_redis_set(FAKE_GARBAGE, 1);    /* the connection in use dropped */
+    CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
+    usleep(60000);                      /* past the backoff */
+    tc_g.redis.host = "redis" FAKE_HANG_DOMAIN;
+    tc_g.redis.port = 1;
+    tc_g.redis.connect_timeout = TC_SHORT;
+    for (t = 0; t < TC_THREADS; t++)
+        pthread_create(&th[t], NULL, tc_hang_thread, &ms[t]);
+    CHECK(tc_ping(&pms) == -1);
+    CHECK(pms < bound);
+    for (t = 0; t < TC_THREADS; t++) {
+        void       *st;
+
+        pthread_join(th[t], &st);
+        CHECK((long) st == BLOG_CACHE_DOWN);
+        CHECK(ms[t] < bound);
+    }
+    fake_resolver_release();
+    t0 = apr_time_now();
+    while ((tc_ping(NULL) == 0 || strstr(tc_why, "refused") == NULL)
+           && t_ms_since(t0) < 3000 + T_MARGIN_MS)
+        usleep(20000);
+    CHECK(strstr(tc_why, "Connection refused") != NULL);
+    tc_g.redis.host = path;
+    tc_g.redis.port = 0;
+    tc_g.redis.connect_timeout = TC_LONG;
+    CHECK(tc_settle() == 0);
+}
+
+/*
+ * A leader that connects for longer than the commands' deadline (a
+ * resolver that does not answer, BlogRedisConnectTimeout long): the
+ * threads queued behind it leave the queue at their own deadline
+ * (BlogRedisTimeout) with a BYPASS, said once, not at the leader's.
+ */
+static void *
+tc_lead_thread(void *arg)
+{
+    long       *ms = arg;
+
+    return (void *) (long) tc_get(TC_KEY, NULL, ms);
+}
+
+static void
+test_cache_queued_deadline(void)
+{
+    const char *path = tc_g.redis.host;
+    long        bound = (long) apr_time_as_msec(TC_SHORT) + T_MARGIN_MS;
+    pthread_t   leader, th[TC_THREADS];
+    long        lms = 0, ms[TC_THREADS];
+    unsigned    asked = fake_resolver_asked();
+    apr_uint64_t errs;
+    apr_time_t  t0;
+    void       *st;
+    int         t;
+
+    fake_redis_set(FAKE_GARBAGE, 1);    /* the connection in use dropped */
+    CHECK(tc_get(TC_KEY, NULL, NULL) == BLOG_CACHE_DOWN);
+    usleep(60000);                      /* past the backoff */
+    errs = t_stat(BLOG_STAT_CACHE_ERRORS);
+    tc_g.redis.host = "queue" FAKE_HANG_DOMAIN;
+    tc_g.redis.port = 1;
+    tc_g.redis.connect_timeout = apr_time_from_msec(T_MARGIN_MS + 2000);
+    tc_g.redis.timeout = TC_SHORT;
+    pthread_create(&leader, NULL, tc_lead_thread, &lms);
+    t0 = apr_time_now();
+    while (fake_resolver_asked() == asked && t_ms_since(t0) < T_MARGIN_MS)
+        usleep(1000);
+    for (t = 0; t < TC_THREADS; t++)
+        pthread_create(&th[t], NULL, tc_hang_thread, &ms[t]);
+    for (t = 0; t < TC_THREADS; t++) {
+        pthread_join(th[t], &st);
+        CHECK((long) st == BLOG_CACHE_DOWN);
+        CHECK(ms[t] < bound);
+    }
+    /* each counted a cache error (the log says so once per 5 s) */
+    CHECK(t_stat(BLOG_STAT_CACHE_ERRORS) >= errs + TC_THREADS);
+    pthread_join(leader, &st);
+    CHECK((long) st == BLOG_CACHE_DOWN);
+    /* the look-up's answer taken by a later connect (a refused port) */
+    fake_resolver_release();
+    tc_g.redis.timeout = TC_LONG;
+    tc_g.redis.connect_timeout = TC_SHORT;
+    t0 = apr_time_now();
+    while ((tc_ping(NULL) == 0 || strstr(tc_why, "refused") == NULL)
+           && t_ms_since(t0) < 3000 + T_MARGIN_MS)
+        usleep(20000);
+    CHECK(strstr(tc_why, "Connection refused") != NULL);
+    tc_g.redis.host = path;
+    tc_g.redis.port = 0;
+    tc_g.redis.connect_timeout = TC_LONG;
+    CHECK(tc_settle() == 0);
+}
+
 /* Redis stalls under many threads: every one of them DOWN by its deadline. */
 static void *
 tc_stall_thread(void *arg)
@@ -479,6 +614,7 @@ T_WITH(tc_deadline, FAKE_PARTIAL_STALL)
 T_WITH(tc_bad, FAKE_GARBAGE)
 T_WITH(tc_bad, FAKE_OVERSIZE)
 T_WITH(tc_bad, FAKE_LONG_LINE)
+T_WITH(tc_bad, FAKE_HUGE_ARRAY)
 
 const t_case t_cache_cases[] = {
     {"cache: no lock in the child: every command bypasses",
@@ -491,16 +627,21 @@ const t_case t_cache_cases[] = {
     {"cache: garbage", tc_bad_FAKE_GARBAGE},
     {"cache: a bulk reply declaring 2 MB", tc_bad_FAKE_OVERSIZE},
     {"cache: a status line that never ends", tc_bad_FAKE_LONG_LINE},
+    {"cache: an array of 10^6 elements", tc_bad_FAKE_HUGE_ARRAY},
     {"cache: disconnect mid-reply on a new connection",
      test_cache_disconnect_mid_reply},
     {"cache: Redis closed a connection that had answered",
      test_cache_reconnect_after_close},
+    {"cache: no semaphore for a command", test_cache_no_semaphore},
     {"cache: GET answered with an integer", test_cache_wrong_type},
     {"cache: a reply nobody asked for", test_cache_unasked},
     {"cache: SET refused or too slow", test_cache_set_refused},
     {"cache: reconnect backoff", test_cache_backoff},
     {"cache: Redis that accepts and closes", test_cache_backoff_closing},
     {"cache: connect refused", test_cache_connect_refused},
+    {"cache: a resolver that does not answer", test_cache_resolver_hangs},
+    {"cache: queued behind a leader still connecting, by their deadline",
+     test_cache_queued_deadline},
     {"cache: threads pipelining on one connection", test_cache_threads},
     {"cache: threads on a stalled Redis", test_cache_threads_stall},
     {"cache: child exit", test_cache_child_exit},

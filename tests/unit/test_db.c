@@ -21,6 +21,8 @@
 
 #include "store/db.h"
 #include "store/stats.h"
+#include "httpd/pages.h"
+#include "httpd/tplfiles.h"
 
 #include "backends.h"
 #include "fake.h"
@@ -179,6 +181,28 @@ test_db_page_reuses(void)
     CHECK(fake_pg_queries() == q + 2);
     CHECK(fake_accepts(tdb_pg) == 2);   /* no connect: the pool's */
     CHECK(t_stat(BLOG_STAT_POOL_BUSY) == 0);
+}
+
+/*
+ * An SQL error is PostgreSQL answering: no outage, so the next page logs
+ * no "PostgreSQL reachable again"; a connection lost twice is one, and
+ * its end is logged.  (First after the pool starts: no end logged yet,
+ * whose 5 s quiet would hide one.)
+ */
+static void
+test_db_sql_error_no_outage(void)
+{
+    unsigned    n = t_log_count();
+
+    tdb_fake(FAKE_ERROR, 1, "42P01");
+    CHECK(tdb_page(NULL) == APR_EGENERAL);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(t_log_since(n, "fake failure"));
+    CHECK(!t_log_since(n, "PostgreSQL reachable again"));
+    tdb_fake(FAKE_GARBAGE, 2, NULL);
+    CHECK(tdb_page(NULL) == APR_ECONNRESET);
+    CHECK(tdb_settle() == 0);
+    CHECK(t_log_since(n, "PostgreSQL reachable again"));
 }
 
 static void
@@ -374,6 +398,42 @@ test_db_ping_cannot_connect(void)
     CHECK(tdb_settle() == 0);
 }
 
+/*
+ * Rows that do not match the templates (an extension of another version):
+ * the 503 page, the reason logged, once per 5 s however many pages.
+ */
+static void
+test_db_malformed_rows(void)
+{
+    apr_pool_t *p;
+    blog_tpl_files files;
+    blog_site   site;
+    blog_route  rt;
+    blog_page   page;
+    char        err[512];
+    unsigned    n = t_log_count();
+    int         i;
+
+    apr_pool_create(&p, tdb_root);
+    files = (blog_tpl_files) {TEMPLATES_DIR, blog_pool_alloc, p};
+    memset(&site, 0, sizeof(site));
+    site.pages = blog_pageset_load(blog_tpl_file_source, &files,
+                                   blog_pool_alloc, p, err, sizeof(err));
+    site.base = "";
+    CHECK(site.pages != NULL && blog_pages_site(p, &site) == 0);
+    blog_route_match("/post/hello", 11, &rt);
+    for (i = 0; i < 5 && site.pages != NULL; i++) {
+        request_rec *r = t_request(p);
+
+        blog_page_for(r, &site, &rt, &page);
+        CHECK(page.status == 503 && page.body == site.unavailable.body);
+        apr_pool_destroy(r->pool);
+    }
+    CHECK(t_log_since(n, "blog.post_page returned no column"));
+    CHECK(t_log_count() == n + 1);
+    apr_pool_destroy(p);
+}
+
 /* A thread that runs one page, for the cases with two at once. */
 static void *
 tdb_page_thread(void *arg)
@@ -513,20 +573,46 @@ test_db_expiry(void)
     tdb_g.pool_exptime = apr_time_from_sec(60);
 }
 
-/* BlogPrepare Off: the SQL text, parsed with each page. */
+/*
+ * BlogPrepare Off: no session state (no SET, no PREPARE); each page's SQL
+ * text parsed with the page, its statement_timeout (BlogQueryTimeout) and
+ * client_connection_check_interval set for its own transaction, in the
+ * same pipeline and Sync.  An error leaves the connection usable; a stall
+ * ends by the deadline.
+ */
 static void
 test_db_prepare_off(void)
 {
     unsigned    p = fake_pg_parses();
-    unsigned    s;
+    unsigned    s, set, a;
+    char        sql[256];
+    int         with_page = 0;
 
     tdb_lose_all();
     tdb_g.prepare = 0;
     s = fake_pg_simple();
     CHECK(tdb_settle() == 0);
+    set = fake_pg_setups();
     CHECK(tdb_page(NULL) == APR_SUCCESS);
     CHECK(fake_pg_parses() >= p + 2);
     CHECK(fake_pg_simple() == s);       /* no SET, no PREPARE */
+    CHECK(fake_pg_setups() == set + 1);
+    fake_pg_last_setup(sql, sizeof(sql), &with_page);
+    CHECK(with_page);
+    CHECK(strstr(sql, "set_config('statement_timeout', '10000', true)")
+          != NULL);
+    CHECK(strstr(sql, "set_config('client_connection_check_interval', "
+                 "'1000', true)") != NULL);
+    a = fake_accepts(tdb_pg);
+    tdb_fake(FAKE_ERROR, 1, "42P01");
+    CHECK(tdb_page(NULL) == APR_EGENERAL);
+    CHECK(tdb_page(NULL) == APR_SUCCESS);
+    CHECK(fake_accepts(tdb_pg) == a);
+    tdb_fake(FAKE_STALL, 1, NULL);
+    tdb_g.query_timeout = TDB_SHORT;
+    CHECK(tdb_page(NULL) != APR_SUCCESS);
+    tdb_g.query_timeout = TDB_LONG;
+    CHECK(tdb_settle() == 0);
     tdb_g.prepare = 1;
 }
 
@@ -551,6 +637,8 @@ const t_case t_db_cases[] = {
     {"db: no lock in the child: every page 503", test_db_no_lock},
     {"db: BlogPoolMin connections at child start", test_db_child_init_eager},
     {"db: pages reuse pooled connections", test_db_page_reuses},
+    {"db: an SQL error is no outage", test_db_sql_error_no_outage},
+    {"db: rows that do not match: 503, logged once", test_db_malformed_rows},
     {"db: health ping, error, deadline, lost", test_db_ping},
     {"db: a stalled reply ends at BlogQueryTimeout", tdb_deadline_FAKE_STALL},
     {"db: half a reply ends at BlogQueryTimeout", tdb_deadline_FAKE_PARTIAL_STALL},

@@ -2,9 +2,9 @@
 /*
  * test_errors.c - error paths of the request's own code, through
  * httpd_stubs.c's faults: a page whose rendering runs out of memory
- * (pages.c), a response whose write fails (response.c), and the rate
- * limit of the log, which must not let a warning hold back an error
- * (ratelog.c).
+ * (pages.c), a response whose write fails (response.c), a template file
+ * read short (tplfiles.c), and the rate limit of the log, which must not
+ * let a warning hold back an error (ratelog.c).
  */
 #include <string.h>
 
@@ -37,7 +37,8 @@ te_site(apr_pool_t *p, blog_site *site)
     return site->pages != NULL ? blog_pages_site(p, site) : -1;
 }
 
-/* /compute rendered without memory: the 503 page, the reason logged. */
+/* /compute rendered without memory: the 503 page, the reason logged,
+ * once per 5 s. */
 static void
 test_compute_out_of_memory(void)
 {
@@ -59,6 +60,14 @@ test_compute_out_of_memory(void)
     t_palloc_fail = NULL;
     CHECK(page.status == 503 && page.body == site.unavailable.body);
     CHECK(t_log_since(n, "/compute: no memory to render the page"));
+    /* every page failing alike: one line, not one per page */
+    n = t_log_count();
+    t_palloc_fail = r->pool;
+    blog_page_for(r, &site, &rt, &page);
+    blog_page_for(r, &site, &rt, &page);
+    t_palloc_fail = NULL;
+    CHECK(page.status == 503);
+    CHECK(t_log_count() == n);
     apr_pool_destroy(p);
 }
 
@@ -72,6 +81,9 @@ te_request(apr_pool_t *p, int method)
     r->connection->bucket_alloc = apr_bucket_alloc_create(r->pool);
     r->headers_in = apr_table_make(r->pool, 4);
     r->headers_out = apr_table_make(r->pool, 4);
+    r->err_headers_out = apr_table_make(r->pool, 4);
+    /* core's, one slot per module: the blog's is 0 here */
+    r->request_config = apr_pcalloc(r->pool, sizeof(void *));
     r->method_number = method;
     return r;
 }
@@ -137,10 +149,84 @@ test_ratelog_classes(void)
     CHECK(t_log_count() == n);
 }
 
+/* A template file that shrinks while it is read: refused, not compiled
+ * half (a start-up error naming the file). */
+static void
+test_template_read_short(void)
+{
+    apr_pool_t *p;
+    blog_tpl_files files;
+    const char *src = NULL, *srcname = NULL;
+    size_t      len = 0;
+    char        why[512] = "";
+
+    apr_pool_create(&p, t_root());
+    files = (blog_tpl_files) {TEMPLATES_DIR, blog_pool_alloc, p};
+    CHECK(blog_tpl_file_source(&files, "layout", &src, &len, &srcname, why,
+                               sizeof(why)) == 0 && len > 100);
+    t_fread_short = 1;
+    CHECK(blog_tpl_file_source(&files, "layout", &src, &len, &srcname, why,
+                               sizeof(why)) == -1);
+    t_fread_short = 0;
+    CHECK(strstr(why, "/layout.html: it changed while it was read") != NULL);
+    apr_pool_destroy(p);
+}
+
+/*
+ * A Range that misses one of the blog's pages: httpd's byterange filter
+ * answers 416, and the blog's insert_error_filter hook gives that answer
+ * Content-Range: bytes *\/length (RFC 9110 15.5.17); another handler's
+ * 416 is left as it is.
+ */
+static void
+test_range_not_satisfiable(void)
+{
+    apr_pool_t *p;
+    request_rec *r;
+
+    apr_pool_create(&p, t_root());
+    blog_response_register_hooks();
+    CHECK(t_hook.insert_error_filter != NULL);
+    if (t_hook.insert_error_filter == NULL) {
+        apr_pool_destroy(p);
+        return;
+    }
+    t_pass_rv = APR_SUCCESS;
+    r = te_request(p, M_GET);
+    CHECK(blog_respond(r, HTTP_OK, "<p>page</p>", 11, NULL) == OK);
+    r->status = HTTP_RANGE_NOT_SATISFIABLE;     /* as ap_die sets it */
+    t_hook.insert_error_filter(r);
+    CHECK(apr_table_get(r->err_headers_out, "Content-Range") != NULL
+          && strcmp(apr_table_get(r->err_headers_out, "Content-Range"),
+                    "bytes */11") == 0);
+    /* another error of the same request, or another handler's 416 */
+    r = te_request(p, M_GET);
+    CHECK(blog_respond(r, HTTP_OK, "<p>page</p>", 11, NULL) == OK);
+    r->status = HTTP_INTERNAL_SERVER_ERROR;
+    t_hook.insert_error_filter(r);
+    CHECK(apr_table_get(r->err_headers_out, "Content-Range") == NULL);
+    r = te_request(p, M_GET);
+    apr_table_setn(r->headers_out, "Content-Length", "11");
+    r->status = HTTP_RANGE_NOT_SATISFIABLE;
+    t_hook.insert_error_filter(r);
+    CHECK(apr_table_get(r->err_headers_out, "Content-Range") == NULL);
+    /* a page encoded by a filter (mod_deflate): another length missed */
+    r = te_request(p, M_GET);
+    CHECK(blog_respond(r, HTTP_OK, "<p>page</p>", 11, NULL) == OK);
+    apr_table_setn(r->headers_out, "Content-Encoding", "gzip");
+    r->status = HTTP_RANGE_NOT_SATISFIABLE;
+    t_hook.insert_error_filter(r);
+    CHECK(apr_table_get(r->err_headers_out, "Content-Range") == NULL);
+    apr_pool_destroy(p);
+}
+
 const t_case t_errors_cases[] = {
     {"errors: /compute rendered out of memory is the 503",
      test_compute_out_of_memory},
     {"errors: a write that fails is not OK", test_write_fails},
     {"errors: a warning never holds back an error", test_ratelog_classes},
+    {"errors: a template read short is refused", test_template_read_short},
+    {"errors: a 416 of a page says its length (Content-Range)",
+     test_range_not_satisfiable},
     {NULL, NULL}
 };

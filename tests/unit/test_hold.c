@@ -300,6 +300,23 @@ test_no_hold_for_an_upgrade(void)
     th_close(&t);
 }
 
+/* A subrequest (an SSI include of a page, say): its answer is not the
+ * connection's response, and never arms the hold. */
+static void
+test_no_hold_for_a_subrequest(void)
+{
+    th_conn     t;
+    request_rec main_r;
+
+    th_open(&t);
+    memset(&main_r, 0, sizeof(main_r));
+    t.r.main = &main_r;
+    blog_hold_arm(&t.r, apr_time_from_sec(1));
+    CHECK(t.c.input_filters == &th_core);
+    CHECK(ap_get_module_config(t.c.conn_config, &blog_module) == NULL);
+    th_close(&t);
+}
+
 const t_case t_hold_cases[] = {
     {"hold: the next request during the hold is read at once",
      test_next_request_during_hold},
@@ -308,5 +325,6 @@ const t_case t_hold_cases[] = {
     {"hold: nothing comes, the hold runs out", test_hold_runs_out},
     {"hold: one wait per arming", test_hold_waits_once},
     {"hold: none for an Upgrade", test_no_hold_for_an_upgrade},
+    {"hold: none for a subrequest", test_no_hold_for_a_subrequest},
     {NULL, NULL}
 };

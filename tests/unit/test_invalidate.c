@@ -148,6 +148,10 @@ test_inv_not_configured(void)
     ti_cache.redis.port = 0;
     ti_cache.redis.connect_timeout = apr_time_from_msec(300);
     ti_cache.redis.timeout = apr_time_from_sec(2);
+    /* BlogCacheKey: the listener keeps the pages' last invalidations */
+    ti_cache.cache_ttl = 60;
+    CHECK(blog_seal_init(&ti_cache.seal, ti_root,
+                         "0123456789abcdef0123456789abcdef", 32) == 0);
     /* BlogInvalidate Off: no thread, no connection */
     ti_configure(0);
     ti_child_start();
@@ -262,6 +266,77 @@ test_inv_notify_all(void)
     CHECK(at > 0);
     usleep(500000);
     CHECK(at > 0 && fake_redis_wait_cmd((unsigned) at, "SCAN", 0) < 0);
+}
+
+/* One GET through the cache: its status, the body compared if want. */
+static blog_cache_status
+ti_get(const char *key, const char *want)
+{
+    request_rec *r = t_request(ti_root);
+    const char *body = NULL;
+    apr_size_t  len = 0;
+    blog_cache_status st = blog_cache_get(r, key, strlen(key), &body, &len);
+
+    if (st == BLOG_CACHE_HIT && want != NULL)
+        CHECK_STR(body, len, want);
+    apr_pool_destroy(r->pool);
+    return st;
+}
+
+static int
+ti_set(const char *key, const char *body)
+{
+    request_rec *r = t_request(ti_root);
+    int         rc = blog_cache_set(r, key, strlen(key), body, strlen(body));
+
+    apr_pool_destroy(r->pool);
+    return rc;
+}
+
+/*
+ * BlogCacheKey: a page sealed before the listener heard its key made
+ * stale (a write's NOTIFY, under every mount; a "*"), then written back
+ * into Redis, is a miss; one sealed after, or a page not named, is a hit.
+ */
+static void
+test_inv_replay_refused(void)
+{
+    static const char *const keys[] = {
+        "blog:page:/post/r", "blog:page:/blog/post/r", "blog:page:/post/s"
+    };
+    char       *old[3];
+    size_t      len[3];
+    unsigned    n;
+    int         i, at;
+
+    /* the seal on since the configuration: the listener keeps the table */
+    CHECK(ti_cache.seal.on);
+    blog_cache_child_init(ti_child, ti_s, &ti_cache);
+    for (i = 0; i < 3; i++) {
+        CHECK(ti_set(keys[i], "the page before") == 0);
+        old[i] = fake_redis_get(keys[i], &len[i]);
+        CHECK(old[i] != NULL && ti_get(keys[i], "the page before")
+              == BLOG_CACHE_HIT);
+    }
+    fake_pg_notify("blog:page:/post/r");
+    CHECK(ti_wait_gone(keys[0]) && ti_wait_gone(keys[1]));
+    for (i = 0; i < 3 && old[0] && old[1] && old[2]; i++)
+        fake_redis_put_bytes(keys[i], old[i], len[i]);
+    CHECK(ti_get(keys[0], NULL) == BLOG_CACHE_MISS);
+    CHECK(ti_get(keys[1], NULL) == BLOG_CACHE_MISS);
+    CHECK(ti_get(keys[2], "the page before") == BLOG_CACHE_HIT);
+    CHECK(ti_set(keys[0], "the page after") == 0);
+    CHECK(ti_get(keys[0], "the page after") == BLOG_CACHE_HIT);
+    /* "*": every page; the copies written back once it deleted them */
+    n = fake_redis_ncmds();
+    fake_pg_notify("*");
+    at = fake_redis_wait_cmd(n, "SCAN", TI_WAIT_MS);
+    CHECK(at > 0 && ti_wait_gone(keys[2]));
+    fake_redis_put_bytes(keys[2], old[2], len[2]);
+    CHECK(ti_get(keys[2], NULL) == BLOG_CACHE_MISS);
+    for (i = 0; i < 3; i++)
+        free(old[i]);
+    fake_redis_clear();
 }
 
 /*
@@ -398,21 +473,34 @@ test_inv_redis_down_at_start(void)
 }
 
 /*
- * PostgreSQL frozen (its startup never answers): a child's graceful stop
- * still ends within BlogQueryTimeout + 1 s (with the tests' margin).
+ * PostgreSQL frozen (its startup never answers) under a connect whose
+ * deadline is far: child_stopping, graceful then ungraceful (the event
+ * MPM's listener thread, then its main thread), returns at once, each
+ * time; the child's exit (its pool cleanup) waits for the thread, which
+ * ends with the connect.
  */
 static void
 test_inv_stop_frozen_pg(void)
 {
+    apr_interval_time_t timeout = ti_db.query_timeout;
     apr_time_t  t0;
+    long        ms;
 
+    ti_db.query_timeout = apr_time_from_msec(T_MARGIN_MS + 3000);
     /* a connect under way */
     CHECK(ti_wait_accepts(ti_kill_listener(FAKE_OK, FAKE_STALL) + 1));
     t0 = apr_time_now();
     t_hook.child_stopping(ti_child, 1);
-    CHECK(t_ms_since(t0) < apr_time_as_msec(ti_db.query_timeout) + 1000
-          + T_MARGIN_MS);
+    t_hook.child_stopping(ti_child, 0);
+    ms = t_ms_since(t0);
+    CHECK(ms < T_MARGIN_MS);
+    /* the connect ends (the server gives up): the thread with it */
+    fake_release(ti_pg);
+    t0 = apr_time_now();
     apr_pool_destroy(ti_child);
+    CHECK(t_ms_since(t0) < T_MARGIN_MS);
+    CHECK(ti_wait_listeners(0));
+    ti_db.query_timeout = timeout;
     fake_pg_set(&(fake_pg_conf) {0});
     ti_configure(1);
     ti_child_start();
@@ -523,13 +611,16 @@ const t_case t_invalidate_cases[] = {
      test_inv_notify_deletes},
     {"invalidate: \"*\" drops every page, and again twice",
      test_inv_notify_all},
+    {"invalidate: a sealed page written back after its invalidation is a miss",
+     test_inv_replay_refused},
     {"invalidate: Redis fails while a delete is due", test_inv_redis_fails},
     {"invalidate: PostgreSQL connection lost", test_inv_pg_lost},
     {"invalidate: no repeat while PostgreSQL is gone",
      test_inv_gap_holds_repeats},
     {"invalidate: LISTEN refused, startup stalled", test_inv_listen_refused},
     {"invalidate: Redis down when it starts", test_inv_redis_down_at_start},
-    {"invalidate: a stop while PostgreSQL is frozen", test_inv_stop_frozen_pg},
+    {"invalidate: child_stopping never waits, even with PostgreSQL frozen",
+     test_inv_stop_frozen_pg},
     {"invalidate: a new master (Sentinel): every page key dropped from it",
      test_inv_sentinel_switch},
     {"invalidate: the child stops", test_inv_child_stops},

@@ -2,9 +2,11 @@
 /*
  * test_redis_io.c - redis.c's socket paths that the fake (a unix socket
  * that reads every command at once) never takes: BlogRedis as host:port
- * (TCP, keep-alive), a refused port, and writes that fill the socket: a
- * peer that reads late (the rest of a buffer resumes where the kernel
- * stopped, or the deadline passes), a peer that closed.
+ * (TCP, keep-alive), a refused port, a host name the resolver does not
+ * answer, and writes that fill the socket: a peer that reads late (the
+ * rest of a buffer resumes where the kernel stopped, or the deadline
+ * passes), a peer that closed; replies too large by their headers; the
+ * TLS floor.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,6 +19,10 @@
 
 #include "store/redis.h"
 
+#include <openssl/ssl.h>
+
+#include "backends.h"
+#include "fake.h"
 #include "harness.h"
 
 #define TR_BIG (8u << 20)       /* far more than two socket buffers */
@@ -226,11 +232,183 @@ test_send_peer_closed(void)
     signal(SIGPIPE, old);
 }
 
+/* A peer that reads a command, then writes a reply of its own. */
+typedef struct tr_replier
+{
+    int         fd;
+    const char *head;           /* written once */
+    const char *item;           /* then written n times */
+    size_t      n;
+} tr_replier;
+
+static void *
+tr_reply(void *arg)
+{
+    tr_replier *rp = arg;
+    char        buf[4096];
+    char       *chunk;
+    size_t      ilen = strlen(rp->item), per, i;
+
+    if (read(rp->fd, buf, sizeof(buf)) <= 0
+        || write(rp->fd, rp->head, strlen(rp->head)) < 0)
+        return NULL;
+    per = ilen == 0 ? 0 : ilen < 65536 ? 65536 / ilen : 1;
+    chunk = malloc(per * ilen + 1);
+    for (i = 0; i < per; i++)
+        memcpy(chunk + i * ilen, rp->item, ilen);
+    /* until all is written or the client has gone */
+    for (i = 0; per > 0 && chunk != NULL && i < rp->n; i += per) {
+        size_t      k = rp->n - i < per ? rp->n - i : per;
+
+        if (send(rp->fd, chunk, k * ilen, MSG_NOSIGNAL) < 0)
+            break;
+    }
+    free(chunk);
+    return NULL;
+}
+
+/* One command's reply from such a peer: its io, and the reply if any. */
+static blog_redis_io
+tr_command_reply(const char *head, const char *item, size_t n,
+                 size_t *elements)
+{
+    blog_redis  r;
+    int         lfd = -1, peer = -1;
+    tr_replier  rp = {-1, head, item, n};
+    pthread_t   th;
+    redisReply *reply = NULL;
+    const char *argv[] = {"SCAN", "0"};
+    blog_redis_io io = BLOG_REDIS_DOWN;
+
+    if (tr_connect(&r, &lfd, &peer) != 0) {
+        CHECK(0);
+        return io;
+    }
+    r.max_bulk = 1024 * 1024;
+    rp.fd = peer;
+    CHECK(pthread_create(&th, NULL, tr_reply, &rp) == 0);
+    io = blog_redis_command(&r, 2, argv, NULL,
+                            apr_time_now() + apr_time_from_sec(30), &reply);
+    *elements = reply != NULL && reply->type == REDIS_REPLY_ARRAY
+        ? reply->elements : 0;
+    freeReplyObject(reply);
+    blog_redis_close(&r);
+    shutdown(peer, SHUT_RDWR);
+    pthread_join(th, NULL);
+    close(peer);
+    close(lfd);
+    return io;
+}
+
+/*
+ * Replies that would make hiredis hold more than a reply of the blog's
+ * ever needs, judged from their headers: an array of 10^6 elements;
+ * 40 000 arrays of two, 120 000 elements in all; three strings of 600 000
+ * bytes, each
+ * under the bound, 1.8 MB together.  A reply at the bounds passes, and
+ * two replies in one read are two.
+ */
+static void
+test_reply_bounds(void)
+{
+    size_t      blen = 600000;
+    char       *big = malloc(blen + 16);
+    size_t      elements = 0;
+    int         at;
+
+    CHECK(big != NULL);
+    if (big == NULL)
+        return;
+    CHECK(tr_command_reply("*1000000\r\n", ":1\r\n", 1000000, &elements)
+          == BLOG_REDIS_BAD);
+    CHECK(tr_command_reply("*40000\r\n", "*2\r\n:1\r\n:1\r\n", 40000,
+                           &elements) == BLOG_REDIS_BAD);
+    at = snprintf(big, 16, "$%zu\r\n", blen);
+    memset(big + at, 'x', blen);
+    memcpy(big + at + blen, "\r\n", 3);
+    CHECK(tr_command_reply("*3\r\n", big, 3, &elements) == BLOG_REDIS_BAD);
+    CHECK(tr_command_reply("*1\r\n", big, 1, &elements) == BLOG_REDIS_OK
+          && elements == 1);
+    CHECK(tr_command_reply("*65536\r\n", ":1\r\n", 65536, &elements)
+          == BLOG_REDIS_OK && elements == 65536);
+    CHECK(tr_command_reply("*2\r\n$1\r\n0\r\n*1\r\n$1\r\na\r\n:5\r\n",
+                           "", 0, &elements) == BLOG_REDIS_OK
+          && elements == 2);
+    free(big);
+}
+
+/*
+ * BlogRedis host:port whose name the resolver does not answer: the
+ * connect gives up by BlogRedisConnectTimeout (hiredis' own connect waited
+ * for the resolver, however long), the next connects wait for the same
+ * look-up, not another, and the one after its answer takes it.
+ */
+static void
+test_resolver_hangs(void)
+{
+    blog_redis  r;
+    int         port = 0;
+    int         lfd = tr_listen(&port);
+    int         peer = -1;
+    blog_redis_settings g = tr_settings(port);
+    unsigned    asked = fake_resolver_asked();
+    char        why[256] = "";
+    apr_time_t  t0 = apr_time_now();
+
+    memset(&r, 0, sizeof(r));
+    g.host = "redis" FAKE_HANG_DOMAIN;
+    g.connect_timeout = apr_time_from_msec(200);
+    CHECK(blog_redis_connect(&r, &g, why, sizeof(why)) == -1);
+    CHECK(t_ms_since(t0) < 200 + T_MARGIN_MS);
+    CHECK(strstr(why, "no answer from the resolver") != NULL);
+    CHECK(blog_redis_connect(&r, &g, why, sizeof(why)) == -1);
+    CHECK(fake_resolver_asked() == asked + 1);
+    fake_resolver_release();
+    g.connect_timeout = apr_time_from_sec(10);
+    CHECK(blog_redis_connect(&r, &g, why, sizeof(why)) == 0);
+    CHECK(fake_resolver_asked() == asked + 1);
+    peer = lfd >= 0 ? accept(lfd, NULL, NULL) : -1;
+    CHECK(peer >= 0);
+    blog_redis_close(&r);
+    if (peer >= 0)
+        close(peer);
+    if (lfd >= 0)
+        close(lfd);
+}
+
+/* rediss://: the TLS context made at start-up, TLS 1.2 its floor; an
+ * OpenSSL that refuses the floor stops the start, saying so. */
+static void
+test_tls_floor(void)
+{
+    apr_pool_t *p;
+    blog_redis_settings g = tr_settings(6379);
+    char        err[256] = "";
+
+    apr_pool_create(&p, t_root());
+    g.tls = 1;
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == 0 && g.tls_ctx != NULL);
+    if (g.tls_ctx != NULL)
+        CHECK(SSL_CTX_get_min_proto_version((SSL_CTX *) g.tls_ctx)
+              == TLS1_2_VERSION);
+    t_tls_floor_fail = 1;
+    CHECK(blog_redis_load(p, &g, err, sizeof(err)) == -1);
+    t_tls_floor_fail = 0;
+    CHECK(strstr(err, "TLS 1.2") != NULL);
+    apr_pool_destroy(p);
+}
+
 const t_case t_redis_io_cases[] = {
     {"redis: host:port over TCP, keep-alive on", test_tcp_keepalive},
     {"redis: a refused port says so", test_tcp_refused},
     {"redis: a reader late: the buffers resume where they stopped, or time out",
      test_send_reader_late},
     {"redis: a peer that closed: CLOSED", test_send_peer_closed},
+    {"redis: replies bounded in elements and bytes, from their headers",
+     test_reply_bounds},
+    {"redis: a resolver that does not answer: the connect's deadline holds",
+     test_resolver_hangs},
+    {"redis: rediss://'s TLS floor, and an OpenSSL that refuses it",
+     test_tls_floor},
     {NULL, NULL}
 };

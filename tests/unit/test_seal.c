@@ -20,6 +20,8 @@
 #include "store/cache.h"
 #include "store/seal.h"
 
+#include <openssl/evp.h>
+
 #include "backends.h"
 #include "fake.h"
 #include "harness.h"
@@ -27,8 +29,9 @@
 #define TS_NAME "blog:page:/post/hello"
 #define TS_BODY "<p>hello</p>"
 #define TS_SECRET "0123456789abcdef0123456789abcdef"
-/* now, in seconds, and the TTL the tests open with */
-#define TS_NOW ((int64_t) 1796000000)
+/* now, in microseconds, and the TTL the tests open with, in seconds */
+#define TS_SEC ((int64_t) 1000000)
+#define TS_NOW ((int64_t) 1796000000 * TS_SEC)
 #define TS_TTL 60
 
 /* body sealed under name at t: head + body, in a malloc'ed buffer. */
@@ -62,7 +65,7 @@ ts_opens(const blog_seal *k, const char *name, const char *v, size_t len)
     size_t      blen = 0;
 
     return blog_seal_open(k, name, strlen(name), v, len, TS_NOW, TS_TTL,
-                          &body, &blen) == 0;
+                          &body, &blen, NULL) == 0;
 }
 
 static void
@@ -73,14 +76,18 @@ test_seal_round_trip(void)
     const char *body = NULL;
     size_t      len, blen = 0;
     char       *v, *w;
+    int64_t     at = 0;
 
     apr_pool_create(&p, NULL);
     CHECK(blog_seal_init(&k, p, TS_SECRET, strlen(TS_SECRET)) == 0 && k.on);
     v = ts_seal(&k, TS_NAME, TS_BODY, &len);
     CHECK(v != NULL);
     CHECK(blog_seal_open(&k, TS_NAME, strlen(TS_NAME), v, len, TS_NOW,
-                         TS_TTL, &body, &blen) == 0);
+                         TS_TTL, &body, &blen, &at) == 0);
     CHECK_STR(body, blen, TS_BODY);
+    /* when it was sealed, to the microsecond */
+    CHECK(at == TS_NOW);
+    CHECK(memcmp(v, "BLS3", 4) == 0);
     /* a fresh nonce each time: two seals of one page differ */
     w = ts_seal(&k, TS_NAME, TS_BODY, &len);
     CHECK(w != NULL && memcmp(v, w, BLOG_SEAL_HEAD) != 0);
@@ -156,12 +163,13 @@ test_seal_replayed(void)
 {
     static const struct
     {
-        int64_t     age;
+        int64_t     age;        /* microseconds */
         int         opens;
     } cases[] = {
-        {0, 1}, {TS_TTL, 1}, {TS_TTL + BLOG_SEAL_SKEW, 1},
-        {TS_TTL + BLOG_SEAL_SKEW + 1, 0}, {3600, 0}, {TS_NOW, 0},
-        {-BLOG_SEAL_SKEW, 1}, {-BLOG_SEAL_SKEW - 1, 0}, {-86400, 0}
+        {0, 1}, {TS_TTL * TS_SEC, 1}, {(TS_TTL + BLOG_SEAL_SKEW) * TS_SEC, 1},
+        {(TS_TTL + BLOG_SEAL_SKEW) * TS_SEC + 1, 0}, {3600 * TS_SEC, 0},
+        {TS_NOW, 0}, {-BLOG_SEAL_SKEW * TS_SEC, 1},
+        {-BLOG_SEAL_SKEW * TS_SEC - 1, 0}, {-86400 * TS_SEC, 0}
     };
     apr_pool_t *p;
     blog_seal   k;
@@ -174,12 +182,12 @@ test_seal_replayed(void)
         v = ts_seal_at(&k, TS_NAME, TS_BODY, TS_NOW - cases[i].age, &len);
         CHECK(v != NULL && ts_opens(&k, TS_NAME, v, len) == cases[i].opens);
         if (v != NULL && ts_opens(&k, TS_NAME, v, len) != cases[i].opens)
-            fprintf(stderr, "  (sealed %lld s ago)\n",
+            fprintf(stderr, "  (sealed %lld us ago)\n",
                     (long long) cases[i].age);
         free(v);
     }
     /* an old seal's stamp set to now: the MAC fails */
-    v = ts_seal_at(&k, TS_NAME, TS_BODY, TS_NOW - 3600, &len);
+    v = ts_seal_at(&k, TS_NAME, TS_BODY, TS_NOW - 3600 * TS_SEC, &len);
     CHECK(v != NULL);
     if (v != NULL) {
         char       *now = ts_seal(&k, TS_NAME, TS_BODY, &len);
@@ -189,6 +197,78 @@ test_seal_replayed(void)
         free(now);
     }
     free(v);
+    apr_pool_destroy(p);
+}
+
+/*
+ * The value the previous version stored, "BLS2" with its stamp in
+ * seconds (AES-256-GCM's tag over magic, stamp, the name's length, the
+ * name and the page, under SHA-256 of the label and the secret), sealed at
+ * t seconds: into v, its length.
+ */
+static size_t
+ts_seal_bls2(const char *name, const char *body, int64_t t, char *v)
+{
+    static const char label[] = "mod_blog cache key";
+    unsigned char key[32], *h = (unsigned char *) v;
+    unsigned int klen = 0;
+    size_t      nl = strlen(name), bl = strlen(body);
+    unsigned char nlen[4] = {0, 0, (unsigned char) (nl >> 8),
+                             (unsigned char) nl};
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    int         out, i, ok;
+
+    memcpy(h, "BLS2", 4);
+    for (i = 0; i < 8; i++)
+        h[4 + i] = (unsigned char) ((uint64_t) t >> (56 - 8 * i));
+    memset(h + 12, 7, 12);      /* the nonce */
+    memcpy(v + BLOG_SEAL_HEAD, body, bl);
+    ok = md && c && EVP_DigestInit_ex(md, EVP_sha256(), NULL)
+        && EVP_DigestUpdate(md, label, sizeof(label) - 1)
+        && EVP_DigestUpdate(md, TS_SECRET, strlen(TS_SECRET))
+        && EVP_DigestFinal_ex(md, key, &klen)
+        && EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, h + 12)
+        && EVP_EncryptUpdate(c, NULL, &out, h, 12)
+        && EVP_EncryptUpdate(c, NULL, &out, nlen, 4)
+        && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) name,
+                             (int) nl)
+        && EVP_EncryptUpdate(c, NULL, &out, (const unsigned char *) body,
+                             (int) bl)
+        && EVP_EncryptFinal_ex(c, NULL, &out)
+        && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, 16, h + 24);
+    EVP_MD_CTX_free(md);
+    EVP_CIPHER_CTX_free(c);
+    return ok ? BLOG_SEAL_HEAD + bl : 0;
+}
+
+/*
+ * A page the previous version sealed ("BLS2", seconds) opens, as sealed
+ * at the start of its second: web nodes of both versions on one Redis
+ * read each other's pages; its stamp changed, it fails.
+ */
+static void
+test_seal_previous_version(void)
+{
+    apr_pool_t *p;
+    blog_seal   k;
+    char        v[BLOG_SEAL_HEAD + 64];
+    const char *body = NULL;
+    size_t      len, blen = 0;
+    int64_t     at = 0;
+
+    apr_pool_create(&p, NULL);
+    CHECK(blog_seal_init(&k, p, TS_SECRET, strlen(TS_SECRET)) == 0);
+    len = ts_seal_bls2(TS_NAME, TS_BODY, TS_NOW / TS_SEC - 10, v);
+    CHECK(len > 0);
+    CHECK(blog_seal_open(&k, TS_NAME, strlen(TS_NAME), v, len, TS_NOW,
+                         TS_TTL, &body, &blen, &at) == 0);
+    CHECK_STR(body, blen, TS_BODY);
+    CHECK(at == TS_NOW - 10 * TS_SEC);
+    len = ts_seal_bls2(TS_NAME, TS_BODY, TS_NOW / TS_SEC - 3600, v);
+    CHECK(!ts_opens(&k, TS_NAME, v, len));
+    v[11] ^= 1;
+    CHECK(!ts_opens(&k, TS_NAME, v, len));
     apr_pool_destroy(p);
 }
 
@@ -476,6 +556,8 @@ const t_case t_seal_cases[] = {
      test_seal_forgeries},
     {"seal: a value sealed more than the TTL ago does not",
      test_seal_replayed},
+    {"seal: the previous version's pages (BLS2, seconds) open",
+     test_seal_previous_version},
     {"seal: threads at once, each with its own context", test_seal_threads},
     {"seal: a seal per restart leaves no thread key behind",
      test_seal_restarts},

@@ -37,6 +37,21 @@ ts_post_config(void)
     apr_pool_destroy(pconf);
 }
 
+/* The shared mappings of this process (APR's anonymous segments). */
+static int
+ts_segments(void)
+{
+    FILE       *f = fopen("/proc/self/maps", "r");
+    char        line[512];
+    int         n = 0;
+
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        n += strstr(line, "/dev/zero") != NULL;
+    if (f != NULL)
+        fclose(f);
+    return n;
+}
+
 static void
 test_stats_segment(void)
 {
@@ -67,6 +82,22 @@ test_stats_segment(void)
     t_mpm_limit = 4;
     ts_post_config();
     CHECK(blog_stats_nslots() == 8);
+    /* a limit that changes from one pass to the next: the old segment
+     * goes, one stays */
+    {
+        int         before = ts_segments();
+        int         i;
+
+        for (i = 0; i < 10; i++) {
+            t_mpm_limit = i % 2 ? 4 : 5;
+            ts_post_config();
+        }
+        CHECK(blog_stats_nslots() == 8);
+        CHECK(ts_segments() == before);
+        if (ts_segments() != before)
+            fprintf(stderr, "  (%d shared mappings, %d before)\n",
+                    ts_segments(), before);
+    }
 }
 
 /* A child starting: its pool. */
@@ -189,6 +220,26 @@ test_status_page(void)
     CHECK(strstr(t_out, "<p>All children:") != NULL);
 }
 
+/* A child without the health check's lock: said once; the status page
+ * still shows the figures, without the last failures. */
+static void
+test_health_no_lock(void)
+{
+    apr_pool_t *pchild;
+    unsigned    n = t_log_count();
+
+    blog_status_register_hooks();
+    apr_pool_create(&pchild, ts_proc);
+    t_mutex_create_fail = 1;
+    t_hook.child_init(pchild, ts_s);
+    t_mutex_create_fail = 0;
+    CHECK(t_log_since(n, "no lock for the health check's last failures"));
+    CHECK(ts_status(AP_STATUS_EXTENDED | AP_STATUS_SHORT) == OK);
+    CHECK(strstr(t_out, "BlogChildren: 1\n") != NULL);
+    CHECK(strstr(t_out, "BlogHealthLast") == NULL);
+    apr_pool_destroy(pchild);
+}
+
 const t_case t_stats_cases[] = {
     /* in this order: the last leaves slot 3 held for the status page */
     {"stats: the segment from the MPM's limit", test_stats_segment},
@@ -196,5 +247,6 @@ const t_case t_stats_cases[] = {
      test_stats_child_slot},
     {"stats: the slots held, and a dead child's", test_stats_held_slots},
     {"status: mod_blog's figures on mod_status's page", test_status_page},
+    {"status: no lock for the health check's reasons", test_health_no_lock},
     {NULL, NULL}
 };
