@@ -13,12 +13,14 @@ import sys
 import tempfile
 import time
 
-from common import (T, Load, apache_state, apache_with, blog_connections,
+from common import (T, Load, Prober, apache_state, apache_with, blog_connections,
                     bt, case, check, child_rss, conf_seconds, connections_bounded,
                     expected, figure, freeze, healthy, log_lines_since, pct,
-                    postmaster_pid, same_apache, siege, spread, stable_children, thaw)
+                    postmaster_pid, same_apache, siege, spread, stable_children, thaw,
+                    threads_reading)
 import debian_apache
 import fakes
+import tls
 
 DB_ROUTES = ["/", "/post/post-%d", "/tag/tag-%d", "/post/post-31", "/tag/tag-7"]
 MIXED = DB_ROUTES + ["/compute", "/cached", "/post/post-%d/cached", "/post/nope"]
@@ -113,6 +115,88 @@ def slow_clients_debian():
     T.check(pct(lat, 50) <= 0.05 and pct(lat, 99) <= 1.0,
             "Debian's Apache with blog-mpm.conf: p50 <= 50 ms and p99 <= 1 s",
             "p50 %.1f ms, p99 %.1f ms" % (1000 * pct(lat, 50), 1000 * pct(lat, 99)))
+
+
+def hello_siege(n, port, tls_port, ppid=None, seconds=12.0, settle=3.0):
+    """n connections trickle a ClientHello to tls_port (each one the server
+    closes opened again) while a client asks port for / and /cached every
+    100 ms on new connections: every answer, p50 <= 50 ms, p99 <= 1 s."""
+    with tls.Trickler(tls_port, n) as crowd:
+        time.sleep(settle)
+        held = []
+        with Prober(port=port) as probe:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                held.append(threads_reading(ppid))
+                time.sleep(0.5)
+    lat = probe.latencies()
+    p50, p99 = pct(lat, 50), pct(lat, 99)
+    figure("%d trickling a ClientHello: %d answers in %.0f s, %d failed, p50 %.1f ms, p99 %.1f ms, "
+           "max %.2f s; workers reading a client at most %d; the trickler opened %s, the server "
+           "closed %s" % (n, len(probe.answers), seconds, len(probe.failures), 1000 * p50,
+                          1000 * p99, max(lat or [0]), max(held or [0]),
+                          crowd.stats.get("opened", "?"), crowd.stats.get("closed_by_server", "?")))
+    T.check(crowd.stats.get("opened", 0) >= n, "%d trickling handshakes: the trickler ran" % n,
+            "%s" % crowd.stats)
+    T.check(not probe.failures and len(probe.answers) >= 20,
+            "%d trickling handshakes: every answer of the prober is the page" % n,
+            "%d answers, %d failed: %s" % (len(probe.answers), len(probe.failures),
+                                           probe.failures[:2]))
+    T.check(p50 <= 0.05 and p99 <= 1.0,
+            "%d trickling handshakes: p50 <= 50 ms and p99 <= 1 s" % n,
+            "p50 %.1f ms, p99 %.1f ms" % (1000 * p50, 1000 * p99))
+
+
+@contextlib.contextmanager
+def stack_tls():
+    """The stack's Apache with a TLS port (its own RequestReadTimeout)."""
+    port = bt.free_port()
+    with tls.certificate() as (cert, key), apache_with(tls.listener(port, cert, key)):
+        stable_children()
+        yield port
+
+
+@case("tls-hello-1300", "1 300 connections trickle a TLS ClientHello; / and /cached every "
+      "100 ms", long=True, loaded=True)
+def tls_hello_1300():
+    why = tls.available()
+    if why:
+        figure("skipped: %s" % why)
+        return
+    with stack_tls() as port:
+        hello_siege(1300, bt.HTTP_PORT, port)
+    healthy(30)
+
+
+@case("tls-hello-3000", "3 000 connections trickle a TLS ClientHello; / and /cached every "
+      "100 ms", long=True, loaded=True)
+def tls_hello_3000():
+    why = tls.available()
+    if why:
+        figure("skipped: %s" % why)
+        return
+    with stack_tls() as port:
+        hello_siege(3000, bt.HTTP_PORT, port)
+    healthy(30)
+
+
+@case("tls-hello-debian", "Debian's own Apache with conf/blog-mpm.conf and a TLS port: 1 300, "
+      "then 3 000 connections trickle a ClientHello", long=True, loaded=True)
+def tls_hello_debian():
+    why = debian_apache.available() or tls.available()
+    if why:
+        figure("skipped: %s" % why)
+        return
+    with tls.certificate() as (cert, key):
+        apache = debian_apache.DebianApache("debian-blog-mpm-tls", True)
+        tls_port = bt.free_port()
+        apache.extra = tls.listener(tls_port, cert, key, mount="    BlogMount /\n")
+        apache.start()
+        try:
+            for n in (1300, 3000):
+                hello_siege(n, apache.port, tls_port, ppid=apache.pid())
+        finally:
+            apache.stop()
 
 
 # ------------------------------------------------------------------- (b)
