@@ -455,6 +455,53 @@ def graceful_restarts():
     healthy(10)
 
 
+def restarts_probed(n, slowloris, every=1.0):
+    """n graceful restarts, one every `every` seconds, while `slowloris`
+    connections trickle headers (each one closed opened again) and a
+    client asks for / and /cached every 100 ms on new connections; the
+    prober."""
+    crowd = tls.Trickler(bt.HTTP_PORT, slowloris, what="header") if slowloris \
+        else contextlib.nullcontext()
+    with crowd:
+        time.sleep(2.0 if slowloris else 0.0)
+        with Prober() as probe:
+            time.sleep(1.0)
+            gracefuls(n, every)
+            time.sleep(1.0)
+    return probe
+
+
+def restart_figures(probe):
+    lat = probe.latencies()
+    return len(probe.answers), len(probe.failures), pct(lat, 50), pct(lat, 99), max(lat or [0])
+
+
+@case("graceful-slowloris", "20 graceful restarts, one a second, with 300 clients trickling "
+      "headers; / and /cached every 100 ms (and the same without them)", long=True, loaded=True)
+def graceful_slowloris():
+    """A graceful restart keeps the listening socket: connections wait in
+    its queue while the parent reads the configuration and the new
+    children start, none is refused.  With slowloris connections holding
+    old children's workers, the new ones must still start at once."""
+    got = {}
+    for crowd in (0, 300):
+        stable_children(30)
+        probe = restarts_probed(20, crowd)
+        got[crowd] = probe
+        n, nfail, p50, p99, worst = restart_figures(probe)
+        figure("%d trickling headers: %d answers, %d failed, p50 %.1f ms, p99 %.1f ms, max %.2f s"
+               % (crowd, n, nfail, 1000 * p50, 1000 * p99, worst))
+    for crowd, probe in got.items():
+        n, nfail, p50, p99, worst = restart_figures(probe)
+        T.check(nfail == 0 and n >= 50, "20 graceful restarts, %d trickling headers: every "
+                "answer of the prober is the page" % crowd,
+                "%d answers, %d failed: %s" % (n, nfail, probe.failures[:2]))
+        T.check(p99 <= 1.0, "20 graceful restarts, %d trickling headers: p99 <= 1 s" % crowd,
+                "p99 %.1f ms" % (1000 * p99))
+    stable_children(60)
+    healthy(10)
+
+
 def connections_of(pid):
     """Established connections to the stack's port that process pid holds."""
     out = subprocess.run(["ss", "-tnpH", "state", "established",

@@ -21,16 +21,19 @@ each loaded case.
 """
 
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 sys.dont_write_bytecode = True  # keep the checkout clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import (CASES, Case, FAST, NOT_FOUND, STOPPED, UNAVAILABLE, Load,  # noqa: E402
+from common import (CASES, CONF_D, Case, FAST, NOT_FOUND, STOPPED, UNAVAILABLE, Load,  # noqa: E402
                     T, all_ok, apache_state, apache_with, blog_connections, bt, case,
                     check, conf_seconds, connections_bounded, expected,
                     figure, healthy, pct, print_table, redis_pid, ref, restore,
@@ -309,6 +312,56 @@ def graceful_in_flight():
         locker.wait(10)
     stable_children()
     healthy(10)
+
+
+@case("graceful-refused", "scripts/stack.sh graceful with a template that does not compile, "
+      "then with another MPM")
+def graceful_refused():
+    """A restart never takes the site down: what apache2 -t refuses (a
+    template with an unclosed section) and what a running parent cannot
+    change (the MPM: httpd's parent exits on it) are refused before any
+    signal, saying why, and the same parent and children keep serving."""
+    apache = apache_state()
+    conf = os.path.join(CONF_D, "faults.conf")
+    with tempfile.TemporaryDirectory() as d:
+        folder = os.path.join(d, "templates")
+        shutil.copytree(os.path.join(bt.ROOT, "templates"), folder)
+        os.chmod(d, 0o755)
+        index = os.path.join(folder, "index.html")
+        with open(index) as f:
+            text = f.read()
+        T.check("{{/posts}}" in text, "index.html has a section to break")
+        with open(index, "w") as f:
+            f.write(text.replace("{{/posts}}", "", 1))
+        os.makedirs(CONF_D, exist_ok=True)
+        with open(conf, "w") as f:
+            f.write('# written by tests/faults for one case; removed after it\n'
+                    'BlogTemplates "%s"\n' % folder)
+        try:
+            t0 = time.monotonic()
+            out = bt.stack("graceful")
+            took = time.monotonic() - t0
+        finally:
+            os.unlink(conf)
+    said = out.stdout.decode(errors="replace")
+    T.check(out.returncode != 0, "a graceful restart with a broken template is refused",
+            said[-300:])
+    T.check(re.search(r"index\.html:\d+: unclosed section", said) is not None,
+            "the refusal names the template's file and line", said[-300:])
+    same_apache("a graceful restart was refused", apache)
+    all_ok("the old children keep serving", spread(["/", "/cached", "/post/post-1"], 12))
+    other = "worker" if bt.ENV.get("BLOG_MPM") == "event" else "event"
+    out2 = subprocess.run([os.path.join(bt.ROOT, "scripts", "stack.sh"), "graceful"],
+                          env=dict(os.environ, BLOG_MPM=other), timeout=120,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    said2 = out2.stdout.decode(errors="replace")
+    T.check(out2.returncode != 0 and "restart httpd" in said2,
+            "a graceful restart to another MPM is refused (httpd's parent would exit)",
+            said2[-300:])
+    same_apache("a graceful restart to another MPM was refused", apache)
+    all_ok("the old children keep serving", spread(["/", "/cached", "/post/post-1"], 12))
+    figure("refused in %.1f s: %s; to MPM %s: refused" % (
+        took, (re.findall(r"[^ /]+\.html:\d+: [^\n]*", said) or ["?"])[0], other))
 
 
 @case("slow-clients-short", "300 clients trickle headers, 100 a body, for 6 s; / and /cached "
