@@ -324,7 +324,9 @@ signal_reread() {
     off=$(stat -c %s "$log" 2>/dev/null || echo 0)
     kill "-$1" "$pid"
     for ((n = 300; n > 0; n--)); do
-        tail -c +"$((off + 1))" "$log" 2>/dev/null | grep -q 'configured -- resuming normal operations' && return 0
+        # grep reads to the end (no -q): tail must not die of SIGPIPE
+        tail -c +"$((off + 1))" "$log" 2>/dev/null |
+            grep 'configured -- resuming normal operations' >/dev/null && return 0
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
