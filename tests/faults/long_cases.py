@@ -567,6 +567,32 @@ def graceful_stop():
     healthy(10)
 
 
+@case("restart-httpd", "scripts/stack.sh restart httpd (SIGHUP) under load (retrying client)",
+      long=True, loaded=True)
+def restart_httpd():
+    """apachectl's restart keeps the listening socket: connections wait in
+    its queue while the parent re-reads its configuration and starts new
+    children, none is refused.  The children end at once, as with stop:
+    what they were answering is lost (the client sees its connection
+    closed or reset)."""
+    with Load(threads=8, routes=MIXED, accept_503=True) as load:
+        time.sleep(1.0)
+        pid = bt.httpd_pid()
+        t0 = time.monotonic()
+        out = bt.stack("restart", "httpd")
+        took = time.monotonic() - t0
+        T.check(out.returncode == 0, "scripts/stack.sh restart httpd", out.stdout.decode()[-200:])
+        time.sleep(2.0)
+    refused = [f for f in load.failures if "Connection refused" in f or "ConnectionRefused" in f]
+    figure("restarted in %.2f s, the same parent: %s; %d good, %d retried once, %d refused, "
+           "%d lost in flight" % (took, bt.httpd_pid() == pid, load.ok, load.retried,
+                                  len(refused), len(load.failures) - len(refused)))
+    T.check(bt.httpd_pid() == pid, "the parent stays (the listening socket with it)")
+    T.check(not refused, "no connection is refused", "%d: %s" % (len(refused), refused[:2]))
+    T.check(load.ok > 100, "the load was real", "%d requests" % load.ok)
+    healthy(10)
+
+
 # ------------------------------------------------------------------- (e)
 def log_budget(seconds, kids):
     """What "a few lines per 10 s" allows: per child, one line and one
