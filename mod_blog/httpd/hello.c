@@ -37,6 +37,9 @@ APLOG_USE_MODULE(blog);
 
 #define TLS_RECORD_HEADER 5
 #define TLS_HANDSHAKE 0x16
+/* RFC 8446 5.2: a record's length is at most 2^14 + 256 (2^14 + 2048
+ * before TLS 1.3); longer is no TLS, for mod_ssl to refuse */
+#define TLS_RECORD_MAX (TLS_RECORD_HEADER + 16384 + 2048)
 
 /* The connection's, in its pool (not its conn_config: hold.c's). */
 typedef struct blog_hello
@@ -72,7 +75,8 @@ hello_missing(apr_os_sock_t fd)
     if (n < TLS_RECORD_HEADER)
         return TLS_RECORD_HEADER;
     whole = TLS_RECORD_HEADER + ((h[3] << 8) | h[4]);
-    if (ioctl(fd, FIONREAD, &queued) != 0 || queued >= whole)
+    if (whole > TLS_RECORD_MAX || ioctl(fd, FIONREAD, &queued) != 0
+        || queued >= whole)
         return 0;
     return whole;
 }
@@ -80,17 +84,29 @@ hello_missing(apr_os_sock_t fd)
 /*
  * The MPM's poll is level-triggered: a socket holding part of the record
  * is readable, and would come straight back.  SO_RCVLOWAT makes it
- * readable once the whole record is there (or the client closed).
+ * readable once the whole record is there (or the client closed).  Woken
+ * with the same bytes still missing, the mark did not hold (a kernel that
+ * caps it): -1, and mod_ssl reads, rather than the poll coming back.
  */
 static int
 set_lowat(apr_os_sock_t fd, blog_hello *h, int bytes)
 {
     if (h->lowat == bytes)
-        return 0;
+        return -1;
     if (setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) != 0)
         return -1;
     h->lowat = bytes;
     return 0;
+}
+
+static void
+clear_lowat(apr_os_sock_t fd, blog_hello *h)
+{
+    int         one = 1;
+
+    if (h->lowat != 1
+        && setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &one, sizeof(one)) == 0)
+        h->lowat = 1;
 }
 
 static int
@@ -116,11 +132,11 @@ hello_process_connection(conn_rec *c)
     missing = hello_missing(fd);
     if (missing == 0 || set_lowat(fd, h, missing) != 0) {
         h->done = 1;
-        set_lowat(fd, h, 1);
+        clear_lowat(fd, h);
         return DECLINED;
     }
     if (apr_time_now() - h->since > c->base_server->timeout) {
-        set_lowat(fd, h, 1);
+        clear_lowat(fd, h);
         c->cs->state = CONN_STATE_LINGER;
         return OK;
     }

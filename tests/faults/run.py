@@ -506,6 +506,49 @@ def memory_flat():
             "has served", "%+d KiB: %s" % (grow, {p: after.get(p, 0) - before[p] for p in before}))
 
 
+def handshake_limit():
+    with open(os.path.join(bt.VAR, "httpd", "httpd.conf")) as f:
+        return tls.handshake_limit(f.read())
+
+
+@case("tls-handshakes", "a TLS port: 200 connections trickle a ClientHello, one the rest of "
+      "its handshake; a page over TLS")
+def tls_handshakes():
+    """A client's TLS handshake, read by mod_ssl in a worker, holds it:
+    RequestReadTimeout's handshake= bounds that; and under an MPM that
+    waits for input itself (event), a connection whose ClientHello is not
+    yet whole holds no worker at all (mod_blog/httpd/hello.c)."""
+    why = tls.available()
+    if why:
+        figure("skipped: %s" % why)
+        return
+    port = bt.free_port()
+    limit = handshake_limit()
+    with tls.certificate() as (cert, key), apache_with(tls.listener(port, cert, key)):
+        status, body = tls.get(port, "/")
+        T.check(status == 200 and body == expected("/")[1], "a page over TLS",
+                "status %d" % status)
+        before = threads_reading()
+        with tls.Trickler(port, 200) as crowd:
+            reading = []
+            for _ in range(10):
+                time.sleep(0.5)
+                reading.append(threads_reading())
+        closed = tls.slow_after_hello(port, limit + 25)
+    waits = bt.ENV.get("BLOG_MPM") == "event"
+    figure("workers reading a client: %d before, at most %d while 200 trickled a ClientHello "
+           "(MPM %s); a handshake trickled after its ClientHello closed after %s (handshake=%d)"
+           % (before, max(reading), bt.ENV.get("BLOG_MPM"),
+              "%.1f s" % closed if closed is not None else "never", limit))
+    T.check(limit > 0, "RequestReadTimeout sets a handshake limit", "handshake=%d" % limit)
+    T.check(closed is not None, "a handshake trickled after its ClientHello is closed by the "
+            "server (handshake=%d s)" % limit, "still open after %d s" % (limit + 25))
+    if waits:
+        T.check(max(reading) < 100, "event: 200 connections trickling a ClientHello hold no "
+                "worker", "%d workers reading" % max(reading))
+    T.check(crowd.stats.get("opened", 0) >= 200, "the trickler ran", "%s" % crowd.stats)
+
+
 @case("redis-killed", "SIGKILL redis-server, then start it again")
 def redis_killed():
     bt.redis_cmd("DEL", "blog:page:/post/post-9")
