@@ -6,16 +6,16 @@
 #
 #   scripts/stack.sh start|stop|restart|status [pg|redis|httpd ...]
 #   scripts/stack.sh graceful|graceful-stop   (Apache: apachectl -k graceful, -k graceful-stop)
+#   scripts/stack.sh psql [args]        psql as the cluster's superuser
+#
+# BLOG_MPM=event|worker and BLOG_FASTPATH=on|off choose Apache's MPM and
+# mod_blog's answering hook when httpd starts.
 #
 # Apache's configuration is tested (apache2 -t) before every start and
 # restart, as apache2ctl does; one that fails is refused, saying why.
 # restart httpd and graceful keep the listening socket (SIGHUP, SIGUSR1);
 # restart httpd stops and starts only to change what a start sets (the MPM,
 # ThreadLimit, ServerLimit, the parent's environment and scheduling).
-#   scripts/stack.sh psql [args]        psql as the cluster's superuser
-#
-# BLOG_MPM=event|worker and BLOG_FASTPATH=on|off choose Apache's MPM and
-# mod_blog's answering hook when httpd starts.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -177,8 +177,8 @@ httpd_pidfile() { echo "$BLOG_VAR/run/httpd.pid"; }
 # BLOG_MODULE: another build of the module (bench/sweep.py compares them)
 module_path() { echo "${BLOG_MODULE:-$BLOG_ROOT/mod_blog/.libs/mod_blog.so}"; }
 
-# httpd_conf: the configuration from conf/httpd.conf.in and the settings
-# in var/httpd/httpd.conf.new, the candidate that httpd_configtest checks
+# httpd_conf: conf/httpd.conf.in with the stack's settings, written to
+# var/httpd/httpd.conf.new: the candidate that httpd_configtest checks
 # before it replaces var/httpd/httpd.conf, the one Apache reads.
 httpd_conf() {
     local user="" location=""
@@ -276,11 +276,13 @@ start_httpd() {
     fi
     httpd_configtest "start"
     start_settings > "$(started_file)"
+    local since; since=$(date +%s.%N)
     apachectl_ -k start || die "Apache did not start; see $BLOG_VAR/log/httpd-error.log"
-    httpd_serving
+    httpd_serving "$since"
 }
 
-# httpd_serving: Apache answers, and the invalidation listener listens.
+# httpd_serving SINCE: Apache answers, and an invalidation listener that
+# started after SINCE (seconds since the epoch) listens.
 httpd_serving() {
     wait_until 20 curl -s -o /dev/null "http://127.0.0.1:$BLOG_HTTP_PORT/compute" ||
         die "Apache does not answer on port $BLOG_HTTP_PORT; see $BLOG_VAR/log/httpd-error.log"
@@ -289,14 +291,15 @@ httpd_serving() {
     # (PostgreSQL may be down on purpose: then there is nothing to wait for.)
     case "$BLOG_INVALIDATE" in
         on|On|ON)
-            pg_running 2>/dev/null && wait_until 5 listening || true
+            pg_running 2>/dev/null && wait_until 5 listening "$1" || true
             sleep 0.1 ;;
     esac
 }
 
 listening() {
     [ "$(psql -XAtq -d blog -c "SELECT count(*) FROM pg_stat_activity
-        WHERE application_name = 'mod_blog listener' AND query = 'LISTEN blog_cache'" 2>/dev/null)" -ge 1 ]
+        WHERE application_name = 'mod_blog listener' AND query = 'LISTEN blog_cache'
+        AND backend_start >= to_timestamp($1)" 2>/dev/null)" -ge 1 ]
 }
 
 # signal_httpd_exit SIGNAL SECONDS FAILURE: Apache's parent is sent SIGNAL
@@ -335,7 +338,7 @@ signal_reread() {
         if [ -f "$BLOG_VAR/httpd/httpd.conf.prev" ]; then
             cp "$BLOG_VAR/httpd/httpd.conf.prev" "$BLOG_VAR/httpd/httpd.conf"
             rm -f "$f"
-            apachectl_ -k start && httpd_serving &&
+            apachectl_ -k start && httpd_serving "$(date +%s)" &&
                 echo "stack: Apache started again with the configuration it had" >&2
         fi
         exit 1
@@ -371,9 +374,11 @@ graceful_httpd() {
 # listens in between.
 restart_httpd() {
     if pid_alive "$(httpd_pidfile)" && same_start_settings; then
+        local since
         next_conf "restart"
+        since=$(date +%s.%N)
         signal_reread HUP "restart"
-        httpd_serving
+        httpd_serving "$since"
     else
         stop_httpd
         start_httpd
