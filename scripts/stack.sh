@@ -10,6 +10,12 @@
 #
 # BLOG_MPM=event|worker and BLOG_FASTPATH=on|off choose Apache's MPM and
 # mod_blog's answering hook when httpd starts.
+#
+# Apache's configuration is tested (apache2 -t) before every start and
+# restart, as apache2ctl does; one that fails is refused, saying why.
+# restart httpd and graceful keep the listening socket (SIGHUP, SIGUSR1);
+# restart httpd stops and starts only to change what a start sets (the MPM,
+# ThreadLimit, ServerLimit, the parent's environment and scheduling).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 
@@ -171,6 +177,9 @@ httpd_pidfile() { echo "$BLOG_VAR/run/httpd.pid"; }
 # BLOG_MODULE: another build of the module (bench/sweep.py compares them)
 module_path() { echo "${BLOG_MODULE:-$BLOG_ROOT/mod_blog/.libs/mod_blog.so}"; }
 
+# httpd_conf: conf/httpd.conf.in with the stack's settings, written to
+# var/httpd/httpd.conf.new: the candidate that httpd_configtest checks
+# before it replaces var/httpd/httpd.conf, the one Apache reads.
 httpd_conf() {
     local user="" location=""
     is_root && user=$'User www-data\nGroup www-data'
@@ -191,7 +200,6 @@ httpd_conf() {
         "$BLOG_ROOT/conf/httpd.conf.in" > "$BLOG_VAR/httpd/httpd.conf.new"
     # sed cannot insert the multi-line User block portably: append it
     if [ -n "$user" ]; then printf '%s\n' "$user" >> "$BLOG_VAR/httpd/httpd.conf.new"; fi
-    mv "$BLOG_VAR/httpd/httpd.conf.new" "$BLOG_VAR/httpd/httpd.conf"
 }
 
 # sched_ COMMAND...: COMMAND under BLOG_SCHED's policy, which its
@@ -212,10 +220,45 @@ sched_() {
 # each of 1 200 threads would keep filled with libpq's and hiredis's blocks
 # (docs/DECISIONS.md, "One malloc arena, no thread cache").
 apachectl_() {
+    apachectl_with "$BLOG_VAR/httpd/httpd.conf" "$@"
+}
+apachectl_with() {
+    local conf=$1; shift
     sched_ env MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-1}" \
         GLIBC_TUNABLES="${BLOG_GLIBC_TUNABLES-glibc.malloc.tcache_count=0}" \
-        /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$BLOG_VAR/httpd/httpd.conf" "$@"
+        /usr/sbin/apache2 -d "$BLOG_VAR/httpd" -f "$conf" "$@"
 }
+
+# httpd_configtest WHAT: apache2 -t on the candidate configuration, as
+# apache2ctl does before every restart; it becomes var/httpd/httpd.conf only
+# when it passes.  Refused, apache2's own messages (the directive's file and
+# line, a template's file and line) say why, and Apache, if it runs, keeps
+# serving with the configuration it has.
+httpd_configtest() {
+    local out
+    if ! out=$(apachectl_with "$BLOG_VAR/httpd/httpd.conf.new" -t 2>&1); then
+        printf '%s\n' "$out" | grep -v '^Syntax OK$' >&2
+        rm -f "$BLOG_VAR/httpd/httpd.conf.new"
+        if pid_alive "$(httpd_pidfile)"; then
+            die "$1 refused: the configuration does not pass apache2 -t; Apache keeps serving with the one it has"
+        fi
+        die "$1 refused: the configuration does not pass apache2 -t"
+    fi
+    mv "$BLOG_VAR/httpd/httpd.conf.new" "$BLOG_VAR/httpd/httpd.conf"
+}
+
+# What only a start sets, and a restart of the running parent cannot
+# change: the MPM (httpd refuses another during a restart, and its parent
+# exits), ThreadLimit and ServerLimit (kept, with a warning), the
+# environment and scheduling policy the parent was started with.  Written
+# at start; a restart or graceful asks for the same.
+start_settings() {
+    printf 'mpm=%s threads=%s server_limit=%s sched=%s arena=%s tunables=%s\n' \
+        "$BLOG_MPM" "$BLOG_THREADS" "$BLOG_SERVER_LIMIT" "$BLOG_SCHED" \
+        "${MALLOC_ARENA_MAX:-1}" "${BLOG_GLIBC_TUNABLES-glibc.malloc.tcache_count=0}"
+}
+started_file() { echo "$BLOG_VAR/run/httpd.started"; }
+same_start_settings() { [ "$(cat "$(started_file)" 2>/dev/null)" = "$(start_settings)" ]; }
 
 start_httpd() {
     make_dirs
@@ -232,9 +275,16 @@ start_httpd() {
     if [ "$nofile" != unlimited ] && [ "$nofile" -lt 8192 ]; then
         ulimit -Sn 8192 2>/dev/null || ulimit -Sn "$(ulimit -Hn)" || true
     fi
-    apachectl_ -t >/dev/null 2>"$BLOG_VAR/log/httpd-configtest.log" ||
-        { cat "$BLOG_VAR/log/httpd-configtest.log" >&2; die "httpd.conf is invalid"; }
+    httpd_configtest "start"
+    start_settings > "$(started_file)"
+    local since; since=$(date +%s.%N)
     apachectl_ -k start || die "Apache did not start; see $BLOG_VAR/log/httpd-error.log"
+    httpd_serving "$since"
+}
+
+# httpd_serving SINCE: Apache answers, and an invalidation listener that
+# started after SINCE (seconds since the epoch) listens.
+httpd_serving() {
     wait_until 20 curl -s -o /dev/null "http://127.0.0.1:$BLOG_HTTP_PORT/compute" ||
         die "Apache does not answer on port $BLOG_HTTP_PORT; see $BLOG_VAR/log/httpd-error.log"
     # The invalidation listener drops every cached page when it starts
@@ -242,14 +292,15 @@ start_httpd() {
     # (PostgreSQL may be down on purpose: then there is nothing to wait for.)
     case "$BLOG_INVALIDATE" in
         on|On|ON)
-            pg_running 2>/dev/null && wait_until 5 listening || true
+            pg_running 2>/dev/null && wait_until 5 listening "$1" || true
             sleep 0.1 ;;
     esac
 }
 
 listening() {
     [ "$(psql -XAtq -d blog -c "SELECT count(*) FROM pg_stat_activity
-        WHERE application_name = 'mod_blog listener' AND query = 'LISTEN blog_cache'" 2>/dev/null)" -ge 1 ]
+        WHERE application_name = 'mod_blog listener' AND query = 'LISTEN blog_cache'
+        AND backend_start >= to_timestamp($1)" 2>/dev/null)" -ge 1 ]
 }
 
 # signal_httpd_exit SIGNAL SECONDS FAILURE: Apache's parent is sent SIGNAL
@@ -265,11 +316,74 @@ signal_httpd_exit() {
 
 stop_httpd() { signal_httpd_exit TERM 20 "did not stop"; }
 
-graceful_httpd() {
-    local f; f=$(httpd_pidfile)
-    pid_alive "$f" || die "Apache is not running"
+# signal_reread SIGNAL WHAT: the running parent, sent SIGNAL (HUP: restart,
+# USR1: graceful), re-reads var/httpd/httpd.conf, keeping its listening
+# sockets: new connections wait in their queue meanwhile, none is refused.
+# Returns once it says it runs the new configuration; if the parent exited
+# instead (what apache2 -t cannot see: a module's post-config step that
+# fails), it is started again with the configuration it had.
+signal_reread() {
+    local f pid log off n
+    f=$(httpd_pidfile); pid=$(cat "$f"); log=$BLOG_VAR/log/httpd-error.log
+    off=$(stat -c %s "$log" 2>/dev/null || echo 0)
+    kill "-$1" "$pid"
+    for ((n = 300; n > 0; n--)); do
+        # grep reads to the end (no -q): tail must not die of SIGPIPE
+        tail -c +"$((off + 1))" "$log" 2>/dev/null |
+            grep 'configured -- resuming normal operations' >/dev/null && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if ! kill -0 "$pid" 2>/dev/null; then
+        echo "stack: Apache exited on its $2; see $log" >&2
+        if [ -f "$BLOG_VAR/httpd/httpd.conf.prev" ]; then
+            cp "$BLOG_VAR/httpd/httpd.conf.prev" "$BLOG_VAR/httpd/httpd.conf"
+            rm -f "$f"
+            apachectl_ -k start && httpd_serving "$(date +%s)" &&
+                echo "stack: Apache started again with the configuration it had" >&2
+        fi
+        exit 1
+    fi
+    die "Apache did not finish its $2 within 30 s; see $log"
+}
+
+# next_conf WHAT: the candidate made and tested, the configuration in use
+# kept as httpd.conf.prev.
+next_conf() {
+    cp "$BLOG_VAR/httpd/httpd.conf" "$BLOG_VAR/httpd/httpd.conf.prev"
     httpd_conf
-    kill -USR1 "$(cat "$f")"
+    httpd_configtest "$1"
+}
+
+# apachectl -k graceful, after apachectl's configtest: the children finish
+# the requests they have while new ones start with the new configuration;
+# refused (and nothing changes) when the configuration does not pass, or
+# asks for what only a start sets.
+graceful_httpd() {
+    pid_alive "$(httpd_pidfile)" || die "Apache is not running"
+    same_start_settings || die "graceful restart refused: it cannot change what a start sets \
+($(cat "$(started_file)" 2>/dev/null || echo unknown) -> $(start_settings)); use scripts/stack.sh restart httpd"
+    next_conf "graceful restart"
+    signal_reread USR1 "graceful restart"
+}
+
+# restart httpd: apachectl -k restart (HUP) when the running parent can
+# take the new configuration: the children end at once, as with stop, but
+# the parent keeps the listening socket (connections wait, none is
+# refused) and starts new ones.  What only a start sets (another MPM,
+# ThreadLimit, the parent's environment) needs stop and start: nothing
+# listens in between.
+restart_httpd() {
+    if pid_alive "$(httpd_pidfile)" && same_start_settings; then
+        local since
+        next_conf "restart"
+        since=$(date +%s.%N)
+        signal_reread HUP "restart"
+        httpd_serving "$since"
+    else
+        stop_httpd
+        start_httpd
+    fi
 }
 
 # apachectl -k graceful-stop: the children finish the requests they have,
@@ -287,8 +401,12 @@ parts=("$@"); [ ${#parts[@]} -gt 0 ] || parts=(pg redis httpd)
 case "$cmd" in
     start)   for p in "${parts[@]}"; do "start_$p"; done ;;
     stop)    for ((i = ${#parts[@]} - 1; i >= 0; i--)); do "stop_${parts[i]}"; done ;;
-    restart) for ((i = ${#parts[@]} - 1; i >= 0; i--)); do "stop_${parts[i]}"; done
-             for p in "${parts[@]}"; do "start_$p"; done ;;
+    restart) for ((i = ${#parts[@]} - 1; i >= 0; i--)); do
+                 [ "${parts[i]}" = httpd ] || "stop_${parts[i]}"
+             done
+             for p in "${parts[@]}"; do
+                 if [ "$p" = httpd ]; then restart_httpd; else "start_$p"; fi
+             done ;;
     graceful) graceful_httpd ;;
     graceful-stop) graceful_stop_httpd ;;
     status)  status ;;

@@ -10,6 +10,7 @@
 #include "store/db.h"
 #include "httpd/directives.h"
 #include "httpd/hold.h"
+#include "httpd/hello.h"
 #include "store/invalidate.h"
 #include "httpd/pages.h"
 #include "store/pq.h"
@@ -544,6 +545,7 @@ blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
         return HTTP_INTERNAL_SERVER_ERROR;
     blog_g = c;
     blog_in_use = bases->nelts > 0;
+    blog_hello_configure(blog_in_use);
     /* the listener deletes each key under every mount of the blog */
     blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,
                               &c->db, &c->cache,
@@ -793,6 +795,7 @@ blog_register_hooks(apr_pool_t *p)
     blog_invalidate_register_hooks();
     blog_hold_register_hooks();
     blog_response_register_hooks();
+    blog_hello_register_hooks();
 }
 
 AP_DECLARE_MODULE(blog) = {

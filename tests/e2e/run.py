@@ -181,13 +181,50 @@ def all_pages():
                 st, body = expected(path)
                 g.add(path, page_problems(c.request("GET", path), st, body))
             g.done()
-        for xc in ("MISS", "HIT"):
-            g = Group("cached variants /cached and /post/post-N/cached, all %s" % xc)
-            for path in ["/"] + ["/post/post-%d" % p for p in range(1, ref.NPOSTS + 1)]:
-                cpath = "/cached" if path == "/" else path + "/cached"
-                st, body = expected(path)
-                g.add(cpath, page_problems(c.request("GET", cpath), st, body, xc))
-            g.done()
+        misses = Group("cached variants /cached and /post/post-N/cached, all MISS")
+        hits = Group("cached variants /cached and /post/post-N/cached, then all HIT")
+        canary = DropCanary()
+        dropped = 0
+        for path in ["/"] + ["/post/post-%d" % p for p in range(1, ref.NPOSTS + 1)]:
+            cpath = "/cached" if path == "/" else path + "/cached"
+            st, body = expected(path)
+            misses.add(cpath, page_problems(c.request("GET", cpath), st, body, "MISS"))
+            hit = c.request("GET", cpath)
+            # the invalidation listener dropped every page key in between
+            # (its drop when Apache started, repeated BlogQueryTimeout +
+            # BlogRedisTimeout later; another after Redis timed out on a
+            # busy machine): stored again, then a hit
+            while hit.get("x-cache") == "MISS" and canary.dropped() and dropped < 50:
+                dropped += 1
+                canary.plant()
+                c.request("GET", cpath)
+                hit = c.request("GET", cpath)
+            hits.add(cpath, page_problems(hit, st, body, "HIT"))
+        canary.remove()
+        misses.done()
+        hits.done()
+        if dropped:
+            T.note("cached variants: %d asked again after the listener dropped every page key"
+                   % dropped)
+
+
+class DropCanary:
+    """A page key of no page: the invalidation listener's drop of every
+    page key takes it too, so its absence says that a drop happened."""
+
+    KEY = "blog:page:/post/zz-drop-canary"
+
+    def __init__(self):
+        self.plant()
+
+    def plant(self):
+        bt.redis_cmd("SET", self.KEY, "canary", "EX", "600")
+
+    def dropped(self):
+        return bt.redis_cmd("EXISTS", self.KEY) == 0
+
+    def remove(self):
+        bt.redis_cmd("DEL", self.KEY)
 
 
 def database_consistency():

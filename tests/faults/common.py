@@ -407,12 +407,12 @@ def open_fds(pid):
         return 0
 
 
-def threads_reading():
+def threads_reading(ppid=None):
     """Apache worker threads blocked in poll(): reading a client (or, for a
     moment, waiting on PostgreSQL or Redis).  Idle workers wait on a futex,
-    the listener in epoll_wait."""
+    the listener in epoll_wait.  The stack's Apache, or ppid's children."""
     n = 0
-    for pid in bt.children():
+    for pid in bt.children(ppid):
         try:
             tids = os.listdir("/proc/%d/task" % pid)
         except OSError:

@@ -32,6 +32,7 @@ class DebianApache:
         self.etc = os.path.join(self.dir, "etc")
         self.port = bt.free_port()
         self.recommended = recommended
+        self.extra = ""         # more configuration, in conf-enabled
         self.pidfile = os.path.join(self.dir, "run", "apache2.pid")
 
     def env(self):
@@ -76,6 +77,8 @@ class DebianApache:
         text = text.replace("</VirtualHost>", "\t<IfModule blog_module>\n\t\tBlogMount /\n"
                             "\t</IfModule>\n</VirtualHost>", 1)
         self._write("sites-available/000-default.conf", text)
+        if self.extra:
+            self._write("conf-enabled/zz-faults.conf", self.extra)
         if self.recommended:
             shutil.copy(os.path.join(bt.ROOT, "conf", "blog-mpm.conf"),
                         os.path.join(self.etc, "conf-available", "blog-mpm.conf"))

@@ -13,12 +13,14 @@ import sys
 import tempfile
 import time
 
-from common import (T, Load, apache_state, apache_with, blog_connections,
+from common import (T, Load, Prober, apache_state, apache_with, blog_connections,
                     bt, case, check, child_rss, conf_seconds, connections_bounded,
                     expected, figure, freeze, healthy, log_lines_since, pct,
-                    postmaster_pid, same_apache, siege, spread, stable_children, thaw)
+                    postmaster_pid, same_apache, siege, spread, stable_children, thaw,
+                    threads_reading)
 import debian_apache
 import fakes
+import tls
 
 DB_ROUTES = ["/", "/post/post-%d", "/tag/tag-%d", "/post/post-31", "/tag/tag-7"]
 MIXED = DB_ROUTES + ["/compute", "/cached", "/post/post-%d/cached", "/post/nope"]
@@ -113,6 +115,88 @@ def slow_clients_debian():
     T.check(pct(lat, 50) <= 0.05 and pct(lat, 99) <= 1.0,
             "Debian's Apache with blog-mpm.conf: p50 <= 50 ms and p99 <= 1 s",
             "p50 %.1f ms, p99 %.1f ms" % (1000 * pct(lat, 50), 1000 * pct(lat, 99)))
+
+
+def hello_siege(n, port, tls_port, ppid=None, seconds=12.0, settle=3.0):
+    """n connections trickle a ClientHello to tls_port (each one the server
+    closes opened again) while a client asks port for / and /cached every
+    100 ms on new connections: every answer, p50 <= 50 ms, p99 <= 1 s."""
+    with tls.Trickler(tls_port, n) as crowd:
+        time.sleep(settle)
+        held = []
+        with Prober(port=port) as probe:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                held.append(threads_reading(ppid))
+                time.sleep(0.5)
+    lat = probe.latencies()
+    p50, p99 = pct(lat, 50), pct(lat, 99)
+    figure("%d trickling a ClientHello: %d answers in %.0f s, %d failed, p50 %.1f ms, p99 %.1f ms, "
+           "max %.2f s; workers reading a client at most %d; the trickler opened %s, the server "
+           "closed %s" % (n, len(probe.answers), seconds, len(probe.failures), 1000 * p50,
+                          1000 * p99, max(lat or [0]), max(held or [0]),
+                          crowd.stats.get("opened", "?"), crowd.stats.get("closed_by_server", "?")))
+    T.check(crowd.stats.get("opened", 0) >= n, "%d trickling handshakes: the trickler ran" % n,
+            "%s" % crowd.stats)
+    T.check(not probe.failures and len(probe.answers) >= 20,
+            "%d trickling handshakes: every answer of the prober is the page" % n,
+            "%d answers, %d failed: %s" % (len(probe.answers), len(probe.failures),
+                                           probe.failures[:2]))
+    T.check(p50 <= 0.05 and p99 <= 1.0,
+            "%d trickling handshakes: p50 <= 50 ms and p99 <= 1 s" % n,
+            "p50 %.1f ms, p99 %.1f ms" % (1000 * p50, 1000 * p99))
+
+
+@contextlib.contextmanager
+def stack_tls():
+    """The stack's Apache with a TLS port (its own RequestReadTimeout)."""
+    port = bt.free_port()
+    with tls.certificate() as (cert, key), apache_with(tls.listener(port, cert, key)):
+        stable_children()
+        yield port
+
+
+@case("tls-hello-1300", "1 300 connections trickle a TLS ClientHello; / and /cached every "
+      "100 ms", long=True, loaded=True)
+def tls_hello_1300():
+    why = tls.available()
+    if why:
+        figure("skipped: %s" % why)
+        return
+    with stack_tls() as port:
+        hello_siege(1300, bt.HTTP_PORT, port)
+    healthy(30)
+
+
+@case("tls-hello-3000", "3 000 connections trickle a TLS ClientHello; / and /cached every "
+      "100 ms", long=True, loaded=True)
+def tls_hello_3000():
+    why = tls.available()
+    if why:
+        figure("skipped: %s" % why)
+        return
+    with stack_tls() as port:
+        hello_siege(3000, bt.HTTP_PORT, port)
+    healthy(30)
+
+
+@case("tls-hello-debian", "Debian's own Apache with conf/blog-mpm.conf and a TLS port: 1 300, "
+      "then 3 000 connections trickle a ClientHello", long=True, loaded=True)
+def tls_hello_debian():
+    why = debian_apache.available() or tls.available()
+    if why:
+        figure("skipped: %s" % why)
+        return
+    with tls.certificate() as (cert, key):
+        apache = debian_apache.DebianApache("debian-blog-mpm-tls", True)
+        tls_port = bt.free_port()
+        apache.extra = tls.listener(tls_port, cert, key, mount="    BlogMount /\n")
+        apache.start()
+        try:
+            for n in (1300, 3000):
+                hello_siege(n, apache.port, tls_port, ppid=apache.pid())
+        finally:
+            apache.stop()
 
 
 # ------------------------------------------------------------------- (b)
@@ -371,6 +455,53 @@ def graceful_restarts():
     healthy(10)
 
 
+def restarts_probed(n, slowloris, every=1.0):
+    """n graceful restarts, one every `every` seconds, while `slowloris`
+    connections trickle headers (each one closed opened again) and a
+    client asks for / and /cached every 100 ms on new connections; the
+    prober."""
+    crowd = tls.Trickler(bt.HTTP_PORT, slowloris, what="header") if slowloris \
+        else contextlib.nullcontext()
+    with crowd:
+        time.sleep(2.0 if slowloris else 0.0)
+        with Prober() as probe:
+            time.sleep(1.0)
+            gracefuls(n, every)
+            time.sleep(1.0)
+    return probe
+
+
+def restart_figures(probe):
+    lat = probe.latencies()
+    return len(probe.answers), len(probe.failures), pct(lat, 50), pct(lat, 99), max(lat or [0])
+
+
+@case("graceful-slowloris", "20 graceful restarts, one a second, with 300 clients trickling "
+      "headers; / and /cached every 100 ms (and the same without them)", long=True, loaded=True)
+def graceful_slowloris():
+    """A graceful restart keeps the listening socket: connections wait in
+    its queue while the parent reads the configuration and the new
+    children start, none is refused.  With slowloris connections holding
+    old children's workers, the new ones must still start at once."""
+    got = {}
+    for crowd in (0, 300):
+        stable_children(30)
+        probe = restarts_probed(20, crowd)
+        got[crowd] = probe
+        n, nfail, p50, p99, worst = restart_figures(probe)
+        figure("%d trickling headers: %d answers, %d failed, p50 %.1f ms, p99 %.1f ms, max %.2f s"
+               % (crowd, n, nfail, 1000 * p50, 1000 * p99, worst))
+    for crowd, probe in got.items():
+        n, nfail, p50, p99, worst = restart_figures(probe)
+        T.check(nfail == 0 and n >= 50, "20 graceful restarts, %d trickling headers: every "
+                "answer of the prober is the page" % crowd,
+                "%d answers, %d failed: %s" % (n, nfail, probe.failures[:2]))
+        T.check(p99 <= 1.0, "20 graceful restarts, %d trickling headers: p99 <= 1 s" % crowd,
+                "p99 %.1f ms" % (1000 * p99))
+    stable_children(60)
+    healthy(10)
+
+
 def connections_of(pid):
     """Established connections to the stack's port that process pid holds."""
     out = subprocess.run(["ss", "-tnpH", "state", "established",
@@ -433,6 +564,32 @@ def graceful_stop():
            % (t1 - t0, t2 - t1, load.ok, load.retried, len(refused), len(queued), len(other)))
     T.check(not other, "every request Apache accepted is answered (only connects refused, or "
             "reset unaccepted, while stopped)", "%d: %s" % (len(other), other[:3]))
+    healthy(10)
+
+
+@case("restart-httpd", "scripts/stack.sh restart httpd (SIGHUP) under load (retrying client)",
+      long=True, loaded=True)
+def restart_httpd():
+    """apachectl's restart keeps the listening socket: connections wait in
+    its queue while the parent re-reads its configuration and starts new
+    children, none is refused.  The children end at once, as with stop:
+    what they were answering is lost (the client sees its connection
+    closed or reset)."""
+    with Load(threads=8, routes=MIXED, accept_503=True) as load:
+        time.sleep(1.0)
+        pid = bt.httpd_pid()
+        t0 = time.monotonic()
+        out = bt.stack("restart", "httpd")
+        took = time.monotonic() - t0
+        T.check(out.returncode == 0, "scripts/stack.sh restart httpd", out.stdout.decode()[-200:])
+        time.sleep(2.0)
+    refused = [f for f in load.failures if "Connection refused" in f or "ConnectionRefused" in f]
+    figure("restarted in %.2f s, the same parent: %s; %d good, %d retried once, %d refused, "
+           "%d lost in flight" % (took, bt.httpd_pid() == pid, load.ok, load.retried,
+                                  len(refused), len(load.failures) - len(refused)))
+    T.check(bt.httpd_pid() == pid, "the parent stays (the listening socket with it)")
+    T.check(not refused, "no connection is refused", "%d: %s" % (len(refused), refused[:2]))
+    T.check(load.ok > 100, "the load was real", "%d requests" % load.ok)
     healthy(10)
 
 

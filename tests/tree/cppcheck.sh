@@ -17,8 +17,12 @@ PG_CONFIG=${PG_CONFIG:-pg_config}
 configs="--max-configs=1"
 [ -z "${CPPCHECK_ALL:-}" ] || configs="-UUSE_ASSERT_CHECKING"
 
+# normalCheckLevelMaxBranches (cppcheck 2.11 on) is no finding: it says the
+# default check level followed fewer branches of a long function, and
+# Debian 13's 2.17 counts it into the exit status.
 cppcheck --version
 exec cppcheck --enable=warning,performance,portability --inline-suppr \
+    --suppress=normalCheckLevelMaxBranches \
     --error-exitcode=1 --quiet -j 2 $configs \
     --template='{file}:{line}: {severity}: {message} [{id}]' \
     -I mod_blog -I "$(apxs -q INCLUDEDIR)" -I "$(apr-1-config --includedir)" \

@@ -46,7 +46,9 @@ sections=$(grep -oE '^## [0-9]+' docs/CONTRACT.md | awk '{print $2}' | sort -u)
 bad=""
 while IFS=: read -r file line cited; do
     for n in $(echo "$cited" | grep -oE '[0-9]+(\.[0-9]+)?' | cut -d. -f1); do
-        echo "$sections" | grep -qx "$n" || bad+="$file:$line: section $n"$'\n'
+        # a here-string, not a pipe: under pipefail, echo writing its next
+        # line after grep -q has matched and gone (SIGPIPE) failed the test
+        grep -qx "$n" <<<"$sections" || bad+="$file:$line: section $n"$'\n'
     done
 done < <(echo "$files" | xargs grep -noIE 'CONTRACT\.md sections? [0-9]+(\.[0-9]+)?((, | and | to |-)[0-9]+(\.[0-9]+)?)*' 2>/dev/null)
 check "every cited section of docs/CONTRACT.md exists" "${bad%$'\n'}"

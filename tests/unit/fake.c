@@ -74,6 +74,8 @@ fake_accept_main(void *arg)
             continue;
         }
         c = calloc(1, sizeof(*c));
+        if (c == NULL)
+            abort();
         c->fd = fd;
         c->srv = srv;
         c->releases = srv->releases;
@@ -134,6 +136,8 @@ fake_start(const char *path, fake_conn_fn fn)
     fake_server *srv = calloc(1, sizeof(*srv));
     struct sockaddr_un sa;
 
+    if (srv == NULL)
+        abort();
     memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
     strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);

@@ -49,6 +49,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     blog_route r;
     size_t n;
 
+    if (path == NULL)
+        abort();
     memcpy(path, data, size);
     blog_route_match(path, size, &r);
     /* a shared mount answers every route */

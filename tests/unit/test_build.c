@@ -149,8 +149,8 @@ tags_into(t_arena *a, t_rows *t, int row, int p)
 {
     int ids[3];
     int n = t_post_tags(p, ids);
-    const char *slugs[3];
-    const char *names[3];
+    const char *slugs[3] = {NULL, NULL, NULL};
+    const char *names[3] = {NULL, NULL, NULL};
     int k;
 
     for (k = 0; k < n; k++) {

@@ -36,6 +36,8 @@ sums_below(uint32_t max)
     uint32_t    n;
     uint32_t    m;
 
+    if (composite == NULL || sums == NULL)
+        abort();
     for (n = 2; n <= max; n++) {
         if (!composite[n])
             for (m = n * 2; m <= max; m += n)

@@ -13,7 +13,11 @@ check_escape(const char *in, size_t len, const char *want)
 {
     size_t n = blog_escaped_len(in, len);
     char *out = malloc(n ? n : 1);
-    char *end = blog_escape(out, in, len);
+    char *end;
+
+    if (out == NULL)
+        abort();
+    end = blog_escape(out, in, len);
 
     CHECK(n == strlen(want));
     CHECK((size_t) (end - out) == n);
@@ -88,11 +92,15 @@ test_long_runs(void)
     size_t i;
     size_t amps = 0;
 
+    if (in == NULL)
+        abort();
     for (i = 0; i < len; i++) {
         in[i] = (i % 97 == 0) ? '&' : 'x';
         amps += in[i] == '&';
     }
     out = malloc(blog_escaped_len(in, len));
+    if (out == NULL)
+        abort();
     end = blog_escape(out, in, len);
     CHECK((size_t) (end - out) == len + 4 * amps);
     CHECK(memcmp(out, "&amp;xxx", 8) == 0);
@@ -148,6 +156,9 @@ test_block_edges(void)
         size_t at;
         int c;
 
+        if (in == NULL || want == NULL)
+            abort();
+
         for (at = 0; at < len; at++)
             for (c = 0; c < 256; c++) {
                 size_t k, wn, gn;
@@ -160,6 +171,8 @@ test_block_edges(void)
                 wn = reference_escape(want, in, len);
                 gn = blog_escaped_len((const char *) in, len);
                 got = malloc(gn ? gn : 1);
+                if (got == NULL)
+                    abort();
                 if (gn != wn
                     || (size_t) (blog_escape(got, (const char *) in, len) - got)
                     != wn || memcmp(got, want, wn) != 0)

@@ -42,6 +42,8 @@ ts_seal_at(const blog_seal *k, const char *name, const char *body,
     size_t      blen = strlen(body);
     char       *v = malloc(BLOG_SEAL_HEAD + blen + 1);
 
+    if (v == NULL)
+        abort();
     if (blog_seal_make(k, name, strlen(name), body, blen, t,
                        (unsigned char *) v) != 0) {
         free(v);

@@ -325,13 +325,13 @@ test_deep_nesting(void)
         strcat(src, "{{/list}}");
     memset(rv, 0, sizeof(rv));
     memset(iv, 0, sizeof(iv));
-    rv[LIST] = L(items, 2);
     for (i = 0; i < 2; i++) {
         iv[i][0] = S(i ? "b" : "&");
         items[i].vals = iv[i];
         items[i].first = X;
         items[i].count = 3;
     }
+    rv[LIST] = L(items, 2);
     root.vals = rv;
     root.first = 0;
     root.count = NFIELDS;
@@ -484,12 +484,13 @@ test_load_files(void)
 {
     tmpdir d = {"/tmp/blog-tpl-XXXXXX", {0}, 0};
     fixture f;
+    const char *made;
 
     fixture_init(&f);
-    if (mkdtemp(d.path) == NULL) {
-        CHECK(!"mkdtemp");
+    made = mkdtemp(d.path);
+    CHECK(made != NULL);
+    if (made == NULL)
         return;
-    }
     tmp_put(&d, "layout.html", "{{! the frame }}\n<main>\n{{> content}}\n"
             "</main>\n");
     tmp_put(&d, "page.html", "<h1>{{a}}</h1>\n{{#list}}\n{{> item}}\n"
