@@ -181,12 +181,13 @@ QUICKSTART_SUITE = trixie
 quickstart-test:
 	tests/system/quickstart.sh $(QUICKSTART_SUITE)
 
-# pg_blog built with -Wall -Wextra -Werror, its pg_regress suite (on an
-# SQL_ASCII and a UTF8 cluster) and test/upgrade.sh on each PostgreSQL
-# Debian ships, from a copy of pg_blog_ext/ alone, each in a minbase chroot
-# of its distribution (bookworm 15, trixie 17, sid 18), kept in
-# /var/cache/blog-pgchroots (a few minutes; the first run makes them).
-# PG_SUITES=... picks some.
+# pg_blog built with -Wall -Wextra -Werror and its pg_regress suite on a
+# cluster of each locale (SQL_ASCII, C, C.UTF-8, tr_TR.UTF-8, de_DE.UTF-8,
+# ICU tr and und) of each PostgreSQL Debian ships, from a copy of
+# pg_blog_ext/ alone, each in a minbase chroot of its distribution
+# (bookworm 15, trixie 17, sid 18), kept in /var/cache/blog-pgchroots (the
+# first run makes them).  PG_SUITES=... picks some; ./blog check runs
+# tests/pgversions/run.sh --fast (each locale on one major).
 pg-versions:
 	tests/pgversions/run.sh $(PG_SUITES)
 

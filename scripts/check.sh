@@ -177,7 +177,8 @@ if [ -z "$pgv_skip" ]; then
     pgv_skip=$($pgv_as_root tests/pgversions/run.sh --probe) && pgv_skip=""
 fi
 if [ -z "$pgv_skip" ]; then
-    part "pg-versions (PostgreSQL 15, 17, 18 in chroots)" $pgv_as_root tests/pgversions/run.sh
+    part "pg-versions (PostgreSQL 15, 17, 18 in chroots, each locale once)" \
+        $pgv_as_root tests/pgversions/run.sh --fast
 else
     echo
     echo "==== SKIP: pg-versions: $pgv_skip"

@@ -100,8 +100,8 @@ slug_is_valid(Datum slug)
  * Set up materialize mode.  The caller's expected row type, when it has
  * one, saves rebuilding the result type from the catalog on every call.
  */
-void
-blog_materialize(FunctionCallInfo fcinfo)
+static void
+materialize(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	bits32		flags = 0;
@@ -113,10 +113,24 @@ blog_materialize(FunctionCallInfo fcinfo)
 }
 
 /*
- * The start of a page found by the slug of its first argument: materialize
- * mode, then fn with the columns of read of the visible row whose slug it
- * is.  False (a page without rows) when the slug is not one or names no
- * row.
+ * A page function: materialize mode, then build, which puts the page's
+ * rows in the result, its reads between blog_reads_begin() and
+ * blog_reads_end() (scan.c: the snapshot they read with).
+ */
+Datum
+blog_page(FunctionCallInfo fcinfo, BlogPageFn build)
+{
+	materialize(fcinfo);
+	blog_reads_begin();
+	build(fcinfo);
+	blog_reads_end();
+	return (Datum) 0;
+}
+
+/*
+ * The start of a page found by the slug of its first argument: fn with the
+ * columns of read of the visible row whose slug it is.  False (a page
+ * without rows) when the slug is not one or names no row.
  */
 bool
 blog_page_by_slug(FunctionCallInfo fcinfo, BlogRead read, BlogRowFn fn,
@@ -124,7 +138,6 @@ blog_page_by_slug(FunctionCallInfo fcinfo, BlogRead read, BlogRowFn fn,
 {
 	Datum		slug = PG_GETARG_DATUM(0);
 
-	blog_materialize(fcinfo);
 	return slug_is_valid(slug) && blog_fetch_by_text(read, slug, fn, arg);
 }
 

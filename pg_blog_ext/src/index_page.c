@@ -77,21 +77,24 @@ fetch_latest(int32 n, BlogPost **out)
 	return i;
 }
 
-Datum
-blog_index_page(PG_FUNCTION_ARGS)
+static void
+index_page(FunctionCallInfo fcinfo)
 {
 	int32		n = PG_GETARG_INT32(0);
 	BlogPost   *posts;
 	int			nposts;
 
-	blog_materialize(fcinfo);
 	if (n <= 0)
-		return (Datum) 0;
+		return;
 
 	nposts = fetch_latest(n, &posts);
 	blog_posts_copies(posts, nposts);
 	blog_posts_authors(posts, nposts);
 	blog_cards_emit(fcinfo, posts, nposts, NULL, 0);
+}
 
-	return (Datum) 0;
+Datum
+blog_index_page(PG_FUNCTION_ARGS)
+{
+	return blog_page(fcinfo, index_page);
 }

@@ -128,7 +128,8 @@ typedef void (*BlogRowFn) (Datum *values, int key, void *arg);
 extern int	blog_int32_cmp(const void *a, const void *b);
 extern int	blog_sort_unique(int32 *ids, int n);
 extern int	blog_key_index(const int32 *keys, int nkeys, int32 key);
-extern void blog_materialize(FunctionCallInfo fcinfo);
+typedef void (*BlogPageFn) (FunctionCallInfo fcinfo);
+extern Datum blog_page(FunctionCallInfo fcinfo, BlogPageFn build);
 extern Datum blog_text_array(Datum *elems, int nelems);
 extern bool blog_page_by_slug(FunctionCallInfo fcinfo, BlogRead read,
 							  BlogRowFn fn, void *arg);
@@ -144,6 +145,8 @@ blog_text_copy(Datum value)
 }
 
 /* scan.c: the blog's relations, and reads of them by key */
+extern void blog_reads_begin(void);
+extern void blog_reads_end(void);
 extern Relation blog_open_table(BlogRel table);
 extern Relation blog_open_index(BlogRel index, Relation heap);
 extern Relation blog_open_int4_index(BlogRel index, Relation heap, int natts);

@@ -106,8 +106,8 @@ keep_post(Datum *values, int key, void *arg)
 			blog_int4_array_copy(values[BLOG_DETAIL_TAG_IDS]);
 }
 
-Datum
-blog_post_page(PG_FUNCTION_ARGS)
+static void
+post_page(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		row[BLOG_DETAIL_NCOLS];
@@ -117,7 +117,7 @@ blog_post_page(PG_FUNCTION_ARGS)
 	BlogTagArrays tags;
 
 	if (!blog_page_by_slug(fcinfo, BLOG_READ_POST_BY_SLUG, keep_post, row))
-		return (Datum) 0;
+		return;
 
 	post.id = DatumGetInt32(row[BLOG_DETAIL_ID]);
 	post.author_id = DatumGetInt32(row[BLOG_DETAIL_AUTHOR_ID]);
@@ -135,5 +135,10 @@ blog_post_page(PG_FUNCTION_ARGS)
 	fetch_comments(post.id, values);
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	return (Datum) 0;
+}
+
+Datum
+blog_post_page(PG_FUNCTION_ARGS)
+{
+	return blog_page(fcinfo, post_page);
 }

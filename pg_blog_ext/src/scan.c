@@ -28,6 +28,8 @@
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/sinval.h"
 #include "utils/array.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
@@ -65,7 +67,7 @@ relid_cache_reset(Datum arg, int cacheid, uint32 hashvalue)
 }
 
 static Oid
-lookup_relid(BlogRel rel, bool missing_ok)
+lookup_relid(BlogRel rel)
 {
 	if (!relid_cache_registered)
 	{
@@ -79,24 +81,128 @@ lookup_relid(BlogRel rel, bool missing_ok)
 	if (!OidIsValid(nsp_cache))
 		nsp_cache = get_namespace_oid("blog", false);
 	relid_cache[rel] = get_relname_relid(rel_names[rel], nsp_cache);
-	if (!OidIsValid(relid_cache[rel]) && !missing_ok)
+	return relid_cache[rel];
+}
+
+/*
+ * The snapshot of a page's reads.  A query takes its locks before its
+ * snapshot: one that waited for the lock of a transaction that replaced a
+ * relation (DROP and CREATE EXTENSION) or changed it (ALTER EXTENSION
+ * UPDATE) sees what that transaction committed.  A page function takes its
+ * locks as it reads, under the snapshot of the statement that called it:
+ * the rows of tables created after it are not in that snapshot, and the
+ * page would come out empty.  So, under READ COMMITTED, once a relation is
+ * locked whose catalog row that snapshot does not see, the rest of the
+ * page reads with a snapshot taken then, as a statement that waited for
+ * the lock would, and as each statement of a VOLATILE function does.
+ * Under REPEATABLE READ and SERIALIZABLE, and in parallel mode, the reads
+ * keep the statement's snapshot, as any query there does.
+ */
+static bool reads_snapshot_pushed = false;
+
+/* Before a page's first read */
+void
+blog_reads_begin(void)
+{
+	reads_snapshot_pushed = false;
+}
+
+/* After its last (an error on the way pops the snapshot with the rest) */
+void
+blog_reads_end(void)
+{
+	if (reads_snapshot_pushed)
+		PopActiveSnapshot();
+	reads_snapshot_pushed = false;
+}
+
+/* The transaction that created or last changed relid's pg_class row */
+static TransactionId
+relation_changed_by(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	TransactionId xmin;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	xmin = HeapTupleHeaderGetXmin(tup->t_data);
+	ReleaseSysCache(tup);
+	return xmin;
+}
+
+static void
+read_past_change(Oid relid)
+{
+	TransactionId xmin;
+
+	if (reads_snapshot_pushed || IsolationUsesXactSnapshot() ||
+		IsInParallelMode())
+		return;
+	xmin = relation_changed_by(relid);
+	if (TransactionIdIsNormal(xmin) &&
+		!TransactionIdIsCurrentTransactionId(xmin) &&
+		XidInMVCCSnapshot(xmin, GetActiveSnapshot()))
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		reads_snapshot_pushed = true;
+	}
+}
+
+/*
+ * The OID of rel, locked AccessShareLock, or InvalidOid when the schema
+ * has no such relation and missing_ok.
+ *
+ * As RangeVarGetRelidExtended() does: a call that waited for the lock of a
+ * transaction that dropped the relation (DROP EXTENSION, and CREATE
+ * EXTENSION again) looked its name up before that transaction committed,
+ * and holds a lock on an OID that is gone.  Taking the lock took in the
+ * invalidations that the commit sent, which forgot the cached OIDs: when
+ * any came, the name is looked up again, until it names the relation
+ * locked, and the reads may need a newer snapshot (read_past_change()).
+ */
+static Oid
+lock_relid(BlogRel rel, bool missing_ok)
+{
+	Oid			relid;
+	Oid			locked = InvalidOid;
+	bool		invalidated = false;
+
+	for (;;)
+	{
+		uint64		inval_count = SharedInvalidMessageCounter;
+
+		relid = lookup_relid(rel);
+		if (invalidated && relid == locked)
+			break;
+		if (OidIsValid(locked))
+			UnlockRelationOid(locked, AccessShareLock);
+		locked = relid;
+		if (OidIsValid(relid))
+			LockRelationOid(relid, AccessShareLock);
+		else
+			AcceptInvalidationMessages();
+		if (inval_count == SharedInvalidMessageCounter)
+			break;
+		invalidated = true;
+	}
+	if (!OidIsValid(relid))
+	{
+		if (missing_ok)
+			return InvalidOid;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("relation \"blog.%s\" does not exist", rel_names[rel]),
 				 errdetail("pg_blog's functions read the relations its extension scripts create.")));
-	return relid_cache[rel];
-}
-
-static Oid
-blog_relid(BlogRel rel)
-{
-	return lookup_relid(rel, false);
+	}
+	if (invalidated)
+		read_past_change(relid);
+	return relid;
 }
 
 Relation
 blog_open_table(BlogRel table)
 {
-	return table_open(blog_relid(table), AccessShareLock);
+	return table_open(lock_relid(table, false), NoLock);
 }
 
 void
@@ -108,11 +214,14 @@ blog_refuse_layout(Relation index)
 					RelationGetRelationName(index))));
 }
 
-/* A B-tree of heap; anything else is refused rather than misread. */
+/*
+ * A B-tree of heap, locked by lock_relid(); anything else is refused
+ * rather than misread.
+ */
 static Relation
 open_btree(Oid indexid, Relation heap)
 {
-	Relation	rel = index_open(indexid, AccessShareLock);
+	Relation	rel = index_open(indexid, NoLock);
 
 	if (rel->rd_index->indrelid != RelationGetRelid(heap) ||
 		rel->rd_rel->relam != BTREE_AM_OID)
@@ -123,7 +232,7 @@ open_btree(Oid indexid, Relation heap)
 Relation
 blog_open_index(BlogRel index, Relation heap)
 {
-	return open_btree(blog_relid(index), heap);
+	return open_btree(lock_relid(index, false), heap);
 }
 
 /*
@@ -627,10 +736,10 @@ static const BlogReadDef read_defs[BLOG_NUM_READS] = {
 static Relation
 open_read_index(const BlogReadDef *def, Relation heap)
 {
-	Oid			indexid = lookup_relid(def->index, def->index_1_0 != def->index);
+	Oid			indexid = lock_relid(def->index, def->index_1_0 != def->index);
 
 	if (!OidIsValid(indexid))
-		indexid = blog_relid(def->index_1_0);
+		indexid = lock_relid(def->index_1_0, false);
 	return open_btree(indexid, heap);
 }
 

@@ -81,8 +81,8 @@ fetch_posts(const int32 *ids, int n, BlogPost *out)
 	return found;
 }
 
-Datum
-blog_tag_page(PG_FUNCTION_ARGS)
+static void
+tag_page(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Tag			tag = {0};
@@ -94,7 +94,7 @@ blog_tag_page(PG_FUNCTION_ARGS)
 	int			nposts;
 
 	if (!blog_page_by_slug(fcinfo, BLOG_READ_TAG_BY_SLUG, keep_tag, &tag))
-		return (Datum) 0;
+		return;
 
 	/* the ids of the posts carrying the tag, in id order */
 	links = blog_linked_ids(BLOG_REL_post_tags_tag_idx, tag.id);
@@ -117,6 +117,10 @@ blog_tag_page(PG_FUNCTION_ARGS)
 	}
 	else
 		blog_cards_emit(fcinfo, posts, nposts, &tag.name, 1);
+}
 
-	return (Datum) 0;
+Datum
+blog_tag_page(PG_FUNCTION_ARGS)
+{
+	return blog_page(fcinfo, tag_page);
 }

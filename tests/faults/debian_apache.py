@@ -3,7 +3,8 @@
 as installed: apache2.conf, envvars, mpm_event.conf, reqtimeout.conf and
 the rest) with the blog enabled the way docs/INSTALL.md does it: blog.load
 and conf/blog.conf in mods-enabled, `BlogMount /` in the default site, and
-optionally conf/blog-mpm.conf in conf-enabled (`a2enconf blog-mpm`).  It
+optionally conf/blog-mpm.conf in conf-enabled (`a2enconf blog-mpm`) or a
+BlogConnectionHold (blog.conf's commented line, set).  It
 listens on a port of its own and uses the private stack's PostgreSQL and
 Redis; started and stopped by its pid file."""
 
@@ -27,12 +28,13 @@ def available():
 
 
 class DebianApache:
-    def __init__(self, name, recommended):
+    def __init__(self, name, recommended, hold=None):
         self.dir = os.path.join(bt.VAR, name)
         self.etc = os.path.join(self.dir, "etc")
         self.port = bt.free_port()
         self.recommended = recommended
         self.extra = ""         # more configuration, in conf-enabled
+        self.hold = hold
         self.pidfile = os.path.join(self.dir, "run", "apache2.pid")
 
     def env(self):
@@ -67,6 +69,9 @@ class DebianApache:
         conf = re.sub(r"(?m)^(\s*)BlogRedis .*$", r"\1BlogRedis %s/run/redis.sock" % bt.VAR, conf)
         conf = re.sub(r"(?m)^(\s*)BlogTemplates .*$",
                       r"\1BlogTemplates %s/templates" % bt.ROOT, conf)
+        if self.hold:
+            conf = re.sub(r"(?m)^(\s*)#BlogConnectionHold .*$",
+                          r"\1BlogConnectionHold %s" % self.hold, conf)
         self._write("mods-available/blog.conf", conf)
         for f in ("blog.load", "blog.conf"):
             os.symlink("../mods-available/" + f, os.path.join(self.etc, "mods-enabled", f))
@@ -105,6 +110,13 @@ class DebianApache:
             raise RuntimeError("Debian's Apache does not answer on port %d" % self.port)
         time.sleep(2.0)     # the children start one after the other
         return self
+
+    def graceful(self):
+        """What `service apache2 reload` does (apache2ctl graceful)."""
+        subprocess.run(["/usr/sbin/apache2", "-d", self.etc, "-f",
+                        os.path.join(self.etc, "apache2.conf"), "-k", "graceful"],
+                       env=self.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=True, timeout=60)
 
     def threads(self):
         """The children's threads (workers, and a listener and the main

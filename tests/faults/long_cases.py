@@ -199,6 +199,48 @@ def tls_hello_debian():
             apache.stop()
 
 
+@case("reload-debian", "Debian's own Apache configuration with the blog: 10 graceful restarts "
+      "(service apache2 reload) under 16 kept-alive clients, BlogConnectionHold off (the "
+      "default) and 100ms", long=True, loaded=True)
+def reload_debian():
+    """What a reload costs (docs/INSTALL.md, "Upgrading"; the package's
+    postinst reloads): Apache closes each kept-alive connection that is
+    idle between two requests, and a request a client sends on one as it
+    closes gets no byte of an answer.  tests/system/load.py sends such a
+    request once more on a new connection, as RFC 9112 (9.3.1) lets a
+    client do for a GET: its "retried" is what a client that does not
+    retry loses, and with the retry none may fail."""
+    why = debian_apache.available()
+    if why:
+        figure("skipped: %s" % why)
+        return
+    for hold in (None, "100ms"):
+        apache = debian_apache.DebianApache("debian-reload", False, hold=hold).start()
+        stop = os.path.join(apache.dir, "stop")
+        try:
+            load = subprocess.Popen([sys.executable, os.path.join(bt.ROOT, "tests", "system", "load.py"),
+                                     "http://127.0.0.1:%d/" % apache.port,
+                                     os.path.join(bt.ROOT, "tests", "golden"), stop,
+                                     "--clients", "16"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            time.sleep(3.0)
+            for _ in range(10):
+                apache.graceful()
+                time.sleep(3.0)
+            open(stop, "w").close()
+            out = load.communicate(timeout=120)[0].decode(errors="replace")
+        finally:
+            apache.stop()
+        counts = re.search(r"requests (\d+) retried (\d+) failed (\d+)", out)
+        n, retried, failed = [int(x) for x in counts.groups()] if counts else (0, 0, -1)
+        name = "BlogConnectionHold %s" % (hold or "off")
+        figure("%s: %d requests, %d closed before any byte of the answer (%.1f a reload), "
+               "each answered when sent again once; %d failed"
+               % (name, n, retried, retried / 10.0, failed))
+        T.check(failed == 0 and n > 0, "%s: a client that retries once sees no request fail "
+                "through 10 reloads" % name, out[-600:])
+
+
 # ------------------------------------------------------------------- (b)
 @case("pg-frozen", "SIGSTOP the postmaster and every pooled backend for 8 s under load",
       long=True, loaded=True)

@@ -2,15 +2,18 @@
 # SPDX-License-Identifier: Apache-2.0
 # A ready build chroot of one Debian suite with its PostgreSQL: a debootstrap
 # minbase with gcc, make, postgresql-NN and postgresql-server-dev-NN (NN: the
-# suite's default major, which its "postgresql" package depends on).
+# suite's default major, which its "postgresql" package depends on), and the
+# locales run.sh makes clusters in (PGCHROOT_LOCALES of lib.sh, by
+# locale-gen).
 #
 #   tests/pgversions/chroot.sh [--fresh] SUITE...    (bookworm trixie sid)
 #
 # The chroots are kept in /var/cache/blog-pgchroots/<suite> (BLOG_PGCHROOTS)
-# and made again when older than BLOG_PGCHROOT_DAYS days (default 7) or with
+# and made again when older than BLOG_PGCHROOT_DAYS days (default 7), when
+# made by another recipe (lib.sh's PGCHROOT_RECIPE: what it holds), or with
 # --fresh; a new one is built beside the old and moved in place, so a user of
 # the old one is not disturbed.  Its marker, /etc/blog-pgchroot, says the
-# suite, the major, and when it was made.  The archive is the one this
+# suite, the major, the recipe, and when it was made.  The archive is the one this
 # host's apt sources name.  An old chroot that something still has mounted,
 # or a process has as its root or folder, is left in place (.SUITE.old.*).
 # Needs root and debootstrap.  Users must not
@@ -100,19 +103,29 @@ make_one() {
     major=$(in_chroot "$new" apt-cache depends postgresql |
             sed -n 's/^ *Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -n1)
     [ -n "$major" ] || { echo "pgchroot: $suite: no postgresql-NN in the archive" >&2; return 1; }
-    echo "pgchroot: $suite: installing gcc make postgresql-$major postgresql-server-dev-$major"
+    echo "pgchroot: $suite: installing gcc make locales postgresql-$major postgresql-server-dev-$major"
     if ! in_chroot "$new" apt-get install -y -q --no-install-recommends \
-            gcc make libc6-dev postgresql-$major postgresql-server-dev-$major \
+            gcc make libc6-dev locales postgresql-$major postgresql-server-dev-$major \
             >"$new.log" 2>&1; then
         tail -n 20 "$new.log"; rm -f "$new.log"
         echo "pgchroot: $suite: apt-get install failed" >&2
         return 1
     fi
     rm -f "$new.log"
+    local loc
+    for loc in $PGCHROOT_LOCALES; do
+        echo "$loc ${loc#*.}" >>"$new/etc/locale.gen"
+    done
+    if ! in_chroot "$new" locale-gen >"$new.log" 2>&1; then
+        cat "$new.log"; rm -f "$new.log"
+        echo "pgchroot: $suite: locale-gen failed" >&2
+        return 1
+    fi
+    rm -f "$new.log"
     in_chroot "$new" apt-get clean
     unmount_under "$new"
-    printf 'suite=%s\npg=%s\nmade=%s\n' "$suite" "$major" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-        >"$new/etc/blog-pgchroot"
+    printf 'suite=%s\npg=%s\nrecipe=%s\nmade=%s\n' "$suite" "$major" "$PGCHROOT_RECIPE" \
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$new/etc/blog-pgchroot"
 
     # The new one in place; the old one goes unless someone has it mounted.
     local old=""

@@ -42,7 +42,10 @@ host_security_mirror() {
     host_sources | awk '$2 ~ /-security$/ { print $1; found = 1; exit } END { exit !found }'
 }
 
-chroot_ready() { [ -f "$1/etc/blog-pgchroot" ]; }
+# What a chroot holds (chroot.sh): a chroot made by an older recipe is not
+# ready, and is made again.
+PGCHROOT_RECIPE="postgresql server-dev locales:${PGCHROOT_LOCALES:=tr_TR.UTF-8 de_DE.UTF-8}"
+chroot_ready() { grep -qxF "recipe=$PGCHROOT_RECIPE" "$1/etc/blog-pgchroot" 2>/dev/null; }
 chroot_pg() { sed -n 's/^pg=//p' "$1/etc/blog-pgchroot"; }
 
 mounts_under() {   # the mount points at or under $1, deepest first

@@ -4,15 +4,20 @@
 # chroot of its own distribution (tests/pgversions/chroot.sh): bookworm (15),
 # trixie (17) and sid (18).  In each: build with -Wall -Wextra -Werror,
 # install, then as the chroot's postgres user the whole pg_regress suite
-# (make installcheck) against two throw-away clusters, one initialised
-# without a locale (SQL_ASCII, C) and one in C.UTF-8 (UTF8), and
-# test/upgrade.sh.  One PASS or FAIL line per version with the reason, then
-# "N passed, N failed".
+# (make installcheck: its upgrade test updates 1.0, 1.1 and 1.2 to 1.3 in
+# databases of the cluster's default, its locale test creates and updates
+# the extension in a database of ICU's Turkish) against a throw-away cluster
+# of each locale (cells): no locale (SQL_ASCII), C, C.UTF-8, tr_TR.UTF-8
+# and de_DE.UTF-8 (libc), and ICU's tr and und (the root locale, the
+# collations und-x-icu).  One PASS or FAIL line per cell with the reason,
+# then "N passed, N failed".
 #
-#   tests/pgversions/run.sh [--tree DIR] [SUITE...]
+#   tests/pgversions/run.sh [--tree DIR] [--fast] [SUITE...]
 #   tests/pgversions/run.sh --probe [SUITE...]   why it cannot run here
 #                                      (exit 77), or nothing (exit 0)
 #
+# --fast (./blog check): each locale on one major only, two or three per
+# major (fast_cells), instead of every locale on every major.
 # --tree DIR: the checkout whose pg_blog_ext/ to test (default: this one);
 # pg_blog_ext/ goes in alone, as a packager who builds only the extension
 # has it, its tracked and unignored files only, so that no object built for
@@ -56,6 +61,8 @@ probe_only=0
 if [ "${1:-}" = --probe ]; then probe_only=1; shift; fi
 tree=$root
 if [ "${1:-}" = --tree ]; then tree=$(cd "$2" && pwd) || exit 2; shift 2; fi
+fast=0
+if [ "${1:-}" = --fast ]; then fast=1; shift; fi
 [ $# -gt 0 ] || set -- bookworm trixie sid
 suites=("$@")
 if [ $probe_only = 1 ]; then
@@ -81,68 +88,92 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "pg-versions: interrupted"; exit 130' INT TERM
 
-# The build and the tests, inside the chroot.  $1: the major.
-inner='set -eu
+# The cells: a cluster per locale, by initdb's options.  The libc locales
+# are made in the chroot (chroot.sh); ICU's need none (initdb's own locale
+# is then C.UTF-8, which only the server's messages and the like use).
+all_cells="SQL_ASCII C C.UTF-8 tr_TR.UTF-8 de_DE.UTF-8 icu-tr icu-und"
+# --fast: each locale once, spread over the majors (the locale test's ICU
+# Turkish database is made in every cell, on every major)
+fast_cells() {
+    case $1 in
+        bookworm) echo "SQL_ASCII tr_TR.UTF-8 icu-und" ;;
+        trixie) echo "C.UTF-8 icu-tr" ;;
+        *) echo "C de_DE.UTF-8" ;;
+    esac
+}
+
+# The build and the tests, inside the chroot.  $1: the major, then the
+# cells.  "== result CELL PASS|FAIL" after each cell.
+inner='set -u
 major=$1
+shift
 pgbin=/usr/lib/postgresql/$major/bin
 step() { echo "== $*"; }
 as_pg() { su postgres -s /bin/sh -c "$*"; }
+initdb_options() {
+    case $1 in
+        SQL_ASCII) echo "--no-locale" ;;
+        C) echo "--locale=C --encoding=UTF8" ;;
+        icu-*) echo "--locale=C.UTF-8 --locale-provider=icu --icu-locale=${1#icu-}" ;;
+        *) echo "--locale=$1" ;;
+    esac
+}
 cd /var/lib/postgresql/blog/pg_blog_ext
 step build
-as_pg "make PG_CONFIG=$pgbin/pg_config COPT=\"-Wall -Wextra -Werror\""
+as_pg "make PG_CONFIG=$pgbin/pg_config COPT=\"-Wall -Wextra -Werror\"" || exit 1
 step install
-make -s PG_CONFIG=$pgbin/pg_config install
+make -s PG_CONFIG=$pgbin/pg_config install || exit 1
 export PGHOST=/tmp PGPORT=5432 PGUSER=postgres
-# cluster NAME INITDB-OPTIONS: a throw-away cluster, the suite against it
-cluster() {
-    step cluster $1
+stop() { as_pg "$pgbin/pg_ctl -D /tmp/pgdata -w stop -m $1" >/dev/null 2>&1; }
+# cell NAME: a throw-away cluster of that locale, the suite against it
+cell() {
+    step cell $1
     rm -rf /tmp/pgdata
-    as_pg "$pgbin/initdb -D /tmp/pgdata -A trust -U postgres --no-sync $2 >/tmp/initdb.log"
+    as_pg "$pgbin/initdb -D /tmp/pgdata -A trust -U postgres --no-sync $(initdb_options $1) \
+           >/tmp/initdb.log 2>&1" || { cat /tmp/initdb.log; return 1; }
     as_pg "$pgbin/pg_ctl -D /tmp/pgdata -w -l /tmp/pg.log \
            -o \"-c listen_addresses= -c unix_socket_directories=/tmp -c fsync=off\" start" ||
-        { cat /tmp/pg.log; exit 1; }
-    as_pg "$pgbin/psql -XAtc \"SELECT getdatabaseencoding(), datcollate FROM pg_database WHERE datname = current_database()\""
+        { cat /tmp/pg.log; return 1; }
+    as_pg "$pgbin/psql -XAtc \"SELECT getdatabaseencoding(), datcollate, datctype, datlocprovider
+           FROM pg_database WHERE datname = current_database()\"" || return 1
     step installcheck $1
     as_pg "PGHOST=/tmp make PG_CONFIG=$pgbin/pg_config installcheck" ||
-        { cat regression.diffs 2>/dev/null | head -n 40; exit 1; }
+        { cat regression.diffs output_iso/regression.diffs 2>/dev/null | head -n 40; return 1; }
+    # PostgreSQL 18 on: the library names itself and its version
+    if [ "$major" -ge 18 ]; then
+        step magic
+        as_pg "$pgbin/psql -XAt -d contrib_regression -c \"SELECT count(*) FROM blog.index_page(1)\" \
+               -c \"SELECT module_name, version FROM pg_get_loaded_modules()\"" >/tmp/modules.out
+        cat /tmp/modules.out
+        grep -q "^pg_blog|[0-9]" /tmp/modules.out || return 1
+    fi
+    stop fast
 }
-# initdb with no locale (C) makes SQL_ASCII; C.UTF-8, UTF8
-cluster SQL_ASCII "--no-locale"
-step stop
-as_pg "$pgbin/pg_ctl -D /tmp/pgdata -w stop -m fast"
-cluster UTF8 "--locale=C.UTF-8"
-# PostgreSQL 18 on: the library names itself and its version
-if [ "$major" -ge 18 ]; then
-    step magic
-    as_pg "$pgbin/psql -XAt -d contrib_regression -c \"SELECT count(*) FROM blog.index_page(1)\" \
-           -c \"SELECT module_name, version FROM pg_get_loaded_modules()\"" >/tmp/modules.out
-    cat /tmp/modules.out
-    grep -q "^pg_blog|[0-9]" /tmp/modules.out
-fi
-step upgrade.sh
-as_pg "PGHOST=/tmp PG_BINDIR=$pgbin ./test/upgrade.sh" >/tmp/upgrade.out 2>&1 ||
-    { cat /tmp/upgrade.out; exit 1; }
-cat /tmp/upgrade.out
-! grep -q "^pg_dump --schema-only: different" /tmp/upgrade.out
-step stop
-as_pg "$pgbin/pg_ctl -D /tmp/pgdata -w stop -m fast"
+for c in "$@"; do
+    if cell $c; then
+        echo "== result $c PASS"
+    else
+        echo "== result $c FAIL"
+        stop immediate
+    fi
+done
 '
 
 
-# reason LOG: the first thing that went wrong, on one line
+# reason LOG: the first thing that went wrong, on one line (LOG: a whole
+# suite's log, or one cell's part of it)
 reason() {
     local log=$1 stepname line
-    stepname=$(sed -n 's/^== //p' "$log" | tail -n1)
+    stepname=$(sed -n 's/^== //p' "$log" | grep -v '^result ' | tail -n1)
     case $stepname in
         build) line=$(grep -m1 -E 'error:|Error [0-9]' "$log") ;;
-        installcheck*) line=$(grep -E '^not ok|FAILED|failed \(ignored\)' "$log" |
+        installcheck*) line=$(grep -E '^not ok|FAILED|failed \(ignored\)|^ERROR' "$log" |
                              sed -E 's/^not ok +[0-9]+ +[-+] +//; s/ +\.\.\. .*//; s/^test +//; s/ +[0-9]+ ms$//' |
                              tr -s ' ' | paste -sd, -)
                       line="failed: ${line:-see log}" ;;
-        upgrade.sh) line=$(grep -m1 -E 'ERROR|different' "$log") ;;
         *) line=$(sed -n "/^== $stepname\$/,\$p" "$log" | sed 1d | grep -v '^make\(\[[0-9]*\]\)\?: ' | head -n1) ;;
     esac
-    echo "$stepname: ${line:-see $log}" | cut -c1-300
+    echo "$stepname: ${line:-see log}" | cut -c1-300
 }
 
 for suite in "$@"; do
@@ -179,18 +210,32 @@ for suite in "$@"; do
     fi
     in_chroot "$m" chown -R postgres: /var/lib/postgresql/blog
 
-    if in_chroot "$m" sh -c "$inner" inner "$major" >>"$log" 2>&1; then
-        tests=$(grep -oE 'All [0-9]+ tests passed' "$log" | cut -d' ' -f2 | paste -sd/ -)
-        echo "PASS PostgreSQL $major ($suite): build -Werror, installcheck on SQL_ASCII and UTF8 ($tests tests), upgrade.sh ($(( $(date +%s) - t0 )) s)"
-        npass=$((npass + 1))
-    else
+    if [ $fast = 1 ]; then cells=$(fast_cells "$suite"); else cells=$all_cells; fi
+    # one cell's part of the log, with the time it took
+    in_chroot "$m" sh -c "$inner" inner "$major" $cells 2>&1 |
+        while IFS= read -r line; do
+            case $line in "== cell "*|"== result "*) line="$line $(date +%s)" ;; esac
+            printf '%s\n' "$line"
+        done >>"$log"
+    if ! grep -q '^== result ' "$log"; then
         echo "FAIL PostgreSQL $major ($suite): $(reason "$log") ($(( $(date +%s) - t0 )) s; $log)"
         nfail=$((nfail + 1))
-        # a cluster left running by a failed step
-        in_chroot "$m" su postgres -s /bin/sh -c \
-            "/usr/lib/postgresql/$major/bin/pg_ctl -D /tmp/pgdata -w stop -m immediate" \
-            >/dev/null 2>&1
     fi
+    for c in $cells; do
+        part=$(sed -n "/^== cell $c [0-9]*\$/,/^== result $c /p" "$log")
+        [ -n "$part" ] || continue
+        secs=$(( $(echo "$part" | tail -n1 | awk '{print $NF}') - $(echo "$part" | head -n1 | awk '{print $NF}') ))
+        if echo "$part" | tail -n1 | grep -q "^== result $c PASS"; then
+            tests=$(echo "$part" | grep -oE 'All [0-9]+ tests passed' | cut -d' ' -f2 | paste -sd+ -)
+            echo "PASS PostgreSQL $major ($suite) $c: installcheck, $tests tests ($secs s)"
+            npass=$((npass + 1))
+        else
+            echo "$part" | sed '$d' >"$logs/$suite.cell.log"
+            echo "FAIL PostgreSQL $major ($suite) $c: $(reason "$logs/$suite.cell.log") ($secs s; $log)"
+            rm -f "$logs/$suite.cell.log"
+            nfail=$((nfail + 1))
+        fi
+    done
     cleanup
 done
 

@@ -17,7 +17,9 @@
 #   build     a copy of this clone; INSTALL.md's block marked "build"
 #             (./blog deb, with lintian); make install's files against the
 #             packages'; the packages' autopkgtest (autopkgtest -- null);
-#             the previous release's packages, built from its git commit
+#             the previous release's packages, built from its git commit;
+#             after Debian 12, ./blog deb again beside bookworm's
+#             postgresql-server-dev-15 (a system upgraded from 12)
 #   packages  the marked blocks in order, with the packages; the checks;
 #   source    (or ./blog install); "Removing it"; nothing of the blog left;
 #             every step again, the checks again, the removal again
@@ -343,13 +345,13 @@ part_build() {
     fi
 
     # autopkgtest -- null: the box is the testbed.  Its dependencies first,
-    # in the host's network; the tests run in the box's.  The tree's
-    # debian/control names the majors of the release it was last made on:
-    # pg_buildext makes it for this one, as the packages' build did.
+    # in the host's network; the tests run in the box's, from the tree as
+    # committed (debian/tests/control names no package that only another
+    # release's build makes).
     local tst
     if box_host sh -c 'cd /root/blog && apt-get install -y -q --no-install-recommends autopkgtest \
             apache2 postgresql redis-server curl make postgresql-server-dev-all \
-            $(ls ./build/deb/*.deb | grep -v -- -dbgsym_) && pg_buildext updatecontrol' \
+            $(ls ./build/deb/*.deb | grep -v -- -dbgsym_)' \
             >"$work/autopkgtest-deps.log" 2>&1; then
         box_ns sh -c 'cd /root/blog && autopkgtest $(ls ./build/deb/*.deb | grep -v -- -dbgsym_) \
             /root/blog/ -- null' >"$work/autopkgtest.log" 2>&1
@@ -382,7 +384,37 @@ part_build() {
             fail "no previous release in this clone's history (debian/changelog's $version)"
         fi
     fi
+    [ "$suite" = bookworm ] || build_beside_15 "$major"
     box_close
+}
+
+# A system upgraded from Debian 12 keeps bookworm's postgresql-server-dev-15
+# beside the release's own: ./blog deb there builds an extension package
+# for each major, and lintian passes them.  $1: the release's major.  (Last
+# in the build part: the box is not the release's own system after it.)
+build_beside_15() {
+    local major=$1 security
+    security=$(host_security_mirror || true)
+    {
+        printf 'Types: deb\nURIs: %s\nSuites: bookworm\nComponents: main\n' "$(host_mirror)"
+        [ -z "$security" ] ||
+            printf '\nTypes: deb\nURIs: %s\nSuites: bookworm-security\nComponents: main\n' "$security"
+    } >"$box/etc/apt/sources.list.d/bookworm.sources"
+    if ! box_host sh -c 'apt-get update -q && apt-get install -y -q --no-install-recommends \
+            postgresql-server-dev-15' >"$work/beside-15.log" 2>&1; then
+        tail -n 20 "$work/beside-15.log"
+        fail "bookworm's postgresql-server-dev-15 beside $major (an upgraded Debian 12)"
+        return 1
+    fi
+    rm "$box/etc/apt/sources.list.d/bookworm.sources"
+    box_host sh -c 'apt-get update -q && cd /root/blog && ./blog deb' >"$work/deb-beside-15.log" 2>&1
+    check "./blog deb beside bookworm's postgresql-server-dev-15 (an upgraded Debian 12): \
+postgresql-15-pg-blog and postgresql-$major-pg-blog" \
+        test -e "$(ls "$box"/root/blog/build/deb/postgresql-15-pg-blog_*.deb 2>/dev/null | head -n1)" \
+        -a -e "$(ls "$box"/root/blog/build/deb/postgresql-"$major"-pg-blog_*.deb 2>/dev/null | head -n1)"
+    check "lintian --pedantic on both: 0 errors, 0 warnings" \
+        bash -c "grep -q 'postgresql-15-pg-blog' '$work/deb-beside-15.log' &&
+                 ! grep -E '^(E|W): ' '$work/deb-beside-15.log'"
 }
 
 part_install() {   # part_install SUITE WAY
