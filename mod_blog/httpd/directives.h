@@ -121,6 +121,11 @@ typedef enum blog_dir_where
       1, 1000, "Off|duration", "after the blog's answer on a kept-alive " \
       "HTTP/1.1 connection (event MPM, no TLS), how long its worker waits " \
       "for the next request before the listener takes the connection") \
+    X(HANDSHAKE_WAIT, "BlogHandshakeWait", handshake_wait, FLAG, SERVER, \
+      "On", 0, 0, "On|Off", "On: under the event MPM (httpd 2.4.63 on), a " \
+      "TLS connection waits in the listener's poll until its ClientHello " \
+      "is whole, holding no worker; Off: mod_ssl reads it in a worker " \
+      "from the accept, as without the blog") \
     X(CONN_PARK, "BlogConnectionPark", conn_park, FLAG, SERVER, "Off", 0, 0, \
       "On|Off", "ignored, with a warning at start-up (the connection loop " \
       "it set was removed); accepted so that old configurations start")

@@ -65,6 +65,7 @@ typedef struct blog_config
     const char *templates_dir;
     int         compute_limit;
     apr_interval_time_t conn_hold;
+    int         handshake_wait; /* BlogHandshakeWait */
     int         conn_park;      /* BlogConnectionPark */
 
     apr_uint32_t set;           /* bit BLOG_D_x: given in this server */
@@ -545,7 +546,7 @@ blog_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
         return HTTP_INTERNAL_SERVER_ERROR;
     blog_g = c;
     blog_in_use = bases->nelts > 0;
-    blog_hello_configure(blog_in_use);
+    blog_hello_configure(blog_in_use && c->handshake_wait);
     /* the listener deletes each key under every mount of the blog */
     blog_invalidate_configure(pconf, s, c->invalidate, c->invalidate_db,
                               &c->db, &c->cache,
