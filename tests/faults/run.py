@@ -547,6 +547,27 @@ def tls_handshakes():
         T.check(max(reading) < 100, "event: 200 connections trickling a ClientHello hold no "
                 "worker", "%d workers reading" % max(reading))
     T.check(crowd.stats.get("opened", 0) >= 200, "the trickler ran", "%s" % crowd.stats)
+    if waits:
+        handshake_wait_off(port)
+
+
+def handshake_wait_off(port):
+    """BlogHandshakeWait Off: mod_ssl reads each ClientHello in a worker
+    from the accept, as without the blog."""
+    with tls.certificate() as (cert, key), \
+            apache_with(tls.listener(port, cert, key) + "BlogHandshakeWait Off\n"):
+        with tls.Trickler(port, 200) as crowd:
+            reading = []
+            for _ in range(20):
+                time.sleep(0.5)
+                reading.append(threads_reading())
+                if reading[-1] >= 100:
+                    break
+    figure("BlogHandshakeWait Off: at most %d workers reading while 200 trickled a ClientHello"
+           % max(reading))
+    T.check(max(reading) >= 100 and crowd.stats.get("opened", 0) >= 200,
+            "BlogHandshakeWait Off: the trickled ClientHellos hold workers (mod_ssl's reads)",
+            "%d workers reading; %s" % (max(reading), crowd.stats))
 
 
 @case("redis-killed", "SIGKILL redis-server, then start it again")
