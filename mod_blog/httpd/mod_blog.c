@@ -147,9 +147,10 @@ blog_parse_conninfo(apr_pool_t *p, const blog_directive *d, const char *arg,
 {
     char       *msg = NULL;
     PQconninfoOption *opts = PQconninfoParse(arg, &msg);
-    char        buf[BLOG_PQ_MSG_MAX];
 
     if (opts == NULL) {
+        char        buf[BLOG_PQ_MSG_MAX];
+
         blog_pq_msg(buf, msg);
         PQfreemem(msg);
         return apr_psprintf(p, "%s: invalid conninfo: %s", d->name, buf);

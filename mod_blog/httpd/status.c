@@ -253,10 +253,11 @@ status_health(request_rec *r, int flags)
     static const char *const names[2] = {"PostgreSQL", "Redis"};
     char        why[HEALTH_WHY_MAX];
     char        when[APR_RFC822_DATE_LEN];
-    apr_time_t  at;
     int         k;
 
     for (k = 0; k < 2 && health.lock != NULL; k++) {
+        apr_time_t  at;
+
         apr_thread_mutex_lock(health.lock);
         apr_cpystrn(why, health.why[k], sizeof(why));
         at = health.at[k];

@@ -633,14 +633,15 @@ inv_main(apr_thread_t *thread, void *data)
         {.desc_type = APR_POLL_SOCKET, .reqevents = APR_POLLIN,
          .desc.s = inv_c->pq_sock}
     };
-    apr_time_t  now, wake_at;
     apr_os_sock_t fd;
     apr_int32_t n;
-    apr_status_t rv;
 
     (void) data;
     while (!inv_stopping()) {
-        wake_at = apr_time_now() + INV_ELECT_POLL;
+        apr_time_t  wake_at = apr_time_now() + INV_ELECT_POLL;
+        apr_time_t  now;
+        apr_status_t rv;
+
         pfd[1].rtnevents = 0;
         if (!inv_c->holding
             && apr_proc_mutex_trylock(inv.mutex) == APR_SUCCESS)

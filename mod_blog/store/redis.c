@@ -253,7 +253,6 @@ redis_tls_send(blog_redis *r, const struct iovec *iov, int n,
     size_t      done = 0;
     size_t      off = 0;
     int         i = 0;
-    int         w;
     blog_redis_io io;
 
     while (done < len || i < n) {
@@ -274,6 +273,8 @@ redis_tls_send(blog_redis *r, const struct iovec *iov, int n,
             if (len == 0)
                 break;
         }
+        int         w;
+
         ERR_clear_error();
         w = SSL_write(r->tls, buf + done, (int) (len - done));
         if (w > 0)
@@ -502,13 +503,14 @@ blog_redis_io
 blog_redis_fill(blog_redis *r, apr_time_t deadline)
 {
     ssize_t     n;
-    int         e;
 
     if ((r->tls == NULL || SSL_pending(r->tls) == 0)
         && blog_wait_fd(r->ctx->fd, r->tls_wants_write ? POLLOUT : POLLIN,
                         deadline) != 0)
         return BLOG_REDIS_TIMEOUT;
     if (r->tls != NULL) {
+        int         e;
+
         ERR_clear_error();
         n = SSL_read(r->tls, r->rbuf, sizeof(r->rbuf));
         e = n > 0 ? SSL_ERROR_NONE : SSL_get_error(r->tls, (int) n);

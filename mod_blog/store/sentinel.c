@@ -620,6 +620,7 @@ sn_stop(void *data)
 
 /* After them: nothing of this child's is asked any more. */
 static apr_status_t
+/* cppcheck-suppress constParameter ; an APR cleanup takes a void * */
 sn_gone(void *data)
 {
     if (sn == data)

@@ -336,11 +336,11 @@ fpg_serve(fake_conn *c)
     for (;;) {
         char        type;
         uint32_t    len;
-        int         r;
 
         /* a listener hears notifications while the client is silent */
         if (listening) {
             int         killed;
+            int         r;
 
             killed = T_LOCKED(&fpg_lock, fpg_kill_gen) != kill_gen;
             if (killed || fpg_send_notes(c, &sent) != 0)

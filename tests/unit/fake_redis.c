@@ -197,7 +197,7 @@ fr_answer(redisReply *cmd, int *authed, fr_node *node, char *out, size_t size)
 {
     const char *name = cmd->element[0]->str;
     const char *role = node != NULL ? node->role : "master";
-    size_t      n = 0;
+    size_t      n;
     int         i;
 
     if (strcasecmp(name, "AUTH") == 0 && fr_pass == NULL)

@@ -87,7 +87,7 @@ fake_sentinel_publish(fake_server *srv, const char *channel,
 }
 
 static void
-fs_unsubscribe(fs_sentinel *fs, fake_conn *c)
+fs_unsubscribe(fs_sentinel *fs, const fake_conn *c)
 {
     int         i;
 

@@ -45,9 +45,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* an exact-size copy, so ASan sees any read past len */
     char *path = malloc(size ? size : 1);
-    char buf[16 + BLOG_SLUG_MAX];
     blog_route r;
-    size_t n;
 
     if (path == NULL)
         abort();
@@ -57,6 +55,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r.kind != BLOG_ROUTE_NOT_FOUND && !blog_route_owned(path, size))
         abort();
     if (r.kind != BLOG_ROUTE_NOT_FOUND) {
+        char buf[16 + BLOG_SLUG_MAX];
+        size_t n;
+
         if (r.slug && !blog_slug_is_valid(r.slug, r.slug_len))
             abort();
         n = rebuild(&r, buf);

@@ -81,8 +81,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     blog_frame root = {root_vals, 0, NFIELDS};
     char err[256];
     blog_tpl *tpl;
-    char *out;
-    size_t n;
     int i;
 
     a.n = 0;
@@ -92,7 +90,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (strchr(err, ':') == NULL)
             abort();
     } else {
-        out = blog_tpl_render(tpl, &root, arena_alloc, &a, 0, &n);
+        size_t n;
+        char *out = blog_tpl_render(tpl, &root, arena_alloc, &a, 0, &n);
+
         /* one pass into a capacity the input picks, or two: the same bytes */
         if (out && len > 0) {
             size_t      cap = (size_t) (unsigned char) src[0] * n / 128;

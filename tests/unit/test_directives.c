@@ -190,13 +190,14 @@ expect_known_names(const char *rel)
     CHECK(text != NULL);
     while (line && *line) {
         const char *p = line;
-        size_t n = 4;
 
         while (*p == ' ' || *p == '\t')
             p++;
         if (*p == '#')
             p++;
         if (strncmp(p, "Blog", 4) == 0 && isupper((unsigned char) p[4])) {
+            size_t n = 4;
+
             while (isalnum((unsigned char) p[n]))
                 n++;
             if ((p[n] == ' ' || p[n] == '\n' || p[n] == '\0')

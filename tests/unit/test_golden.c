@@ -52,21 +52,21 @@ tag_list(t_arena *a, int p)
 static void
 card_frame(t_arena *a, int p, blog_frame *f)
 {
-    blog_val *v = vals_new(a, BLOG_F_SUMMARY - BLOG_F_SLUG + 1);
+    blog_val *v = vals_new(a, BLOG_CARD_COUNT);
 
-    v[BLOG_F_SLUG - BLOG_F_SLUG] = S(t_arena_printf(a, "post-%d", p));
-    v[BLOG_F_TITLE - BLOG_F_SLUG] = S(t_arena_printf(a, "Post %d: %s", p,
-                                                t_titles[p % 8]));
-    v[BLOG_F_AUTHOR - BLOG_F_SLUG] = S(t_author_names[p % 10]);
-    v[BLOG_F_DATE - BLOG_F_SLUG] = S(t_date_of(a, p, 0));
-    v[BLOG_F_COMMENTS_LABEL - BLOG_F_SLUG] =
+    v[BLOG_F_SLUG - BLOG_CARD_FIRST] = S(t_arena_printf(a, "post-%d", p));
+    v[BLOG_F_TITLE - BLOG_CARD_FIRST] =
+        S(t_arena_printf(a, "Post %d: %s", p, t_titles[p % 8]));
+    v[BLOG_F_AUTHOR - BLOG_CARD_FIRST] = S(t_author_names[p % 10]);
+    v[BLOG_F_DATE - BLOG_CARD_FIRST] = S(t_date_of(a, p, 0));
+    v[BLOG_F_COMMENTS_LABEL - BLOG_CARD_FIRST] =
         S(t_comments_label(a, t_comment_count(p)));
-    v[BLOG_F_TAGS - BLOG_F_SLUG] = tag_list(a, p);
-    v[BLOG_F_SUMMARY - BLOG_F_SLUG] =
+    v[BLOG_F_TAGS - BLOG_CARD_FIRST] = tag_list(a, p);
+    v[BLOG_F_SUMMARY - BLOG_CARD_FIRST] =
         S(t_arena_printf(a, "A short summary of post %d.", p));
     f->vals = v;
-    f->first = BLOG_F_SLUG;
-    f->count = BLOG_F_SUMMARY - BLOG_F_SLUG + 1;
+    f->first = BLOG_CARD_FIRST;
+    f->count = BLOG_CARD_COUNT;
 }
 
 static blog_frame *

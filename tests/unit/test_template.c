@@ -313,8 +313,6 @@ test_deep_nesting(void)
     t_arena *ar = t_arena_new();
     char err[256];
     blog_tpl *tpl;
-    size_t len;
-    char *out;
     int i;
 
     /* 16 levels of the same two-item list: 2^16 renderings of {{x}} */
@@ -338,7 +336,9 @@ test_deep_nesting(void)
     tpl = compile(ar, src, NULL, err);
     CHECK(tpl != NULL);
     if (tpl) {
-        out = blog_tpl_render(tpl, &root, t_arena_alloc, ar, 0, &len);
+        size_t len;
+        char *out = blog_tpl_render(tpl, &root, t_arena_alloc, ar, 0, &len);
+
         CHECK(out != NULL);
         /* half the leaves are "&amp;" (5 bytes), half "b" */
         CHECK(len == (size_t) 32768 * 5 + 32768);
@@ -507,12 +507,13 @@ test_load_files(void)
         blog_tpl *tpl = blog_tpl_load(&env, "layout", "page",
                                       blog_tpl_file_source, &files, err,
                                       sizeof(err));
-        size_t len;
-        char *out;
 
         CHECK(tpl != NULL);
         if (tpl) {
-            out = blog_tpl_render(tpl, &f.root, t_arena_alloc, ar, 0, &len);
+            size_t len;
+            char *out = blog_tpl_render(tpl, &f.root, t_arena_alloc, ar, 0,
+                                        &len);
+
             CHECK_STR(out, len, "<main>\n<h1>A&amp;</h1>\n<i>1</i>\n"
                       "<i>2</i>\n<i>&lt;3&gt;</i>\n</main>\n");
         } else
