@@ -6,7 +6,7 @@
  * path normalised, as core's walks see it; its page by the path as sent.
  */
 #include "store/cache.h"
-#include "store/logno.h"
+#include "core/logno.h"
 #include "store/db.h"
 #include "httpd/directives.h"
 #include "httpd/hold.h"

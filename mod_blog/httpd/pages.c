@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pages.c - the rows live as long as r->pool: the page points into them. */
 #include "httpd/pages.h"
-#include "store/logno.h"
+#include "core/logno.h"
 
 #include "core/compute.h"
 #include "store/db.h"

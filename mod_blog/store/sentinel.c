@@ -18,7 +18,7 @@
  */
 #include "store/sentinel.h"
 
-#include "store/logno.h"
+#include "core/logno.h"
 #include "store/ratelog.h"
 #include "store/wait.h"
 

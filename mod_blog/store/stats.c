@@ -6,7 +6,7 @@
  * reports the child gone, whatever the way it died.
  */
 #include "store/stats.h"
-#include "store/logno.h"
+#include "core/logno.h"
 
 #include "http_config.h"
 #include "http_log.h"
