@@ -20,7 +20,7 @@
 #include "core/router.h"
 #include "httpd/serve.h"
 #include "httpd/site.h"
-#include "store/stats.h"
+#include "httpd/counters_shm.h"
 #include "httpd/status.h"
 #include "httpd/tplfiles.h"
 

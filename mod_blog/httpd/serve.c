@@ -14,7 +14,7 @@
 #include "httpd/pages.h"
 #include "httpd/response.h"
 #include "core/router.h"
-#include "store/stats.h"
+#include "store/counters.h"
 
 #include "http_protocol.h"
 

@@ -10,7 +10,8 @@
 #include "store/db.h"
 #include "store/ratelog.h"
 #include "store/sentinel.h"
-#include "store/stats.h"
+#include "httpd/counters_shm.h"
+#include "store/counters.h"
 
 #include "http_config.h"
 #include "http_log.h"

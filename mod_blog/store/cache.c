@@ -18,7 +18,7 @@
 
 #include "store/ratelog.h"
 #include "store/stale.h"
-#include "store/stats.h"
+#include "store/counters.h"
 #include "store/wait.h"
 
 #include "http_log.h"

@@ -16,7 +16,7 @@
 #include "store/pq.h"
 
 #include "store/ratelog.h"
-#include "store/stats.h"
+#include "store/counters.h"
 #include "store/wait.h"
 
 #include "http_log.h"

@@ -17,7 +17,7 @@
 unsigned    t_log_count(void);
 int         t_log_since(unsigned from, const char *needle);
 
-/* A counter of stats.h. */
+/* A counter of store/counters.h. */
 apr_uint64_t t_stat(int k);
 
 typedef struct t_hooks

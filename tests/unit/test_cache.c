@@ -19,7 +19,7 @@
 #include "apr_strings.h"
 
 #include "store/cache.h"
-#include "store/stats.h"
+#include "store/counters.h"
 
 #include "backends.h"
 #include "fake.h"

@@ -20,7 +20,7 @@
 #include "apr_strings.h"
 
 #include "store/db.h"
-#include "store/stats.h"
+#include "store/counters.h"
 #include "httpd/pages.h"
 #include "httpd/tplfiles.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_stats.c - the per-child counters in shared memory (stats.c),
+ * test_stats.c - the per-child counters in shared memory (counters_shm.c),
  * through the hooks it registers: the segment sized from the MPM's limit,
  * a free slot taken at child_init with the child's generation, the next
  * one while an older child still holds it, none when all are held, the
@@ -15,7 +15,8 @@
 
 #include "apr_general.h"
 
-#include "store/stats.h"
+#include "httpd/counters_shm.h"
+#include "store/counters.h"
 #include "httpd/status.h"
 #include "mod_status.h"
 #include "http_log.h"
