@@ -12,6 +12,7 @@
 #include "httpd/hold.h"
 #include "httpd/hello.h"
 #include "store/invalidate.h"
+#include "httpd/invalidate_hooks.h"
 #include "httpd/pages.h"
 #include "store/pq.h"
 #include "store/redis.h"

@@ -21,6 +21,7 @@
 #include "store/cache.h"
 #include "store/db.h"
 #include "store/invalidate.h"
+#include "httpd/invalidate_hooks.h"
 
 #include "backends.h"
 #include "fake.h"
