@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pages.c - the rows live as long as r->pool: the page points into them. */
 #include "httpd/pages.h"
+#include "httpd/store_call.h"
 #include "core/logno.h"
 
 #include "core/compute.h"
@@ -165,8 +166,9 @@ page_query(request_rec *r, const blog_site *site, blog_stmt stmt,
     PGresult   *res;
     blog_build  b;
     blog_rows   rs;
+    blog_call   call = blog_call_of(r);
 
-    if (blog_db_page(r, stmt, param, param_len, &res) != APR_SUCCESS) {
+    if (blog_db_page(&call, stmt, param, param_len, &res) != APR_SUCCESS) {
         *out = site->unavailable;
         return;
     }

@@ -5,6 +5,7 @@
  * page, never the 503's body.
  */
 #include "httpd/status.h"
+#include "httpd/store_call.h"
 
 #include "store/cache.h"
 #include "store/db.h"
@@ -61,6 +62,7 @@ health_handler(request_rec *r)
     char        redis_why[HEALTH_WHY_MAX];
     int         pg_ok, redis_ok, rv;
     const char *body;
+    blog_call   call = blog_call_of(r);
 
     if (r->handler == NULL || strcmp(r->handler, "blog-health") != 0)
         return DECLINED;
@@ -70,8 +72,9 @@ health_handler(request_rec *r)
     rv = ap_discard_request_body(r);
     if (rv != OK)
         return rv;
-    pg_ok = blog_db_ping(r, pg_why, sizeof(pg_why)) == 0;
-    redis_ok = blog_cache_ping(r, redis_why, sizeof(redis_why)) == 0;
+    pg_ok = blog_db_ping(&call, pg_why, sizeof(pg_why)) == 0;
+    redis_ok = blog_cache_ping(&call, redis_why, sizeof(redis_why)) == 0;
+    blog_call_notes(r, &call);
     if (!pg_ok)
         health_failed(r, HEALTH_PG, pg_why);
     if (!redis_ok)

@@ -4,6 +4,8 @@
 #define BLOG_DB_H
 
 #include "httpd.h"
+
+#include "store/call.h"
 #include "apr_time.h"
 
 #include <libpq-fe.h>
@@ -36,12 +38,12 @@ void blog_db_child_init(apr_pool_t *pchild, server_rec *s,
 
 /*
  * A page statement with one binary parameter: *res holds the binary rows,
- * freed with r->pool; non-zero on any failure (the caller answers 503).
+ * freed with call->pool; non-zero on any failure (the caller answers 503).
  */
-apr_status_t blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
+apr_status_t blog_db_page(blog_call *call, blog_stmt stmt, const char *param,
                           apr_size_t param_len, PGresult **res);
 
 /* A pooled connection answers "SELECT 1": 0, or -1 with why. */
-int blog_db_ping(request_rec *r, char *why, apr_size_t why_len);
+int blog_db_ping(blog_call *call, char *why, apr_size_t why_len);
 
 #endif

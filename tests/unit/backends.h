@@ -13,6 +13,11 @@
 #include "http_protocol.h"
 #include "apr_time.h"
 
+#include "store/call.h"
+
+/* A request's call of the store, as httpd/store_call.h makes it. */
+#define T_CALL(r) (&(blog_call) {(r)->pool, (r)->server, NULL})
+
 /* Log lines written so far; whether one since from contains needle. */
 unsigned    t_log_count(void);
 int         t_log_since(unsigned from, const char *needle);
