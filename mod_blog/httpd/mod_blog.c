@@ -14,7 +14,6 @@
 #include "store/invalidate.h"
 #include "httpd/invalidate_hooks.h"
 #include "httpd/pages.h"
-#include "store/pq.h"
 #include "store/redis.h"
 #include "store/sentinel.h"
 #include "httpd/response.h"
@@ -40,7 +39,6 @@
 #error "mod_blog needs httpd 2.4.51 or later (ap_unescape_url_ex)"
 #endif
 
-#include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,17 +144,10 @@ static const char *
 blog_parse_conninfo(apr_pool_t *p, const blog_directive *d, const char *arg,
                     const char **field)
 {
-    char       *msg = NULL;
-    PQconninfoOption *opts = PQconninfoParse(arg, &msg);
+    const char *why = blog_db_conninfo_error(p, arg);
 
-    if (opts == NULL) {
-        char        buf[BLOG_PQ_MSG_MAX];
-
-        blog_pq_msg(buf, msg);
-        PQfreemem(msg);
-        return apr_psprintf(p, "%s: invalid conninfo: %s", d->name, buf);
-    }
-    PQconninfoFree(opts);
+    if (why != NULL)
+        return apr_psprintf(p, "%s: invalid conninfo: %s", d->name, why);
     *field = arg;
     return NULL;
 }

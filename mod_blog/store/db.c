@@ -12,7 +12,7 @@
  * (client_connection_check_interval).  A read that fails on a lost
  * connection is retried once on a new one.
  */
-#include "store/db.h"
+#include "store/db_result.h"
 #include "store/pq.h"
 
 #include "store/ratelog.h"
@@ -874,4 +874,20 @@ blog_db_ping(blog_call *call, char *why, apr_size_t why_len)
     }
     apr_snprintf(why, why_len, "PostgreSQL: %s", msg);
     return -1;
+}
+
+const char *
+blog_db_conninfo_error(apr_pool_t *p, const char *conninfo)
+{
+    char       *msg = NULL;
+    PQconninfoOption *opts = PQconninfoParse(conninfo, &msg);
+    char        buf[BLOG_PQ_MSG_MAX];
+
+    if (opts != NULL) {
+        PQconninfoFree(opts);
+        return NULL;
+    }
+    blog_pq_msg(buf, msg);
+    PQfreemem(msg);
+    return apr_pstrdup(p, buf);
 }

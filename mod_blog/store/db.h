@@ -5,10 +5,10 @@
 
 #include "httpd.h"
 
+#include "core/build.h"
 #include "store/call.h"
 #include "apr_time.h"
 
-#include <libpq-fe.h>
 
 /* BlogDatabase, BlogPool*, BlogQueryTimeout and BlogPrepare. */
 typedef struct blog_db_settings
@@ -37,11 +37,15 @@ void blog_db_child_init(apr_pool_t *pchild, server_rec *s,
                         const blog_db_settings *g, int eager);
 
 /*
- * A page statement with one binary parameter: *res holds the binary rows,
- * freed with call->pool; non-zero on any failure (the caller answers 503).
+ * A page statement with one binary parameter: its rows, read through core's
+ * blog_rows (pq_rows.c), live as long as call->pool; non-zero on any failure
+ * (the caller answers 503).
  */
-apr_status_t blog_db_page(blog_call *call, blog_stmt stmt, const char *param,
-                          apr_size_t param_len, PGresult **res);
+apr_status_t blog_db_rows(blog_call *call, blog_stmt stmt, const char *param,
+                          apr_size_t param_len, blog_rows *rows);
+
+/* NULL when libpq accepts conninfo, else why not (allocated in p). */
+const char *blog_db_conninfo_error(apr_pool_t *p, const char *conninfo);
 
 /* A pooled connection answers "SELECT 1": 0, or -1 with why. */
 int blog_db_ping(blog_call *call, char *why, apr_size_t why_len);

@@ -19,7 +19,7 @@
 #include "apr_general.h"
 #include "apr_strings.h"
 
-#include "store/db.h"
+#include "store/db_result.h"
 #include "store/counters.h"
 #include "httpd/pages.h"
 #include "httpd/tplfiles.h"
