@@ -82,10 +82,10 @@ def build(out):
                     ignore=shutil.ignore_patterns(".libs", "*.o", "*.lo", "*.la", "*.slo"))
     with open(os.path.join(src, "httpd", "trace.c"), "w") as f:
         f.write(LOGGER)
-    mk = open(os.path.join(src, "Makefile")).read()
-    httpd = [l for l in mk.splitlines() if l.startswith("HTTPD =")][0]
+    with open(os.path.join(src, "trace.mk"), "w") as f:
+        f.write("SRCS += httpd/trace.c\n")
     subprocess.check_call(
-        ["make", "-s", "-C", src, httpd.replace("HTTPD =", "HTTPD=") + " trace.c",
+        ["make", "-s", "-C", src, "-f", "Makefile", "-f", "trace.mk",
          "CFLAGS=-O0 -g -fno-inline -finstrument-functions "
          "-DTRACE_DIR='\\\"%s\\\"'" % os.path.abspath(out),
          "LDFLAGS=-ldl"])
