@@ -6,7 +6,8 @@ pure C (no APR, no httpd, no libpq, no hiredis) and does no I/O (no
 file, socket or process call: its callers hand it bytes), the Redis client
 (store/redis.*) knows nothing of the cache built on it, and store/ knows no
 request (request_rec, r->notes) and registers no httpd hook: httpd/ lends it
-a blog_call and runs its start and stop from hooks of its own.
+a blog_call and runs its start and stop from hooks of its own; httpd/ sees
+no libpq or hiredis type: the store hands it rows and bytes.
 
     python3 tests/tree/layers.py [DIR]     (exit status 1 on a problem)
 """
@@ -27,6 +28,10 @@ IO_CALL = re.compile(r"\b(f?open|fdopen|f?read|f?write|f?stat|fscanf|fgets|"
                      r"fork|exec\w*|system|popen)\s*\(")
 # what store/ must not know: httpd's request and its hooks
 STORE_KNOWS_NOT = re.compile(r"\brequest_rec\b|\br->notes\b|\bap_hook_\w+")
+# what httpd/ must not see: the drivers under the store
+HTTPD_SEES_NOT = re.compile(r"\b(?:PG(?:result|conn)|PQ\w+|redis(?:Context|Reply)|"
+                            r"redisAsyncContext)\b")
+DRIVER = re.compile(r"^(libpq-fe\.h|hiredis)")
 # what the Redis client must not know
 REDIS_KNOWS_NOT = re.compile(r"\bblog_(?:cache|seal)\w*|\bBLOG_CACHE_\w+")
 
@@ -51,6 +56,11 @@ def problems_of(root, path, ours):
     if layer == "store":
         out += ["%s (store) uses %s, httpd's" % (name, m)
                 for m in sorted(set(STORE_KNOWS_NOT.findall(code)))]
+    if layer == "httpd":
+        out += ["%s (httpd) includes %s, a driver's" % (name, inc)
+                for _, inc in INCLUDE.findall(text) if DRIVER.match(inc)]
+        out += ["%s (httpd) uses %s, a driver's" % (name, m)
+                for m in sorted(set(HTTPD_SEES_NOT.findall(code)))]
     if os.path.basename(path) in ("redis.c", "redis.h"):
         out += ["%s includes %s, the cache's" % (name, inc)
                 for _, inc in INCLUDE.findall(text)
