@@ -19,7 +19,7 @@
 #include "store/ratelog.h"
 #include "store/stale.h"
 #include "store/counters.h"
-#include "store/wait.h"
+#include "store/backoff.h"
 
 #include "http_log.h"
 #include "apr_strings.h"

@@ -17,7 +17,7 @@
 
 #include "store/ratelog.h"
 #include "store/counters.h"
-#include "store/wait.h"
+#include "store/backoff.h"
 
 #include "http_log.h"
 #include "apr_atomic.h"

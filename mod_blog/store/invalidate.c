@@ -23,7 +23,7 @@
 #include "store/redis.h"
 #include "store/stale.h"
 #include "core/router.h"
-#include "store/wait.h"
+#include "store/backoff.h"
 
 #include "http_log.h"
 #include "apr_atomic.h"

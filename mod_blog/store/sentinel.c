@@ -20,7 +20,7 @@
 
 #include "core/logno.h"
 #include "store/ratelog.h"
-#include "store/wait.h"
+#include "store/backoff.h"
 
 #include "http_log.h"
 #include "apr_atomic.h"
