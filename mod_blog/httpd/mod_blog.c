@@ -22,6 +22,7 @@
 #include "httpd/site.h"
 #include "httpd/counters_shm.h"
 #include "httpd/status.h"
+#include "httpd/health.h"
 #include "httpd/tplfiles.h"
 
 #include "httpd.h"
@@ -786,6 +787,7 @@ blog_register_hooks(apr_pool_t *p)
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
     blog_stats_register_hooks();
     blog_status_register_hooks();
+    blog_health_register_hooks();
     blog_invalidate_register_hooks();
     blog_hold_register_hooks();
     blog_response_register_hooks();

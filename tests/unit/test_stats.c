@@ -18,6 +18,7 @@
 #include "httpd/counters_shm.h"
 #include "store/counters.h"
 #include "httpd/status.h"
+#include "httpd/health.h"
 #include "mod_status.h"
 #include "http_log.h"
 
@@ -196,6 +197,7 @@ test_status_page(void)
     char        want[64];
 
     blog_status_register_hooks();
+    blog_health_register_hooks();
     CHECK(t_status_hook != NULL);
     if (t_status_hook == NULL)
         return;
@@ -230,6 +232,7 @@ test_health_no_lock(void)
     unsigned    n = t_log_count();
 
     blog_status_register_hooks();
+    blog_health_register_hooks();
     apr_pool_create(&pchild, ts_proc);
     t_mutex_create_fail = 1;
     t_hook.child_init(pchild, ts_s);
