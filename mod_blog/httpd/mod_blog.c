@@ -6,22 +6,23 @@
  * path normalised, as core's walks see it; its page by the path as sent.
  */
 #include "store/cache.h"
-#include "store/logno.h"
+#include "core/logno.h"
 #include "store/db.h"
 #include "httpd/directives.h"
 #include "httpd/hold.h"
 #include "httpd/hello.h"
 #include "store/invalidate.h"
+#include "httpd/invalidate_hooks.h"
 #include "httpd/pages.h"
-#include "store/pq.h"
 #include "store/redis.h"
 #include "store/sentinel.h"
 #include "httpd/response.h"
 #include "core/router.h"
 #include "httpd/serve.h"
 #include "httpd/site.h"
-#include "store/stats.h"
+#include "httpd/counters_shm.h"
 #include "httpd/status.h"
+#include "httpd/health.h"
 #include "httpd/tplfiles.h"
 
 #include "httpd.h"
@@ -39,7 +40,6 @@
 #error "mod_blog needs httpd 2.4.51 or later (ap_unescape_url_ex)"
 #endif
 
-#include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,17 +145,10 @@ static const char *
 blog_parse_conninfo(apr_pool_t *p, const blog_directive *d, const char *arg,
                     const char **field)
 {
-    char       *msg = NULL;
-    PQconninfoOption *opts = PQconninfoParse(arg, &msg);
+    const char *why = blog_db_conninfo_error(p, arg);
 
-    if (opts == NULL) {
-        char        buf[BLOG_PQ_MSG_MAX];
-
-        blog_pq_msg(buf, msg);
-        PQfreemem(msg);
-        return apr_psprintf(p, "%s: invalid conninfo: %s", d->name, buf);
-    }
-    PQconninfoFree(opts);
+    if (why != NULL)
+        return apr_psprintf(p, "%s: invalid conninfo: %s", d->name, why);
     *field = arg;
     return NULL;
 }
@@ -794,6 +787,7 @@ blog_register_hooks(apr_pool_t *p)
     ap_hook_handler(blog_handler, NULL, NULL, APR_HOOK_MIDDLE);
     blog_stats_register_hooks();
     blog_status_register_hooks();
+    blog_health_register_hooks();
     blog_invalidate_register_hooks();
     blog_hold_register_hooks();
     blog_response_register_hooks();

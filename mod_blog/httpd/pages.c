@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pages.c - the rows live as long as r->pool: the page points into them. */
 #include "httpd/pages.h"
-#include "store/logno.h"
+#include "httpd/store_call.h"
+#include "core/logno.h"
 
 #include "core/compute.h"
 #include "store/db.h"
@@ -21,21 +22,6 @@ void *
 blog_pool_alloc(void *ctx, size_t size)
 {
     return apr_palloc(ctx, size);
-}
-
-static int
-pages_column(const void *src, const char *name)
-{
-    return PQfnumber(src, name);
-}
-
-static blog_cell
-pages_cell(const void *src, int row, int c)
-{
-    /* PQgetisnull says 1 for a row or column out of range, too */
-    if (PQgetisnull(src, row, c))
-        return (blog_cell) {NULL, 0};
-    return (blog_cell) {PQgetvalue(src, row, c), PQgetlength(src, row, c)};
 }
 
 /* One allocator per child for pages, not the connection's (each keeps
@@ -162,15 +148,14 @@ page_query(request_rec *r, const blog_site *site, blog_stmt stmt,
     static const build_fn build[] = {
         blog_build_index, blog_build_post, blog_build_tag
     };
-    PGresult   *res;
     blog_build  b;
     blog_rows   rs;
+    blog_call   call = blog_call_of(r);
 
-    if (blog_db_page(r, stmt, param, param_len, &res) != APR_SUCCESS) {
+    if (blog_db_rows(&call, stmt, param, param_len, &rs) != APR_SUCCESS) {
         *out = site->unavailable;
         return;
     }
-    rs = (blog_rows) {res, PQntuples(res), pages_column, pages_cell};
     page_start(r, site, &pages_size_hint[stmt], &b);
     build[stmt](&b, &rs, out);
     page_done(r, &b, &pages_size_hint[stmt], fn[stmt]);

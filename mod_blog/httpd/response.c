@@ -5,7 +5,7 @@
  * ETag is XXH3-64 of its bytes: the page has no modification time.
  */
 #include "httpd/response.h"
-#include "store/logno.h"
+#include "core/logno.h"
 
 #include "http_config.h"
 #include "http_log.h"

@@ -13,8 +13,9 @@
 #include "httpd/hold.h"
 #include "httpd/pages.h"
 #include "httpd/response.h"
+#include "httpd/store_call.h"
 #include "core/router.h"
-#include "store/stats.h"
+#include "store/counters.h"
 
 #include "http_protocol.h"
 
@@ -30,8 +31,10 @@ serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)
     blog_cache_status st;
     const char *xcache;
     blog_page   page;
+    blog_call   call = blog_call_of(r);
 
-    st = blog_cache_get(r, key, key_len, &page.body, &page.len);
+    st = blog_cache_get(&call, key, key_len, &page.body, &page.len);
+    blog_call_notes(r, &call);
     if (st == BLOG_CACHE_HIT) {
         blog_stat_inc(BLOG_STAT_CACHE_HITS);
         return blog_respond(r, HTTP_OK, page.body, page.len, "HIT");
@@ -39,8 +42,9 @@ serve_cached(request_rec *r, const blog_site *site, const blog_route *rt)
     blog_page_for(r, site, rt, &page);
     xcache = st == BLOG_CACHE_MISS ? "MISS" : "BYPASS";
     if (st == BLOG_CACHE_MISS && page.status == HTTP_OK
-        && blog_cache_set(r, key, key_len, page.body, page.len) != 0)
+        && blog_cache_set(&call, key, key_len, page.body, page.len) != 0)
         xcache = "BYPASS";
+    blog_call_notes(r, &call);
     blog_stat_inc(xcache[0] == 'M' ? BLOG_STAT_CACHE_MISSES
                   : BLOG_STAT_CACHE_BYPASSES);
     return blog_respond(r, page.status, page.body, page.len, xcache);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* status.h - mod_blog's figures on /server-status, and blog-health. */
+/* status.h - mod_blog's figures on /server-status. */
 #ifndef BLOG_STATUS_H
 #define BLOG_STATUS_H
 

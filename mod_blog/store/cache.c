@@ -18,8 +18,8 @@
 
 #include "store/ratelog.h"
 #include "store/stale.h"
-#include "store/stats.h"
-#include "store/wait.h"
+#include "store/counters.h"
+#include "store/backoff.h"
 
 #include "http_log.h"
 #include "apr_strings.h"
@@ -79,10 +79,6 @@ typedef struct cache_child
     blog_ratelog write;
 } cache_child;
 static cache_child *cache;
-
-/* The request's last Redis failure, in its notes: the health check's
- * reason. */
-#define CACHE_WHY_NOTE      "blog-cache-why"
 
 apr_size_t
 blog_cache_key(char *buf, apr_size_t cap, const char *base,
@@ -209,7 +205,7 @@ cache_finish(cache_cmd *cmd, blog_redis_io io, redisReply *reply)
  * it had answered and was found closed.
  */
 static void
-cache_fail_all(request_rec *r, blog_redis_io io, const char *what, char *why)
+cache_fail_all(blog_call *call, blog_redis_io io, const char *what, char *why)
 {
     int         back_off = !(cache->answered && io == BLOG_REDIS_CLOSED);
     cache_cmd  *cmd;
@@ -223,10 +219,10 @@ cache_fail_all(request_rec *r, blog_redis_io io, const char *what, char *why)
     if (cache->g->sentinel.list.n > 0)
         blog_sentinel_failing();
     if (!back_off)
-        ap_log_error(APLOG_MARK, APLOG_INFO, 0, r->server, BLOGLOGNO(00009)
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, call->s, BLOGLOGNO(00009)
                      "Redis closed the connection; reconnecting");
     else if (why[0] != '\0') {
-        blog_log_limited(&cache->log, APLOG_WARNING, 0, r->server,
+        blog_log_limited(&cache->log, APLOG_WARNING, 0, call->s,
                          BLOGLOGNO(00008) "Redis %s; bypassing the cache",
                          why);
         blog_backoff_fail(&cache->backoff);
@@ -296,7 +292,7 @@ cache_master_moved(void)
  * one of the queues, so the sent one is never empty after a write.
  */
 static void
-cache_lead(request_rec *r, cache_cmd *me, const char *what)
+cache_lead(blog_call *call, cache_cmd *me, const char *what)
 {
     char        why[CACHE_WHY_MAX];
     cache_cmd  *cmd;
@@ -329,7 +325,7 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
             cache_finish(cmd, BLOG_REDIS_OK, reply);
         }
         if (io != BLOG_REDIS_OK)
-            cache_fail_all(r, io, what, why);
+            cache_fail_all(call, io, what, why);
     } while (!me->done);
     apr_thread_mutex_lock(cache->lock);
     cmd = cache->sent != NULL ? cache->sent : cache->queued;
@@ -348,7 +344,7 @@ cache_lead(request_rec *r, cache_cmd *me, const char *what)
  * the leader's, whose every wait has a deadline: it waits for it.
  */
 static void
-cache_wait(request_rec *r, cache_cmd *cmd)
+cache_wait(blog_call *call, cache_cmd *cmd)
 {
     struct timespec until = {(time_t) apr_time_sec(cmd->deadline),
                              (long) apr_time_usec(cmd->deadline) * 1000};
@@ -378,19 +374,19 @@ cache_wait(request_rec *r, cache_cmd *cmd)
     cmd->io = BLOG_REDIS_TIMEOUT;
     apr_cpystrn(cmd->why, "no turn on the connection by BlogRedisTimeout",
                 CACHE_WHY_MAX);
-    blog_log_limited(&cache->log, APLOG_WARNING, APR_TIMEUP, r->server,
+    blog_log_limited(&cache->log, APLOG_WARNING, APR_TIMEUP, call->s,
                      BLOGLOGNO(00069) "Redis: %s (the connection's leader "
                      "still busy); bypassing the cache", cmd->why);
 }
 
 /* No semaphore to wait on (none on Linux fails so): bypassed, said. */
 static void
-cache_no_wait(request_rec *r, int err)
+cache_no_wait(blog_call *call, int err)
 {
     blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
-    apr_table_setn(r->notes, CACHE_WHY_NOTE, "no semaphore to wait on");
+    call->cache_why = "no semaphore to wait on";
     blog_log_limited(&cache->log, APLOG_ERR, APR_FROM_OS_ERROR(err),
-                     r->server, BLOGLOGNO(00067) "no semaphore to wait for "
+                     call->s, BLOGLOGNO(00067) "no semaphore to wait for "
                      "Redis on; bypassing the cache");
 }
 
@@ -402,7 +398,7 @@ cache_no_wait(request_rec *r, int err)
  * (docs/DECISIONS.md, "No printf on the request path").
  */
 static redisReply *
-cache_run(request_rec *r, const char *what, int argc, const char **argv,
+cache_run(blog_call *call, const char *what, int argc, const char **argv,
           const size_t *lens)
 {
     apr_time_t  deadline;
@@ -422,7 +418,7 @@ cache_run(request_rec *r, const char *what, int argc, const char **argv,
         int         lead;
 
         if (sem_init(&cmd.wake, 0, 0) != 0) {
-            cache_no_wait(r, errno);
+            cache_no_wait(call, errno);
             break;
         }
         apr_thread_mutex_lock(cache->lock);
@@ -432,19 +428,19 @@ cache_run(request_rec *r, const char *what, int argc, const char **argv,
         cache->leader = 1;
         apr_thread_mutex_unlock(cache->lock);
         if (!lead)
-            cache_wait(r, &cmd);
+            cache_wait(call, &cmd);
         if (lead || cmd.lead)
-            cache_lead(r, &cmd, what);
+            cache_lead(call, &cmd, what);
         sem_destroy(&cmd.wake);
         if (cmd.io == BLOG_REDIS_OK) {
             redisFreeSdsCommand(buf);
-            blog_outage_end(&cache->log, r->server, BLOGLOGNO(00010)
+            blog_outage_end(&cache->log, call->s, BLOGLOGNO(00010)
                                                       "Redis reachable");
             return cmd.reply;
         }
         if (cmd.why[0] != '\0') {
             blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
-            apr_table_set(r->notes, CACHE_WHY_NOTE, cmd.why);
+            call->cache_why = apr_pstrdup(call->pool, cmd.why);
         }
         if (!(cmd.reused && cmd.io == BLOG_REDIS_CLOSED))
             break;
@@ -455,16 +451,16 @@ cache_run(request_rec *r, const char *what, int argc, const char **argv,
 
 /* Not the reply the command wants: -NOAUTH, -NOPERM, -OOM, -READONLY... */
 static void
-cache_refused(request_rec *r, const char *what, redisReply *reply)
+cache_refused(blog_call *call, const char *what, redisReply *reply)
 {
     int         err = reply->type == REDIS_REPLY_ERROR;
-    const char *why = apr_psprintf(r->pool, "%s refused: %.*s", what,
+    const char *why = apr_psprintf(call->pool, "%s refused: %.*s", what,
                                    err ? (int) reply->len : 16,
                                    err ? reply->str : "unexpected reply");
 
     blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
-    apr_table_setn(r->notes, CACHE_WHY_NOTE, why);
-    blog_log_limited(&cache->log, APLOG_WARNING, 0, r->server,
+    call->cache_why = why;
+    blog_log_limited(&cache->log, APLOG_WARNING, 0, call->s,
                      BLOGLOGNO(00011) "Redis: %s; bypassing the cache", why);
     /* the master demoted under us: the sentinels are asked again */
     if (err && cache->g->sentinel.list.n > 0
@@ -474,12 +470,12 @@ cache_refused(request_rec *r, const char *what, redisReply *reply)
 }
 
 blog_cache_status
-blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
+blog_cache_get(blog_call *call, const char *key, apr_size_t key_len,
                const char **body, apr_size_t *len)
 {
     const char *argv[] = {"GET", key};
     size_t      lens[] = {3, key_len};
-    redisReply *reply = cache_run(r, "GET", 2, argv, lens);
+    redisReply *reply = cache_run(call, "GET", 2, argv, lens);
     int64_t     sealed = 0;
 
     if (reply == NULL)
@@ -489,7 +485,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         return BLOG_CACHE_MISS;
     }
     if (reply->type != REDIS_REPLY_STRING) {
-        cache_refused(r, "GET", reply);
+        cache_refused(call, "GET", reply);
         return BLOG_CACHE_DOWN;
     }
     *body = reply->str;
@@ -501,7 +497,7 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
                            reply->len, apr_time_now(), cache->g->cache_ttl,
                            body, len, &sealed) != 0
             || sealed < blog_stale_since(key, key_len))) {
-        blog_log_limited(&cache->seal_log, APLOG_WARNING, 0, r->server,
+        blog_log_limited(&cache->seal_log, APLOG_WARNING, 0, call->s,
                          BLOGLOGNO(00061) "the cached %.*s fails its "
                          "BlogCacheKey MAC, is older than BlogCacheTTL or "
                          "than its page's last invalidation: rebuilt as a "
@@ -509,13 +505,13 @@ blog_cache_get(request_rec *r, const char *key, apr_size_t key_len,
         freeReplyObject(reply);
         return BLOG_CACHE_MISS;
     }
-    apr_pool_cleanup_register(r->pool, reply, cache_free_reply,
+    apr_pool_cleanup_register(call->pool, reply, cache_free_reply,
                               apr_pool_cleanup_null);
     return BLOG_CACHE_HIT;
 }
 
 int
-blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
+blog_cache_set(blog_call *call, const char *key, apr_size_t key_len,
                const char *body, apr_size_t len)
 {
     redisReply *reply;
@@ -530,7 +526,7 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
                                    apr_time_now(), head) != 0))
         return -1;
     if (hlen) {
-        char       *sealed = apr_palloc(r->pool, hlen + len);
+        char       *sealed = apr_palloc(call->pool, hlen + len);
 
         memcpy(sealed, head, hlen);
         memcpy(sealed + hlen, body, len);
@@ -542,33 +538,33 @@ blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
     lens[1] = key_len;
     lens[2] = hlen + len;
     lens[4] = cache->ttl_len;
-    reply = cache_run(r, "SET", 5, argv, lens);
+    reply = cache_run(call, "SET", 5, argv, lens);
     if (reply == NULL)
         return -1;
     if (reply->type == REDIS_REPLY_STATUS) {
         freeReplyObject(reply);
-        blog_outage_end(&cache->write, r->server,
+        blog_outage_end(&cache->write, call->s,
                         BLOGLOGNO(00012) "Redis accepting writes");
         return 0;
     }
     blog_outage_begin(&cache->write);
-    cache_refused(r, "SET", reply);
+    cache_refused(call, "SET", reply);
     return -1;
 }
 
 int
-blog_cache_ping(request_rec *r, char *why, apr_size_t why_len)
+blog_cache_ping(blog_call *call, char *why, apr_size_t why_len)
 {
     const char *body, *failed;
     apr_size_t  len;
 
     if (cache == NULL || !cache->g->redis.on)
         return 0;
-    apr_table_unset(r->notes, CACHE_WHY_NOTE);
-    if (blog_cache_get(r, CACHE_PING_KEY, sizeof(CACHE_PING_KEY) - 1, &body,
+    call->cache_why = NULL;
+    if (blog_cache_get(call, CACHE_PING_KEY, sizeof(CACHE_PING_KEY) - 1, &body,
                        &len) != BLOG_CACHE_DOWN)
         return 0;
-    failed = apr_table_get(r->notes, CACHE_WHY_NOTE);
+    failed = call->cache_why;
     /* nothing tried: another thread's failure started the backoff */
     apr_snprintf(why, why_len, "Redis: %s", failed ? failed
                  : "unreachable (backing off after a failure, or no lock "

@@ -3,6 +3,7 @@
 #ifndef BLOG_CACHE_H
 #define BLOG_CACHE_H
 
+#include "store/call.h"
 #include "store/redis.h"
 #include "store/seal.h"
 #include "store/sentinel.h"
@@ -48,16 +49,17 @@ int blog_cache_load(apr_pool_t *p, blog_cache_settings *g, char *err,
 void blog_cache_child_init(apr_pool_t *pchild, server_rec *s,
                            const blog_cache_settings *g);
 
-/* On a hit, *body points into the reply, which r->pool frees. */
-blog_cache_status blog_cache_get(request_rec *r, const char *key,
+/* On a hit, *body points into the reply, which call->pool frees; on a
+ * failure call->cache_why says what failed. */
+blog_cache_status blog_cache_get(blog_call *call, const char *key,
                                  apr_size_t key_len, const char **body,
                                  apr_size_t *len);
 
 /* SET key body EX ttl; 0 when stored, -1 when Redis failed. */
-int blog_cache_set(request_rec *r, const char *key, apr_size_t key_len,
+int blog_cache_set(blog_call *call, const char *key, apr_size_t key_len,
                    const char *body, apr_size_t len);
 
 /* A GET answered (BlogRedis Off: no cache to ask): 0, or -1 with why. */
-int blog_cache_ping(request_rec *r, char *why, apr_size_t why_len);
+int blog_cache_ping(blog_call *call, char *why, apr_size_t why_len);
 
 #endif

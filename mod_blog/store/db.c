@@ -12,12 +12,12 @@
  * (client_connection_check_interval).  A read that fails on a lost
  * connection is retried once on a new one.
  */
-#include "store/db.h"
+#include "store/db_result.h"
 #include "store/pq.h"
 
 #include "store/ratelog.h"
-#include "store/stats.h"
-#include "store/wait.h"
+#include "store/counters.h"
+#include "store/backoff.h"
 
 #include "http_log.h"
 #include "apr_atomic.h"
@@ -468,13 +468,13 @@ db_checkin(db_conn *c, int ok)
  * slot frees, or wait_until.  The connection handed over, or NULL.
  */
 static db_conn *
-db_wait_turn(request_rec *r, apr_time_t wait_until)
+db_wait_turn(blog_call *call, apr_time_t wait_until)
 {
     db_waiter   w = {NULL, NULL, 0, NULL};
     db_waiter **pp;
     apr_time_t  now;
 
-    if (apr_thread_cond_create(&w.cv, r->pool) != APR_SUCCESS)
+    if (apr_thread_cond_create(&w.cv, call->pool) != APR_SUCCESS)
         return NULL;
     for (pp = &db->waiters; *pp != NULL; pp = &(*pp)->next)
         ;
@@ -503,7 +503,7 @@ db_wait_turn(request_rec *r, apr_time_t wait_until)
  * at once while backing off with nothing to wait for.
  */
 static db_conn *
-db_checkout(request_rec *r, apr_time_t deadline)
+db_checkout(blog_call *call, apr_time_t deadline)
 {
     apr_time_t  wait_until = apr_time_now() + db->g->acquire_timeout;
     db_conn    *stale = NULL;
@@ -534,7 +534,7 @@ db_checkout(request_rec *r, apr_time_t deadline)
             if (db->opener == NULL) {
                 /* no BlogMount: blog-health's connects, in its thread */
                 apr_thread_mutex_unlock(db->lock);
-                c = db_open_slot(r->pool, wait_until);
+                c = db_open_slot(call->pool, wait_until);
                 goto done;
             }
             db->to_open++;
@@ -546,12 +546,12 @@ db_checkout(request_rec *r, apr_time_t deadline)
         if (timed_out)
             break;
         blog_stat_inc(BLOG_STAT_POOL_WAITS);
-        c = db_wait_turn(r, wait_until);
+        c = db_wait_turn(call, wait_until);
     }
     apr_thread_mutex_unlock(db->lock);
     if (timed_out) {
         blog_stat_inc(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS);
-        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, r->server,
+        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, call->s,
                          BLOGLOGNO(00017) "no free PostgreSQL connection "
                          "within BlogPoolAcquireTimeout");
     }
@@ -643,7 +643,7 @@ db_run(PGconn *pg, int stmt, const char *param, apr_size_t param_len,
  * lost one: *retried says so, msg holds libpq's message on a failure.
  */
 static db_outcome
-db_call(request_rec *r, int stmt, const char *param, apr_size_t param_len,
+db_call(blog_call *call, int stmt, const char *param, apr_size_t param_len,
         PGresult **res, char *msg, int *retried)
 {
     apr_time_t  deadline;
@@ -654,7 +654,7 @@ db_call(request_rec *r, int stmt, const char *param, apr_size_t param_len,
         return DB_NO_CONN;
     deadline = apr_time_now() + db->g->query_timeout;
     for (attempt = 0; attempt < 2 && outcome == DB_CONN_LOST; attempt++) {
-        db_conn    *c = db_checkout(r, deadline);
+        db_conn    *c = db_checkout(call, deadline);
 
         if (c == NULL)
             return DB_NO_CONN;
@@ -797,7 +797,7 @@ db_clear_result(void *data)
 }
 
 apr_status_t
-blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
+blog_db_page(blog_call *call, blog_stmt stmt, const char *param,
              apr_size_t param_len, PGresult **res)
 {
     const char *name = db_stmt_names[stmt];
@@ -805,33 +805,33 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
     int         retried = 0;
     apr_status_t rv = APR_EGENERAL;
 
-    switch (db_call(r, (int) stmt, param, param_len, res, msg, &retried)) {
+    switch (db_call(call, (int) stmt, param, param_len, res, msg, &retried)) {
     case DB_OK:
         if (retried)
-            blog_log_limited(&db->log, APLOG_WARNING, 0, r->server,
+            blog_log_limited(&db->log, APLOG_WARNING, 0, call->s,
                              BLOGLOGNO(00020) "%s: a pooled connection was "
                              "lost, the page retried on a new one: %s",
                              name, msg);
-        blog_outage_end(&db->log, r->server,
+        blog_outage_end(&db->log, call->s,
                         BLOGLOGNO(00021) "PostgreSQL reachable");
-        apr_pool_cleanup_register(r->pool, *res, db_clear_result,
+        apr_pool_cleanup_register(call->pool, *res, db_clear_result,
                                   apr_pool_cleanup_null);
         return APR_SUCCESS;
     case DB_TIMED_OUT:
         /* dropped, not cancelled: see the top of this file */
-        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, r->server,
+        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, call->s,
                          BLOGLOGNO(00018) "%s timed out after "
                          "BlogQueryTimeout; dropping its connection", name);
         break;
     case DB_FAILED:
-        blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
+        blog_log_limited(&db->log, APLOG_ERR, 0, call->s,
                          BLOGLOGNO(00019) "%s failed: %s", name, msg);
         /* PostgreSQL answered: no outage, and no "reachable again" */
         return rv;
     case DB_CONN_LOST:
         /* lost on the retry's new connection too: a first loss is retried,
          * and a retry that cannot connect is DB_NO_CONN */
-        blog_log_limited(&db->log, APLOG_ERR, 0, r->server,
+        blog_log_limited(&db->log, APLOG_ERR, 0, call->s,
                          BLOGLOGNO(00022) "%s failed: connection lost, "
                          "on a new connection too: %s", name, msg);
         rv = APR_ECONNRESET;
@@ -845,7 +845,7 @@ blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
 }
 
 int
-blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
+blog_db_ping(blog_call *call, char *why, apr_size_t why_len)
 {
     PGresult   *res = NULL;
     char        msg[BLOG_PQ_MSG_MAX];
@@ -855,7 +855,7 @@ blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
         apr_cpystrn(why, "PostgreSQL: the pool is not set up", why_len);
         return -1;
     }
-    switch (db_call(r, DB_PING, NULL, 0, &res, msg, &retried)) {
+    switch (db_call(call, DB_PING, NULL, 0, &res, msg, &retried)) {
     case DB_OK:
         PQclear(res);
         return 0;
@@ -874,4 +874,20 @@ blog_db_ping(request_rec *r, char *why, apr_size_t why_len)
     }
     apr_snprintf(why, why_len, "PostgreSQL: %s", msg);
     return -1;
+}
+
+const char *
+blog_db_conninfo_error(apr_pool_t *p, const char *conninfo)
+{
+    char       *msg = NULL;
+    PQconninfoOption *opts = PQconninfoParse(conninfo, &msg);
+    char        buf[BLOG_PQ_MSG_MAX];
+
+    if (opts != NULL) {
+        PQconninfoFree(opts);
+        return NULL;
+    }
+    blog_pq_msg(buf, msg);
+    PQfreemem(msg);
+    return apr_pstrdup(p, buf);
 }

@@ -4,9 +4,11 @@
 #define BLOG_DB_H
 
 #include "httpd.h"
+
+#include "core/build.h"
+#include "store/call.h"
 #include "apr_time.h"
 
-#include <libpq-fe.h>
 
 /* BlogDatabase, BlogPool*, BlogQueryTimeout and BlogPrepare. */
 typedef struct blog_db_settings
@@ -35,13 +37,17 @@ void blog_db_child_init(apr_pool_t *pchild, server_rec *s,
                         const blog_db_settings *g, int eager);
 
 /*
- * A page statement with one binary parameter: *res holds the binary rows,
- * freed with r->pool; non-zero on any failure (the caller answers 503).
+ * A page statement with one binary parameter: its rows, read through core's
+ * blog_rows (pq_rows.c), live as long as call->pool; non-zero on any failure
+ * (the caller answers 503).
  */
-apr_status_t blog_db_page(request_rec *r, blog_stmt stmt, const char *param,
-                          apr_size_t param_len, PGresult **res);
+apr_status_t blog_db_rows(blog_call *call, blog_stmt stmt, const char *param,
+                          apr_size_t param_len, blog_rows *rows);
+
+/* NULL when libpq accepts conninfo, else why not (allocated in p). */
+const char *blog_db_conninfo_error(apr_pool_t *p, const char *conninfo);
 
 /* A pooled connection answers "SELECT 1": 0, or -1 with why. */
-int blog_db_ping(request_rec *r, char *why, apr_size_t why_len);
+int blog_db_ping(blog_call *call, char *why, apr_size_t why_len);
 
 #endif

@@ -23,13 +23,9 @@
 #include "store/redis.h"
 #include "store/stale.h"
 #include "core/router.h"
-#include "store/wait.h"
+#include "store/backoff.h"
 
-#include "http_config.h"
-#include "http_core.h"
 #include "http_log.h"
-#include "mpm_common.h"
-#include "util_mutex.h"
 #include "apr_atomic.h"
 #include "apr_proc_mutex.h"
 #include "apr_strings.h"
@@ -55,7 +51,6 @@ APLOG_USE_MODULE(blog);
 #define INV_MAX_PENDING     4096
 #define INV_REPEATS         2
 #define INV_ELECT_POLL      apr_time_from_msec(100)
-#define INV_MUTEX_TYPE      "blog-invalidate"
 /* The channel pg_blog's triggers NOTIFY (pg_blog--1.1--1.2.sql). */
 #define INV_CHANNEL         "blog_cache"
 
@@ -675,15 +670,7 @@ inv_main(apr_thread_t *thread, void *data)
     return NULL;
 }
 
-/* ---- Hooks ---- */
-
-static int
-inv_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
-{
-    (void) plog;
-    (void) ptemp;
-    return ap_mutex_register(pconf, INV_MUTEX_TYPE, NULL, APR_LOCK_DEFAULT, 0);
-}
+/* ---- Its life, driven by httpd/invalidate_hooks.c ---- */
 
 void
 blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
@@ -706,37 +693,22 @@ blog_invalidate_configure(apr_pool_t *pconf, server_rec *s, int on,
     }
 }
 
-static int
-inv_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
-                server_rec *s)
+int
+blog_invalidate_wanted(void)
 {
-    apr_status_t rv;
-
-    (void) plog;
-    (void) ptemp;
-    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG
-        || !inv.on)
-        return OK;
-    rv = ap_proc_mutex_create(&inv.mutex, NULL, INV_MUTEX_TYPE, NULL, s,
-                              pconf, 0);
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, BLOGLOGNO(00035)
-                     "cannot create the invalidation listener's mutex");
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    /* what the listener hears, for the cache to refuse sealed replays */
-    if (inv.cache->seal.on && (rv = blog_stale_create(pconf)) != APR_SUCCESS)
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00068)
-                     "no shared memory for the pages' last invalidations: "
-                     "a sealed page written back into Redis is refused "
-                     "only once older than BlogCacheTTL");
-    return OK;
+    return inv.on;
 }
 
-/* The thread told to stop, once: it ends its step (each is bounded),
- * lets go of the mutex and returns.  Nothing here waits for it. */
-static void
-inv_signal_stop(void)
+apr_status_t
+blog_invalidate_prepare(apr_pool_t *pconf, apr_proc_mutex_t *mutex)
+{
+    inv.mutex = mutex;
+    /* what the listener hears, for the cache to refuse sealed replays */
+    return inv.cache->seal.on ? blog_stale_create(pconf) : APR_SUCCESS;
+}
+
+void
+blog_invalidate_stop_soon(void)
 {
     if (inv_c == NULL || inv_c->thread == NULL
         || apr_atomic_xchg32(&inv_c->stop, 1) != 0)
@@ -757,20 +729,20 @@ inv_stop(void *data)
     (void) data;
     if (inv_c == NULL || inv_c->thread == NULL)
         return APR_SUCCESS;
-    inv_signal_stop();
+    blog_invalidate_stop_soon();
     apr_thread_join(&rv, inv_c->thread);
     inv_c->thread = NULL;
     return APR_SUCCESS;
 }
 
-static void
-inv_child_init(apr_pool_t *pchild, server_rec *s)
+apr_status_t
+blog_invalidate_start(apr_pool_t *pchild)
 {
     apr_status_t rv;
     apr_os_sock_t none = -1;
 
     if (!inv.on || inv.mutex == NULL)
-        return;
+        return APR_SUCCESS;
     inv_c = apr_pcalloc(pchild, sizeof(*inv_c));
     inv_c->rd.conn.max_bulk = INV_MAX_REPLY;
     rv = apr_proc_mutex_child_init(&inv.mutex, apr_proc_mutex_lockfile(
@@ -786,31 +758,5 @@ inv_child_init(apr_pool_t *pchild, server_rec *s)
     /* before the pool's other cleanups: the thread uses the settings */
     if (rv == APR_SUCCESS)
         apr_pool_pre_cleanup_register(pchild, NULL, inv_stop);
-    else
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, BLOGLOGNO(00036)
-                     "cannot start the invalidation listener in this child");
-}
-
-/*
- * A stopping child hands the listening over now, not at its exit.  Only
- * told, never waited for: the event MPM runs this hook on its listener
- * thread (which must go on accepting while connections drain), and may
- * run it twice, graceful then ungraceful, from two threads.
- */
-static void
-inv_child_stopping(apr_pool_t *pchild, int graceful)
-{
-    (void) pchild;
-    (void) graceful;
-    inv_signal_stop();
-}
-
-void
-blog_invalidate_register_hooks(void)
-{
-    ap_hook_pre_config(inv_pre_config, NULL, NULL, APR_HOOK_MIDDLE);
-    /* after mod_blog.c's, which configures it */
-    ap_hook_post_config(inv_post_config, NULL, NULL, APR_HOOK_LAST);
-    ap_hook_child_init(inv_child_init, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_child_stopping(inv_child_stopping, NULL, NULL, APR_HOOK_MIDDLE);
+    return rv;
 }

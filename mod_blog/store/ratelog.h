@@ -10,7 +10,7 @@
 #include "http_log.h"
 #include "apr_time.h"
 
-#include "store/logno.h"
+#include "core/logno.h"
 
 /* The warnings about one service (PostgreSQL, Redis); zero-initialised. */
 typedef struct blog_ratelog

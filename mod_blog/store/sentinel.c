@@ -18,9 +18,9 @@
  */
 #include "store/sentinel.h"
 
-#include "store/logno.h"
+#include "core/logno.h"
 #include "store/ratelog.h"
-#include "store/wait.h"
+#include "store/backoff.h"
 
 #include "http_log.h"
 #include "apr_atomic.h"

@@ -1,27 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* wait.h - a socket wait against a deadline, and the connect backoff. */
+/* wait.h - a socket wait against a deadline. */
 #ifndef BLOG_WAIT_H
 #define BLOG_WAIT_H
 
-#include "apr_atomic.h"
 #include "apr_time.h"
 
 /* 0 when fd is ready for events, -1 past the deadline or on an error. */
 int blog_wait_fd(int fd, short events, apr_time_t deadline);
-
-/*
- * After a failed connect none before next_try: 50 ms doubling to 1 s, reset
- * by a success.  apr_atomic, no lock: a race costs one extra attempt.
- */
-typedef struct blog_backoff
-{
-    apr_uint64_t next_try;      /* apr_time_t */
-    apr_uint64_t delay;         /* apr_interval_time_t */
-} blog_backoff;
-
-/* When the next connect may be tried (0: now). */
-apr_time_t blog_backoff_next(blog_backoff *b);
-void blog_backoff_fail(blog_backoff *b);
-void blog_backoff_reset(blog_backoff *b);
 
 #endif

@@ -3,8 +3,11 @@
 """mod_blog's three layers include only downward: httpd/ may include
 store/ and core/, store/ may include core/, core/ only itself; core/ is
 pure C (no APR, no httpd, no libpq, no hiredis) and does no I/O (no
-file, socket or process call: its callers hand it bytes), and the Redis client
-(store/redis.*) knows nothing of the cache built on it.
+file, socket or process call: its callers hand it bytes), the Redis client
+(store/redis.*) knows nothing of the cache built on it, and store/ knows no
+request (request_rec, r->notes) and registers no httpd hook: httpd/ lends it
+a blog_call and runs its start and stop from hooks of its own; httpd/ sees
+no libpq or hiredis type: the store hands it rows and bytes.
 
     python3 tests/tree/layers.py [DIR]     (exit status 1 on a problem)
 """
@@ -23,6 +26,12 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
 IO_CALL = re.compile(r"\b(f?open|fdopen|f?read|f?write|f?stat|fscanf|fgets|"
                      r"opendir|socket|connect|accept|send|recv|poll|select|"
                      r"fork|exec\w*|system|popen)\s*\(")
+# what store/ must not know: httpd's request and its hooks
+STORE_KNOWS_NOT = re.compile(r"\brequest_rec\b|\br->notes\b|\bap_hook_\w+")
+# what httpd/ must not see: the drivers under the store
+HTTPD_SEES_NOT = re.compile(r"\b(?:PG(?:result|conn)|PQ\w+|redis(?:Context|Reply)|"
+                            r"redisAsyncContext)\b")
+DRIVER = re.compile(r"^(libpq-fe\.h|hiredis)")
 # what the Redis client must not know
 REDIS_KNOWS_NOT = re.compile(r"\bblog_(?:cache|seal)\w*|\bBLOG_CACHE_\w+")
 
@@ -40,10 +49,18 @@ def problems_of(root, path, ours):
             out.append("%s includes \"%s\" without its layer" % (name, inc))
         if layer == "core" and HOSTED.match(inc):
             out.append("%s (core) includes %s" % (name, inc))
+    code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     if layer == "core":
-        code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
         out += ["%s (core) calls %s()" % (name, m)
                 for m in sorted(set(IO_CALL.findall(code)))]
+    if layer == "store":
+        out += ["%s (store) uses %s, httpd's" % (name, m)
+                for m in sorted(set(STORE_KNOWS_NOT.findall(code)))]
+    if layer == "httpd":
+        out += ["%s (httpd) includes %s, a driver's" % (name, inc)
+                for _, inc in INCLUDE.findall(text) if DRIVER.match(inc)]
+        out += ["%s (httpd) uses %s, a driver's" % (name, m)
+                for m in sorted(set(HTTPD_SEES_NOT.findall(code)))]
     if os.path.basename(path) in ("redis.c", "redis.h"):
         out += ["%s includes %s, the cache's" % (name, inc)
                 for _, inc in INCLUDE.findall(text)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Every log call of mod_blog/ carries its own tag (mod_blog/store/logno.h), as
+"""Every log call of mod_blog/ carries its own tag (mod_blog/core/logno.h), as
 httpd's own modules carry their APLOGNO: each ap_log_error, ap_log_rerror,
 ap_log_cerror, ap_log_perror, ap_pass_brigade_fchk, blog_log_limited and
 blog_outage_end call has a BLOGLOGNO(nnnnn) in its arguments, and no

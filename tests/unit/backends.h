@@ -13,11 +13,16 @@
 #include "http_protocol.h"
 #include "apr_time.h"
 
+#include "store/call.h"
+
+/* A request's call of the store, as httpd/store_call.h makes it. */
+#define T_CALL(r) (&(blog_call) {(r)->pool, (r)->server, NULL})
+
 /* Log lines written so far; whether one since from contains needle. */
 unsigned    t_log_count(void);
 int         t_log_since(unsigned from, const char *needle);
 
-/* A counter of stats.h. */
+/* A counter of store/counters.h. */
 apr_uint64_t t_stat(int k);
 
 typedef struct t_hooks

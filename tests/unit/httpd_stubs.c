@@ -5,7 +5,7 @@
  * ratelog.c run in the test binary without an Apache: the log keeps its
  * last lines for the tests to read, the hook registrations keep the
  * functions (the tests call invalidate.c's hooks as httpd would), the
- * process mutex is APR's.  stats.c's counters are a plain array here.
+ * process mutex is APR's.  counters.c's counters are a plain array here.
  */
 #include <errno.h>
 #include <openssl/ssl.h>
@@ -32,11 +32,11 @@
 
 #include "backends.h"
 #include "fake.h"
-#include "store/stats.h"
+#include "store/counters.h"
 
 module AP_MODULE_DECLARE_DATA blog_module;
 
-/* stats.c's counters, wherever they are (its private array or its slot) */
+/* counters.c's counters, wherever they are (its private array or its slot) */
 apr_uint64_t
 t_stat(int k)
 {
@@ -130,7 +130,7 @@ T_HOOK(child_stopping)
 T_HOOK(handler)
 T_HOOK(child_status)
 T_HOOK(insert_error_filter)
-/* The MPM's process limit and the child's generation, for stats.c. */
+/* The MPM's process limit and the child's generation, for counters_shm.c. */
 int         t_mpm_limit = 4;
 int         t_generation = 7;
 

@@ -19,7 +19,7 @@
 #include "apr_strings.h"
 
 #include "store/cache.h"
-#include "store/stats.h"
+#include "store/counters.h"
 
 #include "backends.h"
 #include "fake.h"
@@ -47,7 +47,7 @@ tc_ping(long *ms)
 {
     request_rec *r = t_request(tc_root);
     apr_time_t  t0 = apr_time_now();
-    int         rc = blog_cache_ping(r, tc_why, sizeof(tc_why));
+    int         rc = blog_cache_ping(T_CALL(r), tc_why, sizeof(tc_why));
 
     if (ms)
         *ms = t_ms_since(t0);
@@ -63,7 +63,7 @@ tc_get(const char *key, const char *want, long *ms)
     const char *body = NULL;
     apr_size_t  len = 0;
     apr_time_t  t0 = apr_time_now();
-    blog_cache_status st = blog_cache_get(r, key, strlen(key), &body, &len);
+    blog_cache_status st = blog_cache_get(T_CALL(r), key, strlen(key), &body, &len);
 
     if (ms)
         *ms = t_ms_since(t0);
@@ -77,7 +77,7 @@ static int
 tc_set(const char *key, const char *body, apr_size_t len)
 {
     request_rec *r = t_request(tc_root);
-    int         rc = blog_cache_set(r, key, strlen(key), body, len);
+    int         rc = blog_cache_set(T_CALL(r), key, strlen(key), body, len);
 
     apr_pool_destroy(r->pool);
     return rc;
@@ -417,7 +417,7 @@ tc_thread(void *arg)
 
         snprintf(key, sizeof(key), "blog:page:/t/%d", k);
         snprintf(want, sizeof(want), "body of %d", k);
-        if (blog_cache_get(r, key, strlen(key), &body, &len) != BLOG_CACHE_HIT
+        if (blog_cache_get(T_CALL(r), key, strlen(key), &body, &len) != BLOG_CACHE_HIT
             || len != strlen(want) || memcmp(body, want, len) != 0)
             bad++;
         apr_pool_destroy(r->pool);

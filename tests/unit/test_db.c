@@ -19,8 +19,8 @@
 #include "apr_general.h"
 #include "apr_strings.h"
 
-#include "store/db.h"
-#include "store/stats.h"
+#include "store/db_result.h"
+#include "store/counters.h"
 #include "httpd/pages.h"
 #include "httpd/tplfiles.h"
 
@@ -60,7 +60,7 @@ tdb_page(long *ms)
     request_rec *r = t_request(tdb_root);
     PGresult   *res = NULL;
     apr_time_t  t0 = apr_time_now();
-    apr_status_t rv = blog_db_page(r, BLOG_STMT_POST, "hello", 5, &res);
+    apr_status_t rv = blog_db_page(T_CALL(r), BLOG_STMT_POST, "hello", 5, &res);
 
     if (ms)
         *ms = t_ms_since(t0);
@@ -84,7 +84,7 @@ tdb_settle(void)
     while (t_ms_since(t0) < 3000 + T_MARGIN_MS) {
         request_rec *r = t_request(tdb_root);
         PGresult   *res = NULL;
-        apr_status_t rv = blog_db_page(r, BLOG_STMT_INDEX, "\0\0\0\1", 4,
+        apr_status_t rv = blog_db_page(T_CALL(r), BLOG_STMT_INDEX, "\0\0\0\1", 4,
                                        &res);
 
         apr_pool_destroy(r->pool);
@@ -113,7 +113,7 @@ test_db_ping_before_init(void)
 
     tdb_root = t_root();
     r = t_request(tdb_root);
-    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    CHECK(blog_db_ping(T_CALL(r), why, sizeof(why)) == -1);
     CHECK(strstr(why, "not set up") != NULL);
     apr_pool_destroy(r->pool);
 }
@@ -136,9 +136,9 @@ test_db_no_lock(void)
     t_mutex_create_fail = 0;
     CHECK(t_log_since(n, "no lock for the PostgreSQL pool"));
     r = t_request(tdb_root);
-    CHECK(blog_db_page(r, BLOG_STMT_INDEX, "\0\0\0\1", 4, &res) != APR_SUCCESS);
+    CHECK(blog_db_page(T_CALL(r), BLOG_STMT_INDEX, "\0\0\0\1", 4, &res) != APR_SUCCESS);
     CHECK(res == NULL);
-    CHECK(blog_db_ping(r, why, sizeof(why)) == -1
+    CHECK(blog_db_ping(T_CALL(r), why, sizeof(why)) == -1
           && strstr(why, "not set up") != NULL);
     apr_pool_destroy(r->pool);
     apr_pool_destroy(child);
@@ -211,18 +211,18 @@ test_db_ping(void)
     request_rec *r = t_request(tdb_root);
     char        why[200] = "";
 
-    CHECK(blog_db_ping(r, why, sizeof(why)) == 0);
+    CHECK(blog_db_ping(T_CALL(r), why, sizeof(why)) == 0);
     tdb_fake(FAKE_ERROR, 1, "42P01");
-    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    CHECK(blog_db_ping(T_CALL(r), why, sizeof(why)) == -1);
     CHECK(strstr(why, "fake failure") != NULL);
     tdb_fake(FAKE_STALL, 1, NULL);
     tdb_g.query_timeout = TDB_SHORT;
-    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    CHECK(blog_db_ping(T_CALL(r), why, sizeof(why)) == -1);
     tdb_g.query_timeout = TDB_LONG;
     CHECK(strstr(why, "no answer within BlogQueryTimeout") != NULL);
     /* a lost connection is retried on a new one, as a page is */
     tdb_fake(FAKE_CLOSE, 1, NULL);
-    CHECK(blog_db_ping(r, why, sizeof(why)) == 0);
+    CHECK(blog_db_ping(T_CALL(r), why, sizeof(why)) == 0);
     apr_pool_destroy(r->pool);
     CHECK(tdb_settle() == 0);
 }
@@ -391,7 +391,7 @@ test_db_ping_cannot_connect(void)
     c.startup = FAKE_ERROR;
     fake_pg_set(&c);
     r = t_request(tdb_root);
-    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    CHECK(blog_db_ping(T_CALL(r), why, sizeof(why)) == -1);
     CHECK(strstr(why, "cannot connect") != NULL);
     CHECK(strstr(why, "password authentication failed") != NULL);
     apr_pool_destroy(r->pool);
@@ -744,7 +744,7 @@ test_hosts_as_written(void)
     /* lists of different lengths: libpq refuses them */
     tds_child(apr_psprintf(tdb_root, "host=%s,%s port=1,2,3", tds_dir[0],
                            tds_dir[1]), 1);
-    CHECK(blog_db_ping(r, why, sizeof(why)) == -1);
+    CHECK(blog_db_ping(T_CALL(r), why, sizeof(why)) == -1);
     CHECK(strstr(why, "could not match") != NULL);
     apr_pool_destroy(tdb_child);
     /* more than eight hosts: in the order written, the first one */

@@ -21,6 +21,7 @@
 #include "store/cache.h"
 #include "store/db.h"
 #include "store/invalidate.h"
+#include "httpd/invalidate_hooks.h"
 
 #include "backends.h"
 #include "fake.h"
@@ -275,7 +276,7 @@ ti_get(const char *key, const char *want)
     request_rec *r = t_request(ti_root);
     const char *body = NULL;
     apr_size_t  len = 0;
-    blog_cache_status st = blog_cache_get(r, key, strlen(key), &body, &len);
+    blog_cache_status st = blog_cache_get(T_CALL(r), key, strlen(key), &body, &len);
 
     if (st == BLOG_CACHE_HIT && want != NULL)
         CHECK_STR(body, len, want);
@@ -287,7 +288,7 @@ static int
 ti_set(const char *key, const char *body)
 {
     request_rec *r = t_request(ti_root);
-    int         rc = blog_cache_set(r, key, strlen(key), body, strlen(body));
+    int         rc = blog_cache_set(T_CALL(r), key, strlen(key), body, strlen(body));
 
     apr_pool_destroy(r->pool);
     return rc;

@@ -83,7 +83,7 @@ ts_get(void)
     request_rec *r = t_request(ts_root);
     const char *body = NULL;
     apr_size_t  len = 0;
-    blog_cache_status st = blog_cache_get(r, TS_KEY, strlen(TS_KEY), &body,
+    blog_cache_status st = blog_cache_get(T_CALL(r), TS_KEY, strlen(TS_KEY), &body,
                                           &len);
 
     if (st == BLOG_CACHE_HIT)
@@ -96,7 +96,7 @@ static int
 ts_set(void)
 {
     request_rec *r = t_request(ts_root);
-    int         rc = blog_cache_set(r, TS_KEY, strlen(TS_KEY), TS_BODY,
+    int         rc = blog_cache_set(T_CALL(r), TS_KEY, strlen(TS_KEY), TS_BODY,
                                     strlen(TS_BODY));
 
     apr_pool_destroy(r->pool);
@@ -107,7 +107,7 @@ static int
 ts_ping(void)
 {
     request_rec *r = t_request(ts_root);
-    int         rc = blog_cache_ping(r, ts_why, sizeof(ts_why));
+    int         rc = blog_cache_ping(T_CALL(r), ts_why, sizeof(ts_why));
 
     apr_pool_destroy(r->pool);
     return rc;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_stats.c - the per-child counters in shared memory (stats.c),
+ * test_stats.c - the per-child counters in shared memory (counters_shm.c),
  * through the hooks it registers: the segment sized from the MPM's limit,
  * a free slot taken at child_init with the child's generation, the next
  * one while an older child still holds it, none when all are held, the
@@ -15,8 +15,10 @@
 
 #include "apr_general.h"
 
-#include "store/stats.h"
+#include "httpd/counters_shm.h"
+#include "store/counters.h"
 #include "httpd/status.h"
+#include "httpd/health.h"
 #include "mod_status.h"
 #include "http_log.h"
 
@@ -195,6 +197,7 @@ test_status_page(void)
     char        want[64];
 
     blog_status_register_hooks();
+    blog_health_register_hooks();
     CHECK(t_status_hook != NULL);
     if (t_status_hook == NULL)
         return;
@@ -229,6 +232,7 @@ test_health_no_lock(void)
     unsigned    n = t_log_count();
 
     blog_status_register_hooks();
+    blog_health_register_hooks();
     apr_pool_create(&pchild, ts_proc);
     t_mutex_create_fail = 1;
     t_hook.child_init(pchild, ts_s);

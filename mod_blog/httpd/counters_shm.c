@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * stats.c - the shared segment behind stats.h's counters, made once by the
- * parent in the process pool (docs/OPERATIONS.md).  A child takes a free
+ * counters_shm.c - the shared segment where each child places its
+ * store/counters.h counters, made once by the parent in the process pool
+ * (docs/OPERATIONS.md), and the hooks that keep it.  A child takes a free
  * slot at child_init and frees it at exit; the parent frees it when the MPM
  * reports the child gone, whatever the way it died.
  */
-#include "store/stats.h"
-#include "store/logno.h"
+#include "httpd/counters_shm.h"
+#include "core/logno.h"
+#include "store/counters.h"
 
 #include "http_config.h"
 #include "http_log.h"
@@ -34,9 +36,6 @@ typedef struct stats_segment
     int         nslots;
     stats_slot  slots[];
 } stats_segment;
-
-static apr_uint64_t stats_private[BLOG_STAT_N];
-static apr_uint64_t *stats_mine = stats_private;
 
 static stats_segment *stats_seg;
 static stats_slot *stats_me;    /* NULL: counting privately */
@@ -105,7 +104,7 @@ stats_child_init(apr_pool_t *pchild, server_rec *s)
 
     (void) s;
     stats_me = NULL;
-    stats_mine = stats_private;
+    blog_counters_place(NULL);
     for (i = 0; stats_seg != NULL && i < stats_seg->nslots; i++) {
         if (apr_atomic_cas32(&stats_seg->slots[i].pid, me, 0) == 0) {
             stats_me = &stats_seg->slots[i];
@@ -117,7 +116,7 @@ stats_child_init(apr_pool_t *pchild, server_rec *s)
     ap_mpm_query(AP_MPMQ_GENERATION, &gen);
     apr_atomic_set32(&stats_me->generation, (apr_uint32_t) gen);
     memset(stats_me->v, 0, sizeof(stats_me->v));
-    stats_mine = stats_me->v;
+    blog_counters_place(stats_me->v);
     apr_pool_cleanup_register(pchild, stats_me, stats_child_exit,
                               apr_pool_cleanup_null);
 }
@@ -139,18 +138,6 @@ stats_child_status(server_rec *s, pid_t pid, ap_generation_t gen, int slot,
     for (i = 0; state == MPM_CHILD_EXITED && pid > 0 && stats_seg != NULL
          && i < stats_seg->nslots; i++)
         apr_atomic_cas32(&stats_seg->slots[i].pid, 0, (apr_uint32_t) pid);
-}
-
-void
-blog_stat_add(blog_stat k, long n)
-{
-    apr_atomic_add64(&stats_mine[k], (apr_uint64_t) n);
-}
-
-apr_uint64_t
-blog_stat_get(blog_stat k)
-{
-    return apr_atomic_read64(&stats_mine[k]);
 }
 
 int

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * stats.h - per-child counters of the pool and the cache in shared memory,
- * so that mod_status shows every child's from whichever child answers.  A
- * slot per child, written only by it, with atomic adds: no lock.
+ * counters.h - the pool's and the cache's counters, counted with atomic adds
+ * wherever they are placed: a private array until httpd/counters_shm.c gives
+ * this child its slot in the shared segment (mod_status reads them there).
  */
-#ifndef BLOG_STATS_H
-#define BLOG_STATS_H
+#ifndef BLOG_COUNTERS_H
+#define BLOG_COUNTERS_H
 
-#include "httpd.h"
+#include "apr.h"
 
 typedef enum blog_stat
 {
@@ -36,14 +36,10 @@ apr_uint64_t blog_stat_get(blog_stat k);
 
 #define blog_stat_inc(k) blog_stat_add((k), 1)
 
-/* The segment (post_config) and each child's slot (child_init). */
-void blog_stats_register_hooks(void);
-
 /*
- * For the status page: how many slots, and a copy of slot i: its child's
- * pid (0: none), generation and figures.
+ * Count into v (BLOG_STAT_N values, written only by this process) from now
+ * on; NULL: into the private array again.
  */
-int blog_stats_nslots(void);
-int blog_stats_read(int i, pid_t *pid, int *generation, apr_uint64_t *v);
+void        blog_counters_place(apr_uint64_t *v);
 
 #endif
