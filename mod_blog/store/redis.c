@@ -11,6 +11,8 @@
  */
 #include "store/redis.h"
 
+#include "store/redis_tls.h"
+#include "store/secret.h"
 #include "store/wait.h"
 
 #include "apr_lib.h"
@@ -21,14 +23,12 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Redis's status and error lines are a sentence, not a stream. */
@@ -50,35 +50,6 @@ blog_redis_close(blog_redis *r)
     r->tls = NULL;
     redisFree(r->ctx);
     r->ctx = NULL;
-}
-
-int
-blog_secret_read(const char *path, char *buf, apr_size_t cap,
-                 apr_size_t *len, char *err, apr_size_t err_len)
-{
-    struct stat st;
-    ssize_t     n = -1;
-    int         fd = open(path, O_RDONLY | O_CLOEXEC);
-
-    if (fd < 0)
-        apr_snprintf(err, err_len, "cannot open %s: %s", path,
-                     strerror(errno));
-    else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        apr_snprintf(err, err_len, "%s is not a regular file", path);
-    else if (st.st_mode & (S_IRWXG | S_IRWXO))
-        apr_snprintf(err, err_len, "%s is mode %04o: a secret must be for "
-                     "its owner only (chmod 600)", path,
-                     (unsigned) (st.st_mode & 07777));
-    else if ((n = read(fd, buf, cap - 1)) < 0)
-        apr_snprintf(err, err_len, "cannot read %s: %s", path,
-                     strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    if (n < 0)
-        return -1;
-    buf[n] = '\0';
-    *len = (apr_size_t) n;
-    return 0;
 }
 
 static int
@@ -108,66 +79,6 @@ redis_auth_secret(apr_pool_t *p, blog_redis_settings *g, char *err,
     return 0;
 }
 
-static apr_status_t
-redis_tls_free(void *ctx)
-{
-    SSL_CTX_free(ctx);
-    return APR_SUCCESS;
-}
-
-/* OpenSSL's last error, or what is given. */
-static const char *
-redis_tls_error(const char *or)
-{
-    unsigned long e = ERR_peek_last_error();
-    const char *reason = e ? ERR_reason_error_string(e) : NULL;
-
-    return reason ? reason : or;
-}
-
-static int
-redis_tls_context(apr_pool_t *p, blog_redis_settings *g, char *err,
-                  apr_size_t err_len)
-{
-    SSL_CTX    *ctx = SSL_CTX_new(TLS_client_method());
-    char        key[8];
-    apr_size_t  len;
-
-    if (ctx == NULL) {
-        apr_snprintf(err, err_len, "TLS: %s", redis_tls_error("no context"));
-        return -1;
-    }
-    apr_pool_cleanup_register(p, ctx, redis_tls_free, apr_pool_cleanup_null);
-    g->tls_ctx = ctx;
-    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
-        apr_snprintf(err, err_len, "TLS: %s",
-                     redis_tls_error("cannot require TLS 1.2 or later"));
-        return -1;
-    }
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-    ERR_clear_error();
-    if ((g->tls_ca ? SSL_CTX_load_verify_locations(ctx, g->tls_ca, NULL)
-         : SSL_CTX_set_default_verify_paths(ctx)) != 1) {
-        apr_snprintf(err, err_len, "BlogRedisTLSCA %s: %s",
-                     g->tls_ca ? g->tls_ca : "(the system's)",
-                     redis_tls_error("cannot load it"));
-        return -1;
-    }
-    if (g->tls_cert == NULL)
-        return 0;
-    /* its key is a secret: the owner-only check of the others */
-    if (blog_secret_read(g->tls_cert, key, sizeof(key), &len, err,
-                         err_len) != 0)
-        return -1;
-    if (SSL_CTX_use_certificate_chain_file(ctx, g->tls_cert) == 1
-        && SSL_CTX_use_PrivateKey_file(ctx, g->tls_cert, SSL_FILETYPE_PEM) == 1
-        && SSL_CTX_check_private_key(ctx) == 1)
-        return 0;
-    apr_snprintf(err, err_len, "BlogRedisTLSCert %s: %s", g->tls_cert,
-                 redis_tls_error("no certificate and key"));
-    return -1;
-}
-
 int
 blog_redis_load(apr_pool_t *p, blog_redis_settings *g, char *err,
                 apr_size_t err_len)
@@ -175,7 +86,7 @@ blog_redis_load(apr_pool_t *p, blog_redis_settings *g, char *err,
     g->user = g->pass = NULL;
     g->tls_ctx = NULL;
     if ((g->on && g->tls
-         && redis_tls_context(p, g, err, err_len) != 0)
+         && blog_redis_tls_context(p, g, err, err_len) != 0)
         || (g->auth_file != NULL
             && redis_auth_secret(p, g, err, err_len) != 0))
         return -1;
@@ -234,10 +145,10 @@ redis_tls_start(blog_redis *r, const blog_redis_settings *g,
                          X509_verify_cert_error_string(v));
         else
             apr_snprintf(why, why_len, "TLS handshake: %s",
-                         redis_tls_error(SSL_get_error(ssl, rc)
-                                         == SSL_ERROR_SYSCALL
-                                         ? "connection closed"
-                                         : "failed"));
+                         blog_redis_tls_error(SSL_get_error(ssl, rc)
+                                              == SSL_ERROR_SYSCALL
+                                              ? "connection closed"
+                                              : "failed"));
         return -1;
     }
     return 0;

@@ -62,11 +62,6 @@ typedef struct blog_redis
     char        wbuf[16384];
 } blog_redis;
 
-/* Up to cap - 1 bytes of a regular file for its owner only (as ssh's and
- * mod_ssl's secrets): 0 with buf NUL-terminated, or -1 with err why. */
-int blog_secret_read(const char *path, char *buf, apr_size_t cap,
-                     apr_size_t *len, char *err, apr_size_t err_len);
-
 /* BlogRedisAuth's file read into g, the TLS context of rediss:// made, in
  * the parent, as root: 0, or -1 with err saying why. */
 int blog_redis_load(apr_pool_t *p, blog_redis_settings *g, char *err,

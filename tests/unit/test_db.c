@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_db.c - the pool (db.c), with the host spreading, against
+ * test_db.c - the pool (db.c), with the host spreading (db_hosts.c), against
  * fake_pg.c: pages, the health check, deadlines on a server that stalls
  * in the startup or in a reply, half replies, garbage, a disconnect in the
  * middle of a reply (retried once on a new connection), SQL errors (not
