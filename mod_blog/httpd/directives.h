@@ -122,7 +122,7 @@ typedef enum blog_dir_where
       "HTTP/1.1 connection (event MPM, no TLS), how long its worker waits " \
       "for the next request before the listener takes the connection") \
     X(HANDSHAKE_WAIT, "BlogHandshakeWait", handshake_wait, FLAG, SERVER, \
-      "On", 0, 0, "On|Off", "On: under the event MPM (httpd 2.4.63 on), a " \
+      "Off", 0, 0, "On|Off", "On: under the event MPM (httpd 2.4.63 on), a " \
       "TLS connection waits in the listener's poll until its ClientHello " \
       "is whole, holding no worker; Off: mod_ssl reads it in a worker " \
       "from the accept, as without the blog") \

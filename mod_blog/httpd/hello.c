@@ -15,7 +15,7 @@
  * Nothing is read: once the record is whole, or the bytes are no TLS
  * handshake record, or the client closed, mod_ssl reads them as it would
  * have.  Plain connections, other MPMs, older httpds, a server that
- * mounts no blog and BlogHandshakeWait Off are untouched.
+ * mounts no blog and BlogHandshakeWait Off (the default) are untouched.
  */
 #include "httpd/hello.h"
 

@@ -190,7 +190,8 @@ def tls_hello_debian():
     with tls.certificate() as (cert, key):
         apache = debian_apache.DebianApache("debian-blog-mpm-tls", True)
         tls_port = bt.free_port()
-        apache.extra = tls.listener(tls_port, cert, key, mount="    BlogMount /\n")
+        apache.extra = ("BlogHandshakeWait On\n"
+                        + tls.listener(tls_port, cert, key, mount="    BlogMount /\n"))
         apache.start()
         try:
             for n in (1300, 3000):
