@@ -64,23 +64,39 @@ bad(blog_build *b, const char *column, int row)
 }
 
 static int
+column_of(const blog_rows *rs, const char *name)
+{
+    int         c;
+
+    for (c = 0; c < rs->ncols; c++) {
+        if (strcmp(rs->names[c], name) == 0)
+            return c;
+    }
+    return -1;
+}
+
+static int
 cols_find(blog_build *b, const blog_rows *rs, unsigned mask, cols *cs)
 {
     int         c;
 
     cs->rs = rs;
     for (c = 0; c < NCOLS; c++) {
-        if ((mask & COL(c))
-            && (cs->at[c] = rs->column(rs->src, col_names[c])) < 0)
+        if ((mask & COL(c)) && (cs->at[c] = column_of(rs, col_names[c])) < 0)
             return bad(b, col_names[c], -1);
     }
     return 0;
 }
 
+/* A row out of range reads as NULL, as libpq's PQgetisnull says. */
 static blog_cell
 cell(const cols *cs, int row, int c)
 {
-    return cs->rs->cell(cs->rs->src, row, cs->at[c]);
+    const blog_rows *rs = cs->rs;
+
+    if (row < 0 || row >= rs->nrows)
+        return (blog_cell) {NULL, 0};
+    return rs->cells[(size_t) row * (size_t) rs->ncols + (size_t) cs->at[c]];
 }
 
 static void

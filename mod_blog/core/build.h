@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * build.h - the page templates, and pg_blog's rows (through the caller's
- * accessors) into rendered pages.  Pure C.  The rows are untrusted: what is
- * missing or malformed makes the 503 page, its column and row named.
+ * build.h - the page templates, and pg_blog's rows into rendered pages.
+ * Pure C.  The rows are untrusted: what is missing or malformed makes the
+ * 503 page, its column and row named.
  */
 #ifndef BLOG_BUILD_H
 #define BLOG_BUILD_H
@@ -43,14 +43,14 @@ typedef struct blog_page
     size_t      len;
 } blog_page;
 
-/* One result set, read through the caller's functions. */
+/* One result set as the store hands it up, every cell already read:
+ * cells[row * ncols + col], a NULL ptr for SQL NULL. */
 typedef struct blog_rows
 {
-    const void *src;
     int         nrows;
-    /* the column's number, or -1 when there is none of that name */
-    int         (*column) (const void *src, const char *name);
-    blog_cell   (*cell) (const void *src, int row, int col);
+    int         ncols;
+    const char *const *names;   /* each column's */
+    const blog_cell *cells;
 } blog_rows;
 
 typedef struct blog_build

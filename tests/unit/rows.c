@@ -17,27 +17,10 @@ t_rows_column(const t_rows *t, const char *name)
     return -1;
 }
 
-static int
-column(const void *src, const char *name)
-{
-    return t_rows_column(src, name);
-}
-
-static blog_cell
-cell(const void *src, int row, int col)
-{
-    const t_rows *t = src;
-    blog_cell none = {NULL, 0};
-
-    if (row < 0 || row >= t->nrows || col < 0 || col >= t->ncols)
-        return none;
-    return t->cells[row * t->ncols + col];
-}
-
 blog_rows
 t_rows_view(const t_rows *t)
 {
-    blog_rows rs = {t, t->nrows, column, cell};
+    blog_rows rs = {t->nrows, t->ncols, t->names, t->cells};
 
     return rs;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * rows.h - a result set held in memory, read through blog_rows as the
- * page builder reads libpq's: for the unit tests and the fuzzer.
+ * rows.h - a result set held in memory, handed to the page builder as
+ * blog_rows: for the unit tests and the fuzzer.
  */
 #ifndef BLOG_TEST_ROWS_H
 #define BLOG_TEST_ROWS_H
@@ -18,7 +18,7 @@ typedef struct t_rows
     blog_cell *cells;           /* nrows x ncols, row by row */
 } t_rows;
 
-/* The builder's view of t; a cell out of range reads as NULL. */
+/* The builder's view of t, as the store hands up libpq's. */
 blog_rows t_rows_view(const t_rows *t);
 /* The number of the column called name, or -1. */
 int t_rows_column(const t_rows *t, const char *name);
