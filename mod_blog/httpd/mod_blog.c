@@ -14,6 +14,7 @@
 #include "store/invalidate.h"
 #include "httpd/invalidate_hooks.h"
 #include "httpd/pages.h"
+#include "httpd/page_pool.h"
 #include "store/redis.h"
 #include "store/sentinel.h"
 #include "httpd/response.h"
@@ -568,7 +569,7 @@ blog_child_init(apr_pool_t *pchild, server_rec *s)
                              &blog_g->cache.sentinel);
     blog_cache_child_init(pchild, s, &blog_g->cache);
     if (blog_in_use)
-        blog_pages_child_init(pchild, s);
+        blog_page_pool_child_init(pchild, s);
 }
 
 /* ---- Requests ---- */

@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* pages.c - the rows live as long as r->pool: the page points into them. */
+/*
+ * pages.c - each route's page: its one pg_blog call, built by core in an
+ * arena as large as that kind of page last needed.  The rows live as long
+ * as r->pool: the page points into them.
+ */
 #include "httpd/pages.h"
+#include "httpd/page_pool.h"
 #include "httpd/store_call.h"
 #include "core/logno.h"
 
+#include "core/arena.h"
 #include "core/compute.h"
 #include "store/db.h"
 #include "store/ratelog.h"
@@ -11,76 +17,81 @@
 #include "http_log.h"
 
 #include "apr_atomic.h"
-#include "apr_thread_mutex.h"
 
 APLOG_USE_MODULE(blog);
 
 /* blog.index_page's one argument, the contract's (below 128: one byte). */
 #define INDEX_LIMIT 20
 
-void *
-blog_pool_alloc(void *ctx, size_t size)
+/* A kind's first arena, before any page of it was built; past ARENA_HINT_MAX
+ * a page starts there and grows; past ARENA_MAX it is a 503 (BLOG00062). */
+#define ARENA_FIRST     (16 * 1024)
+#define ARENA_HINT_MAX  (256 * 1024)
+#define ARENA_MAX       (64 * 1024 * 1024)
+/* An eighth of room for the next page of the kind. */
+#define HINT_FOR(len)   ((len) + (len) / 8)
+
+typedef void (*build_fn) (blog_build *b, const blog_site *site,
+                          const blog_rows *rs, blog_page *out);
+
+/* A kind of page: how it is built, and what the last one needed (raised
+ * without a lock: a lost raise costs one page a second build). */
+typedef struct page_kind
 {
-    return apr_palloc(ctx, size);
-}
+    const char *what;           /* in log lines */
+    build_fn    build;
+    apr_uint32_t render_hint;   /* build.h's size_hint */
+    apr_uint32_t arena_hint;
+} page_kind;
 
-/* One allocator per child for pages, not the connection's (each keeps
- * MaxMemFree): at most PAGES_KEEP idle, room for the pages a child builds
- * at once (a tag page takes 56 KiB), or APR maps and unmaps the blocks of
- * every page (docs/DECISIONS.md, "A page allocator per child, keeping
- * 1 MiB"). */
-#define PAGES_KEEP (1024 * 1024)
-
-static apr_allocator_t *pages_allocator;
-
-void
-blog_pages_child_init(apr_pool_t *pchild, server_rec *s)
+static void
+build_index(blog_build *b, const blog_site *site, const blog_rows *rs,
+            blog_page *out)
 {
-    apr_allocator_t *a;
-    apr_thread_mutex_t *m;
-    apr_pool_t *owner;
-    apr_status_t rv;
-
-    rv = apr_allocator_create(&a);
-    if (rv == APR_SUCCESS
-        && (rv = apr_pool_create_ex(&owner, pchild, NULL, a)) != APR_SUCCESS)
-        apr_allocator_destroy(a);
-    else if (rv == APR_SUCCESS) {
-        apr_allocator_owner_set(a, owner);
-        apr_pool_tag(owner, "blog_pages");
-        rv = apr_thread_mutex_create(&m, APR_THREAD_MUTEX_DEFAULT, owner);
-    }
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, BLOGLOGNO(00037)
-                     "no shared allocator for pages; building them "
-                     "in each request's pool");
-        return;
-    }
-    apr_allocator_mutex_set(a, m);
-    apr_allocator_max_free_set(a, PAGES_KEEP);
-    pages_allocator = a;
-}
-
-/* A child of r->pool: it lasts until the request's EOR bucket, after the
- * page's last byte is written, however slow the client. */
-static apr_pool_t *
-pages_pool(request_rec *r)
-{
-    apr_pool_t *p;
-
-    if (pages_allocator == NULL
-        || apr_pool_create_ex(&p, r->pool, NULL, pages_allocator)
-        != APR_SUCCESS)
-        return r->pool;
-    apr_pool_tag(p, "blog_page");
-    return p;
+    (void) site;
+    blog_build_index(b, rs, out);
 }
 
 static void
-build_init(apr_pool_t *p, const blog_site *site, blog_build *b)
+build_post(blog_build *b, const blog_site *site, const blog_rows *rs,
+           blog_page *out)
 {
-    *b = (blog_build) {.pages = site->pages, .alloc = blog_pool_alloc,
-        .alloc_ctx = p, .base = site->base, .base_len = site->base_len,
+    (void) site;
+    blog_build_post(b, rs, out);
+}
+
+static void
+build_tag(blog_build *b, const blog_site *site, const blog_rows *rs,
+          blog_page *out)
+{
+    (void) site;
+    blog_build_tag(b, rs, out);
+}
+
+static void
+build_compute(blog_build *b, const blog_site *site, const blog_rows *rs,
+              blog_page *out)
+{
+    (void) rs;
+    blog_build_compute(b, site->compute_limit,
+                       blog_sum_primes_below(site->compute_limit), out);
+}
+
+/* Indexed by db.h's blog_stmt, then /compute. */
+static page_kind kinds[] = {
+    {"blog.index_page", build_index, 0, ARENA_FIRST},
+    {"blog.post_page", build_post, 0, ARENA_FIRST},
+    {"blog.tag_page", build_tag, 0, ARENA_FIRST},
+    {"/compute", build_compute, 0, ARENA_FIRST}
+};
+#define KIND_COMPUTE (BLOG_STMT_TAG + 1)
+
+static void
+build_init(const blog_site *site, blog_alloc_fn alloc, void *ctx,
+           blog_build *b)
+{
+    *b = (blog_build) {.pages = site->pages, .alloc = alloc,
+        .alloc_ctx = ctx, .base = site->base, .base_len = site->base_len,
         .not_found = &site->not_found, .unavailable = &site->unavailable};
 }
 
@@ -89,52 +100,84 @@ blog_pages_site(apr_pool_t *p, blog_site *site)
 {
     blog_build  b;
 
-    build_init(p, site, &b);
+    build_init(site, blog_pool_alloc, p, &b);
     return blog_build_static(&b, &site->not_found, &site->unavailable);
-}
-
-/* Each kind of page's size hint (build.h): db.h's three statements'. */
-static apr_uint32_t pages_size_hint[BLOG_STMT_TAG + 1];
-static apr_uint32_t pages_compute_hint;
-
-typedef void (*build_fn) (blog_build *b, const blog_rows *rs, blog_page *out);
-
-static void
-page_start(request_rec *r, const blog_site *site, apr_uint32_t *hint,
-           blog_build *b)
-{
-    build_init(pages_pool(r), site, b);
-    b->size_hint = apr_atomic_read32(hint);
 }
 
 /* A schema that does not match fails every page alike: one line per 5 s
  * per child, as a failing back end's. */
 static blog_ratelog pages_log;
 
-/*
- * A page built by what: its kind's hint raised (without a lock: a lost
- * raise costs one page a second pass), what made it a 503 logged.
- */
 static void
-page_done(request_rec *r, const blog_build *b, apr_uint32_t *hint,
-          const char *what)
+page_log(request_rec *r, const blog_build *b, const page_kind *k)
 {
-    if (b->size_hint > (size_t) apr_atomic_read32(hint))
-        apr_atomic_set32(hint, (apr_uint32_t) b->size_hint);
-    if (b->bad_column == NULL)
-        return;
     if (b->bad_row == BLOG_BAD_RENDER)
         blog_log_limited(&pages_log, APLOG_ERR, APR_ENOMEM, r->server,
                          BLOGLOGNO(00062) "%s: no memory to render the page",
-                         what);
+                         k->what);
     else if (b->bad_row < 0)
         blog_log_limited(&pages_log, APLOG_ERR, 0, r->server,
-                         BLOGLOGNO(00038) "%s returned no column %s", what,
+                         BLOGLOGNO(00038) "%s returned no column %s", k->what,
                          b->bad_column);
     else
         blog_log_limited(&pages_log, APLOG_ERR, 0, r->server,
                          BLOGLOGNO(00039) "%s returned a malformed %s in "
-                         "row %d", what, b->bad_column, b->bad_row);
+                         "row %d", k->what, b->bad_column, b->bad_row);
+}
+
+static void
+hint_raise(apr_uint32_t *hint, size_t len, size_t max)
+{
+    if (len > apr_atomic_read32(hint) && len <= max)
+        apr_atomic_set32(hint, (apr_uint32_t) len);
+}
+
+/* The size of the next arena for a page that did not fit in size. */
+static size_t
+arena_next(size_t size, size_t need)
+{
+    size_t      next = need > size * 2 ? need : size * 2;
+
+    return next < ARENA_MAX ? next : ARENA_MAX;
+}
+
+/*
+ * k's page from rs, built in an arena of its kind's size: again in a
+ * larger one when it failed for lack of room (a child's first pages, a page
+ * larger than the hints keep), so that core never calls back up.  (A render
+ * that found no room for its hint's buffer sizes itself and may still fit.)
+ */
+static void
+page_build(request_rec *r, const blog_site *site, page_kind *k,
+           const blog_rows *rs, blog_page *out)
+{
+    apr_pool_t *p = blog_page_pool(r);
+    size_t      size = apr_atomic_read32(&k->arena_hint);
+    blog_arena  a;
+    blog_build  b;
+
+    for (;;) {
+        void       *block = apr_palloc(p, size);
+
+        blog_arena_init(&a, block, block != NULL ? size : 0);
+        build_init(site, blog_arena_alloc, &a, &b);
+        b.size_hint = apr_atomic_read32(&k->render_hint);
+        k->build(&b, site, rs, out);
+        blog_arena_done(&a);
+        if (b.bad_column == NULL || a.need == 0 || block == NULL
+            || size >= ARENA_MAX)
+            break;
+        size = arena_next(size, a.need);
+    }
+    if (b.bad_column != NULL && a.need != 0) {
+        b.bad_column = "(rendering)";
+        b.bad_row = BLOG_BAD_RENDER;
+        *out = site->unavailable;
+    }
+    hint_raise(&k->render_hint, b.size_hint, ARENA_HINT_MAX);
+    hint_raise(&k->arena_hint, HINT_FOR(a.used), ARENA_HINT_MAX);
+    if (b.bad_column != NULL)
+        page_log(r, &b, k);
 }
 
 /* stmt's page, or 503. */
@@ -142,13 +185,6 @@ static void
 page_query(request_rec *r, const blog_site *site, blog_stmt stmt,
            const char *param, apr_size_t param_len, blog_page *out)
 {
-    static const char *const fn[] = {
-        "blog.index_page", "blog.post_page", "blog.tag_page"
-    };
-    static const build_fn build[] = {
-        blog_build_index, blog_build_post, blog_build_tag
-    };
-    blog_build  b;
     blog_rows   rs;
     blog_call   call = blog_call_of(r);
 
@@ -156,20 +192,7 @@ page_query(request_rec *r, const blog_site *site, blog_stmt stmt,
         *out = site->unavailable;
         return;
     }
-    page_start(r, site, &pages_size_hint[stmt], &b);
-    build[stmt](&b, &rs, out);
-    page_done(r, &b, &pages_size_hint[stmt], fn[stmt]);
-}
-
-static void
-page_compute(request_rec *r, const blog_site *site, blog_page *out)
-{
-    blog_build  b;
-
-    page_start(r, site, &pages_compute_hint, &b);
-    blog_build_compute(&b, site->compute_limit,
-                       blog_sum_primes_below(site->compute_limit), out);
-    page_done(r, &b, &pages_compute_hint, "/compute");
+    page_build(r, site, &kinds[stmt], &rs, out);
 }
 
 void
@@ -192,7 +215,7 @@ blog_page_for(request_rec *r, const blog_site *site, const blog_route *rt,
         page_query(r, site, BLOG_STMT_TAG, rt->slug, rt->slug_len, out);
         break;
     case BLOG_ROUTE_COMPUTE:
-        page_compute(r, site, out);
+        page_build(r, site, &kinds[KIND_COMPUTE], NULL, out);
         break;
     default:
         *out = site->not_found;

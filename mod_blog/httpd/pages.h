@@ -9,13 +9,9 @@
 #include "core/router.h"
 #include "httpd/site.h"
 
-/* The pure parts' allocator (alloc.h) over the APR pool ctx. */
-void *blog_pool_alloc(void *ctx, size_t size);
-
 /* A site's 404 and 503 pages, rendered once into p: 0, or -1. */
 int blog_pages_site(apr_pool_t *p, blog_site *site);
 
-void blog_pages_child_init(apr_pool_t *pchild, server_rec *s);
 void blog_page_for(request_rec *r, const blog_site *site,
                    const blog_route *rt, blog_page *out);
 

@@ -7,9 +7,13 @@
  * missing value gives the 503 page, never a read past the value.
  */
 #define _GNU_SOURCE
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/arena.h"
 #include "core/build.h"
 #include "core/date.h"
 #include "core/decode.h"
@@ -441,6 +445,91 @@ test_build_golden(void)
     t_arena_free(f.a);
 }
 
+/*
+ * Pages built in core's arena, as pages.c builds them: one too small gives
+ * the 503 page and the size it lacked; grown to that (or twice its size),
+ * the reference page; exactly the bytes it used suffice, one fewer not.
+ */
+static void
+arena_build(t_fix *f, build_fn fn, size_t size, blog_arena *ar)
+{
+    blog_rows rs = t_rows_view(&f->t);
+
+    builder(f->a, &f->site, &f->b);
+    blog_arena_init(ar, t_arena_alloc(f->a, size), size);
+    f->b.alloc = blog_arena_alloc;
+    f->b.alloc_ctx = ar;
+    fn(&f->b, &rs, &f->pg);
+    blog_arena_done(ar);
+}
+
+static void
+expect_arena_builds(t_fix *f, build_fn fn, const char *golden)
+{
+    blog_arena ar;
+    size_t size = 256;
+    size_t used;
+    int tries = 0;
+
+    do {
+        arena_build(f, fn, size, &ar);
+        if (ar.need == 0)
+            break;
+        CHECK(is_unavailable(&f->site, &f->pg) && f->b.bad_column != NULL);
+        CHECK(ar.need > size - ar.left);
+        size = ar.need > size * 2 ? ar.need : size * 2;
+    } while (++tries < 12);
+    CHECK(tries > 0 && tries < 12);
+    expect_golden(f->a, &f->pg, golden);
+    used = ar.used;
+    arena_build(f, fn, used, &ar);
+    CHECK(ar.need == 0 && ar.used == used);
+    expect_golden(f->a, &f->pg, golden);
+    arena_build(f, fn, used - 1, &ar);
+    CHECK(ar.need != 0 && is_unavailable(&f->site, &f->pg));
+}
+
+static void
+test_build_arena(void)
+{
+    t_fix f;
+
+    if (fix_init(&f) != 0)
+        return;
+    index_rows(f.a, &f.t);
+    expect_arena_builds(&f, blog_build_index, "index.html");
+    post_rows(f.a, &f.t, 31);
+    expect_arena_builds(&f, blog_build_post, "post-31.html");
+    tag_rows(f.a, &f.t, 7);
+    expect_arena_builds(&f, blog_build_tag, "tag-7.html");
+    t_arena_free(f.a);
+}
+
+/* An arena's pieces: aligned, apart, and NULL once spent. */
+static void
+test_arena_pieces(void)
+{
+    static max_align_t block[64];
+    blog_arena ar;
+    char *p, *q;
+
+    blog_arena_init(&ar, (char *) block + 1, sizeof(block) - 1);
+    p = blog_arena_alloc(&ar, 3);
+    q = blog_arena_alloc(&ar, 0);
+    CHECK(p != NULL && q != NULL && q >= p + 3);
+    CHECK((uintptr_t) p % alignof(max_align_t) == 0
+          && (uintptr_t) q % alignof(max_align_t) == 0);
+    CHECK(blog_arena_alloc(&ar, sizeof(block)) == NULL);
+    CHECK(ar.need > sizeof(block));
+    CHECK(blog_arena_alloc(&ar, SIZE_MAX) == NULL && ar.need > sizeof(block)
+          && ar.need < SIZE_MAX);
+    p = blog_arena_alloc(&ar, 8);
+    CHECK(p != NULL && p > q);
+    if (p != NULL)
+        memset(p, 1, 8);
+    blog_arena_done(&ar);
+}
+
 /* /compute's figures at their types' ends, written without printf. */
 static void
 test_build_compute_bounds(void)
@@ -808,6 +897,10 @@ const t_case t_build_cases[] = {
     {"decode: arrays, well formed and not", test_decode_arrays},
     {"date: years 0 to 9999 as gmtime has them", test_format_date},
     {"build: rows from the seed give the reference pages", test_build_golden},
+    {"build: in an arena, the 503 and its lack, then the same pages",
+     test_build_arena},
+    {"arena: aligned pieces, NULL once spent, the lack said",
+     test_arena_pieces},
     {"build: with a size hint, one pass and the same pages",
      test_build_hinted},
     {"build: /compute's figures at 0 and at their types' ends",

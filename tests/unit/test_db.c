@@ -22,6 +22,7 @@
 #include "store/db_result.h"
 #include "store/counters.h"
 #include "httpd/pages.h"
+#include "httpd/page_pool.h"
 #include "httpd/tplfiles.h"
 
 #include "backends.h"

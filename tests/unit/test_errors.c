@@ -13,6 +13,7 @@
 #include "apr_buckets.h"
 
 #include "httpd/pages.h"
+#include "httpd/page_pool.h"
 #include "store/ratelog.h"
 #include "httpd/response.h"
 #include "httpd/tplfiles.h"
