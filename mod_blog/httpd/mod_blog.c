@@ -14,7 +14,7 @@
 #include "store/invalidate.h"
 #include "httpd/invalidate_hooks.h"
 #include "httpd/pages.h"
-#include "store/redis.h"
+#include "store/redis_settings.h"
 #include "store/sentinel.h"
 #include "httpd/response.h"
 #include "core/router.h"

@@ -17,6 +17,7 @@
 #include "store/cache.h"
 
 #include "store/ratelog.h"
+#include "store/redis.h"
 #include "store/secret.h"
 #include "store/stale.h"
 #include "store/counters.h"
