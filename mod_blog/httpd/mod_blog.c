@@ -15,7 +15,7 @@
 #include "httpd/invalidate_hooks.h"
 #include "httpd/pages.h"
 #include "httpd/page_pool.h"
-#include "store/redis.h"
+#include "store/redis_settings.h"
 #include "store/sentinel.h"
 #include "httpd/response.h"
 #include "core/router.h"

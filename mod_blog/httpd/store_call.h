@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * store_call.h - a request's store/call.h: its pool and server lent to the
- * store, and what the store said back put in the request's notes (the
+ * store_call.h - a request's store/call.h: its pool, server and connection
+ * lent to the store, and what the store said back put in the request's notes (the
  * cache's failure as "blog-cache-why", for a LogFormat's %{...}n).
  */
 #ifndef BLOG_STORE_CALL_H
@@ -17,7 +17,7 @@
 static inline blog_call
 blog_call_of(request_rec *r)
 {
-    return (blog_call) {r->pool, r->server, NULL};
+    return (blog_call) {.pool = r->pool, .s = r->server, .c = r->connection};
 }
 
 static inline void

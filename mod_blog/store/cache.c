@@ -17,6 +17,7 @@
 #include "store/cache.h"
 
 #include "store/ratelog.h"
+#include "store/redis.h"
 #include "store/secret.h"
 #include "store/stale.h"
 #include "store/counters.h"
@@ -220,12 +221,12 @@ cache_fail_all(blog_call *call, blog_redis_io io, const char *what, char *why)
     if (cache->g->sentinel.list.n > 0)
         blog_sentinel_failing();
     if (!back_off)
-        ap_log_error(APLOG_MARK, APLOG_INFO, 0, call->s, BLOGLOGNO(00009)
-                     "Redis closed the connection; reconnecting");
+        blog_call_log(call, APLOG_INFO, 0, BLOGLOGNO(00009)
+                      "Redis closed the connection; reconnecting");
     else if (why[0] != '\0') {
-        blog_log_limited(&cache->log, APLOG_WARNING, 0, call->s,
-                         BLOGLOGNO(00008) "Redis %s; bypassing the cache",
-                         why);
+        blog_call_log_limited(&cache->log, APLOG_WARNING, 0, call,
+                              BLOGLOGNO(00008) "Redis %s; bypassing the cache",
+                              why);
         blog_backoff_fail(&cache->backoff);
         blog_outage_begin(&cache->log);
     }
@@ -375,9 +376,10 @@ cache_wait(blog_call *call, cache_cmd *cmd)
     cmd->io = BLOG_REDIS_TIMEOUT;
     apr_cpystrn(cmd->why, "no turn on the connection by BlogRedisTimeout",
                 CACHE_WHY_MAX);
-    blog_log_limited(&cache->log, APLOG_WARNING, APR_TIMEUP, call->s,
-                     BLOGLOGNO(00069) "Redis: %s (the connection's leader "
-                     "still busy); bypassing the cache", cmd->why);
+    blog_call_log_limited(&cache->log, APLOG_WARNING, APR_TIMEUP, call,
+                          BLOGLOGNO(00069) "Redis: %s (the connection's "
+                          "leader still busy); bypassing the cache",
+                          cmd->why);
 }
 
 /* No semaphore to wait on (none on Linux fails so): bypassed, said. */
@@ -386,9 +388,9 @@ cache_no_wait(blog_call *call, int err)
 {
     blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
     call->cache_why = "no semaphore to wait on";
-    blog_log_limited(&cache->log, APLOG_ERR, APR_FROM_OS_ERROR(err),
-                     call->s, BLOGLOGNO(00067) "no semaphore to wait for "
-                     "Redis on; bypassing the cache");
+    blog_call_log_limited(&cache->log, APLOG_ERR, APR_FROM_OS_ERROR(err),
+                          call, BLOGLOGNO(00067) "no semaphore to wait for "
+                          "Redis on; bypassing the cache");
 }
 
 /*
@@ -435,8 +437,8 @@ cache_run(blog_call *call, const char *what, int argc, const char **argv,
         sem_destroy(&cmd.wake);
         if (cmd.io == BLOG_REDIS_OK) {
             redisFreeSdsCommand(buf);
-            blog_outage_end(&cache->log, call->s, BLOGLOGNO(00010)
-                                                      "Redis reachable");
+            blog_call_outage_end(&cache->log, call, BLOGLOGNO(00010)
+                                 "Redis reachable");
             return cmd.reply;
         }
         if (cmd.why[0] != '\0') {
@@ -461,8 +463,9 @@ cache_refused(blog_call *call, const char *what, redisReply *reply)
 
     blog_stat_inc(BLOG_STAT_CACHE_ERRORS);
     call->cache_why = why;
-    blog_log_limited(&cache->log, APLOG_WARNING, 0, call->s,
-                     BLOGLOGNO(00011) "Redis: %s; bypassing the cache", why);
+    blog_call_log_limited(&cache->log, APLOG_WARNING, 0, call,
+                          BLOGLOGNO(00011) "Redis: %s; bypassing the cache",
+                          why);
     /* the master demoted under us: the sentinels are asked again */
     if (err && cache->g->sentinel.list.n > 0
         && strncmp(reply->str, "READONLY", 8) == 0)
@@ -498,11 +501,11 @@ blog_cache_get(blog_call *call, const char *key, apr_size_t key_len,
                            reply->len, apr_time_now(), cache->g->cache_ttl,
                            body, len, &sealed) != 0
             || sealed < blog_stale_since(key, key_len))) {
-        blog_log_limited(&cache->seal_log, APLOG_WARNING, 0, call->s,
-                         BLOGLOGNO(00061) "the cached %.*s fails its "
-                         "BlogCacheKey MAC, is older than BlogCacheTTL or "
-                         "than its page's last invalidation: rebuilt as a "
-                         "miss", (int) key_len, key);
+        blog_call_log_limited(&cache->seal_log, APLOG_WARNING, 0, call,
+                              BLOGLOGNO(00061) "the cached %.*s fails its "
+                              "BlogCacheKey MAC, is older than BlogCacheTTL "
+                              "or than its page's last invalidation: rebuilt "
+                              "as a miss", (int) key_len, key);
         freeReplyObject(reply);
         return BLOG_CACHE_MISS;
     }
@@ -544,8 +547,8 @@ blog_cache_set(blog_call *call, const char *key, apr_size_t key_len,
         return -1;
     if (reply->type == REDIS_REPLY_STATUS) {
         freeReplyObject(reply);
-        blog_outage_end(&cache->write, call->s,
-                        BLOGLOGNO(00012) "Redis accepting writes");
+        blog_call_outage_end(&cache->write, call,
+                             BLOGLOGNO(00012) "Redis accepting writes");
         return 0;
     }
     blog_outage_begin(&cache->write);

@@ -4,7 +4,7 @@
 #define BLOG_CACHE_H
 
 #include "store/call.h"
-#include "store/redis.h"
+#include "store/redis_settings.h"
 #include "store/seal.h"
 #include "store/sentinel.h"
 

@@ -93,7 +93,7 @@ typedef struct db_pool
 static db_pool *db;
 
 static PGconn *
-db_connect(apr_pool_t *p, apr_time_t deadline, char *msg)
+db_connect(const blog_call *call, apr_time_t deadline, char *msg)
 {
     /* BlogDatabase's keywords last: they win over ours. */
     const char *keys[BLOG_DB_MAX_PARAMS + 1] = {
@@ -103,14 +103,15 @@ db_connect(apr_pool_t *p, apr_time_t deadline, char *msg)
     PGconn     *pg;
     int         timed_out, n;
 
-    n = 2 + blog_db_hosts_params(p, db->g->conninfo, keys + 2,
+    n = 2 + blog_db_hosts_params(call->pool, db->g->conninfo, keys + 2,
                                  vals + 2);
     keys[n] = vals[n] = NULL;
     pg = blog_pq_connect(keys, vals, deadline, msg, &timed_out);
     if (pg == NULL)
-        blog_log_limited(&db->log, APLOG_ERR, timed_out ? APR_TIMEUP : 0,
-                         db->s, BLOGLOGNO(00014)
-                         "cannot connect to PostgreSQL: %s", msg);
+        blog_call_log_limited(&db->log, APLOG_ERR,
+                              timed_out ? APR_TIMEUP : 0, call,
+                              BLOGLOGNO(00014)
+                              "cannot connect to PostgreSQL: %s", msg);
     return pg;
 }
 
@@ -119,15 +120,15 @@ db_connect(apr_pool_t *p, apr_time_t deadline, char *msg)
  * err: why the connect failed, if it did.
  */
 static PGconn *
-db_open(apr_pool_t *p, apr_time_t deadline, char *err)
+db_open(const blog_call *call, apr_time_t deadline, char *err)
 {
     char        setup[640];
     char        msg[BLOG_PQ_MSG_MAX];
-    PGconn     *pg = db_connect(p, deadline, err);
+    PGconn     *pg = db_connect(call, deadline, err);
 
     /* libpq 15 gives up on a list when one host closes before answering */
     if (pg == NULL && blog_db_hosts_several())
-        pg = db_connect(p, deadline, err);  /* the hosts in another order */
+        pg = db_connect(call, deadline, err);   /* the hosts reordered */
     /* nothing a transaction pooler would lose: each page sets its own */
     if (pg == NULL || !db->g->prepare)
         return pg;
@@ -142,8 +143,8 @@ db_open(apr_pool_t *p, apr_time_t deadline, char *err)
                  db_stmt_names[1], db_stmt_sql[1], db_stmt_names[2],
                  db_stmt_sql[2]);
     if (blog_pq_command(pg, setup, deadline, msg) != 0) {
-        blog_log_limited(&db->log, APLOG_ERR, 0, db->s, BLOGLOGNO(00016)
-                         "cannot prepare the page statements: %s", msg);
+        blog_call_log_limited(&db->log, APLOG_ERR, 0, call, BLOGLOGNO(00016)
+                              "cannot prepare the page statements: %s", msg);
         PQfinish(pg);
         return NULL;
     }
@@ -181,12 +182,14 @@ db_slot_freed(void)
         ;
 }
 
-/* Open a connection for a slot reserved in db->nopen; NULL on failure. */
+/* Open a connection for a slot reserved in db->nopen, from call->pool (a
+ * call without a connection from the opener or child_init); NULL on
+ * failure. */
 static db_conn *
-db_open_slot(apr_pool_t *p, apr_time_t deadline)
+db_open_slot(const blog_call *call, apr_time_t deadline)
 {
     char        err[BLOG_PQ_MSG_MAX] = "";
-    PGconn     *pg = db_open(p, deadline, err);
+    PGconn     *pg = db_open(call, deadline, err);
     db_conn    *c = pg ? malloc(sizeof(*c)) : NULL;
 
     if (pg != NULL && c == NULL)
@@ -347,7 +350,7 @@ db_checkout(blog_call *call, apr_time_t deadline)
             if (db->opener == NULL) {
                 /* no BlogMount: blog-health's connects, in its thread */
                 apr_thread_mutex_unlock(db->lock);
-                c = db_open_slot(call->pool, wait_until);
+                c = db_open_slot(call, wait_until);
                 goto done;
             }
             db->to_open++;
@@ -364,9 +367,9 @@ db_checkout(blog_call *call, apr_time_t deadline)
     apr_thread_mutex_unlock(db->lock);
     if (timed_out) {
         blog_stat_inc(BLOG_STAT_POOL_ACQUIRE_TIMEOUTS);
-        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, call->s,
-                         BLOGLOGNO(00017) "no free PostgreSQL connection "
-                         "within BlogPoolAcquireTimeout");
+        blog_call_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, call,
+                              BLOGLOGNO(00017) "no free PostgreSQL connection "
+                              "within BlogPoolAcquireTimeout");
     }
   done:
     db_close(stale);
@@ -507,7 +510,8 @@ db_opener(apr_thread_t *thread, void *p)
             continue;
         }
         apr_thread_mutex_unlock(db->lock);
-        c = db_open_slot(p, apr_time_now() + db->g->query_timeout);
+        c = db_open_slot(&(blog_call) {.pool = p, .s = db->s},
+                         apr_time_now() + db->g->query_timeout);
         if (c != NULL)
             db_release(c, 1);
         apr_pool_clear(p);
@@ -589,7 +593,8 @@ blog_db_child_init(apr_pool_t *pchild, server_rec *s,
         db_conn    *c;
 
         db->nopen++;
-        if ((c = db_open_slot(pchild, deadline)) == NULL)
+        if ((c = db_open_slot(&(blog_call) {.pool = pchild, .s = s},
+                              deadline)) == NULL)
             break;
         db_release(c, 1);
     }
@@ -621,32 +626,33 @@ blog_db_page(blog_call *call, blog_stmt stmt, const char *param,
     switch (db_call(call, (int) stmt, param, param_len, res, msg, &retried)) {
     case DB_OK:
         if (retried)
-            blog_log_limited(&db->log, APLOG_WARNING, 0, call->s,
-                             BLOGLOGNO(00020) "%s: a pooled connection was "
-                             "lost, the page retried on a new one: %s",
-                             name, msg);
-        blog_outage_end(&db->log, call->s,
-                        BLOGLOGNO(00021) "PostgreSQL reachable");
+            blog_call_log_limited(&db->log, APLOG_WARNING, 0, call,
+                                  BLOGLOGNO(00020) "%s: a pooled connection "
+                                  "was lost, the page retried on a new one: "
+                                  "%s", name, msg);
+        blog_call_outage_end(&db->log, call,
+                             BLOGLOGNO(00021) "PostgreSQL reachable");
         apr_pool_cleanup_register(call->pool, *res, db_clear_result,
                                   apr_pool_cleanup_null);
         return APR_SUCCESS;
     case DB_TIMED_OUT:
         /* dropped, not cancelled: see the top of this file */
-        blog_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, call->s,
-                         BLOGLOGNO(00018) "%s timed out after "
-                         "BlogQueryTimeout; dropping its connection", name);
+        blog_call_log_limited(&db->log, APLOG_ERR, APR_TIMEUP, call,
+                              BLOGLOGNO(00018) "%s timed out after "
+                              "BlogQueryTimeout; dropping its connection",
+                              name);
         break;
     case DB_FAILED:
-        blog_log_limited(&db->log, APLOG_ERR, 0, call->s,
-                         BLOGLOGNO(00019) "%s failed: %s", name, msg);
+        blog_call_log_limited(&db->log, APLOG_ERR, 0, call,
+                              BLOGLOGNO(00019) "%s failed: %s", name, msg);
         /* PostgreSQL answered: no outage, and no "reachable again" */
         return rv;
     case DB_CONN_LOST:
         /* lost on the retry's new connection too: a first loss is retried,
          * and a retry that cannot connect is DB_NO_CONN */
-        blog_log_limited(&db->log, APLOG_ERR, 0, call->s,
-                         BLOGLOGNO(00022) "%s failed: connection lost, "
-                         "on a new connection too: %s", name, msg);
+        blog_call_log_limited(&db->log, APLOG_ERR, 0, call,
+                              BLOGLOGNO(00022) "%s failed: connection lost, "
+                              "on a new connection too: %s", name, msg);
         rv = APR_ECONNRESET;
         break;
     case DB_NO_CONN:

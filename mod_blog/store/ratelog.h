@@ -11,6 +11,7 @@
 #include "apr_time.h"
 
 #include "core/logno.h"
+#include "store/call.h"
 
 /* The warnings about one service (PostgreSQL, Redis); zero-initialised. */
 typedef struct blog_ratelog
@@ -32,18 +33,27 @@ typedef struct blog_ratelog
  * macro, for the caller's APLOG_MARK; fmt starts with its BLOGLOGNO tag.
  */
 #define blog_log_limited(rl, level, status, s, ...) \
-    blog_log_limited_(rl, APLOG_MARK, level, status, s, __VA_ARGS__)
+    blog_log_limited_(rl, APLOG_MARK, level, status, NULL, s, __VA_ARGS__)
+/* The same, a line of the call (call.h: its client named when it has one). */
+#define blog_call_log_limited(rl, level, status, call, ...) \
+    blog_log_limited_(rl, APLOG_MARK, level, status, (call)->c, (call)->s, \
+                      __VA_ARGS__)
 void blog_log_limited_(blog_ratelog *rl, const char *file, int line,
                        int module_index, int level, apr_status_t status,
-                       const server_rec *s, const char *fmt, ...)
-    __attribute__((format(printf, 8, 9)));
+                       const conn_rec *c, const server_rec *s,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 9, 10)));
 
 /* The service's outage, so that its end is logged once. */
 void blog_outage_begin(blog_ratelog *o);
-/* "<what> again after N s", once per period, when an outage was running. */
+/* "<what> again after N s", once per period, when an outage was running:
+ * on s, or as a line of the call (blog_call_outage_end). */
 #define blog_outage_end(o, s, what) \
-    blog_outage_end_(o, APLOG_MARK, s, what)
+    blog_outage_end_(o, APLOG_MARK, NULL, s, what)
+#define blog_call_outage_end(o, call, what) \
+    blog_outage_end_(o, APLOG_MARK, (call)->c, (call)->s, what)
 void blog_outage_end_(blog_ratelog *o, const char *file, int line,
-                      int module_index, const server_rec *s, const char *what);
+                      int module_index, const conn_rec *c,
+                      const server_rec *s, const char *what);
 
 #endif

@@ -1,33 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* redis.h - mod_blog's one Redis client, for the page cache and the
- * invalidation listener: each wait and each reply bounded (redis.c). */
+ * invalidation listener: each wait and each reply bounded (redis.c).
+ * hiredis's types, for the store alone: above it, redis_settings.h. */
 #ifndef BLOG_REDIS_H
 #define BLOG_REDIS_H
 
 #include "apr_pools.h"
 #include "apr_time.h"
 
+#include "store/redis_settings.h"
 #include "store/resolve.h"
 
 #include <hiredis/hiredis.h>
 #include <sys/uio.h>
-
-/* BlogRedis (parsed once, at start-up) and the options of its connection. */
-typedef struct blog_redis_settings
-{
-    int         on;
-    const char *host;           /* host name, or a unix socket path */
-    int         port;           /* 0 with a unix socket */
-    apr_interval_time_t connect_timeout;
-    apr_interval_time_t timeout;
-    const char *auth_file;      /* BlogRedisAuth, read at start-up into: */
-    const char *user;           /* NULL: the default user */
-    const char *pass;           /* NULL: no AUTH */
-    int         tls;            /* BlogRedis rediss://host:port */
-    const char *tls_ca;         /* BlogRedisTLSCA; NULL: the system's CAs */
-    const char *tls_cert;       /* BlogRedisTLSCert: certificate and key */
-    void       *tls_ctx;        /* SSL_CTX, made at start-up */
-} blog_redis_settings;
 
 typedef enum blog_redis_io
 {
@@ -61,11 +46,6 @@ typedef struct blog_redis
      * worker of a child leads in turn, and each would keep 16 KiB of it */
     char        wbuf[16384];
 } blog_redis;
-
-/* BlogRedisAuth's file read into g, the TLS context of rediss:// made, in
- * the parent, as root: 0, or -1 with err saying why. */
-int blog_redis_load(apr_pool_t *p, blog_redis_settings *g, char *err,
-                    apr_size_t err_len);
 
 /* Connect within BlogRedisConnectTimeout, and AUTH when BlogRedisAuth is
  * set: 0, or -1 with why saying what failed. */

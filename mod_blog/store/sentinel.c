@@ -19,6 +19,7 @@
 #include "store/sentinel.h"
 
 #include "core/logno.h"
+#include "store/redis.h"
 #include "store/ratelog.h"
 #include "store/backoff.h"
 

@@ -3,7 +3,7 @@
 #ifndef BLOG_SENTINEL_H
 #define BLOG_SENTINEL_H
 
-#include "store/redis.h"
+#include "store/redis_settings.h"
 
 #include "httpd.h"
 #include "apr_pools.h"
@@ -51,12 +51,16 @@ void blog_sentinel_child_init(apr_pool_t *pchild, server_rec *s,
                               const blog_redis_settings *redis,
                               const blog_sentinel_settings *g);
 
+/* The Redis client's connection (redis.h): only the store opens it. */
+struct blog_redis;
+
 /*
  * Connect r to the cache's Redis: BlogRedis's, or, with sentinels, the
  * master they name, its ROLE checked.  *gen: the generation of the
  * address tried.  0, or -1 with why.
  */
-int blog_sentinel_connect(blog_redis *r, const blog_redis_settings *redis,
+int blog_sentinel_connect(struct blog_redis *r,
+                          const blog_redis_settings *redis,
                           const blog_sentinel_settings *g, apr_uint32_t *gen,
                           char *why, apr_size_t why_len);
 

@@ -37,7 +37,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (CASES, CONF_D, Case, FAST, NOT_FOUND, STOPPED, UNAVAILABLE, Load,  # noqa: E402
                     T, all_ok, apache_state, apache_with, blog_connections, bt, case,
                     check, conf_seconds, connections_bounded, expected,
-                    figure, healthy, pct, print_table, problems, redis_pid, ref, restore,
+                    figure, healthy, log_lines_since, pct, print_table, problems, redis_pid,
+                    ref, restore,
                     run_cases, same_apache, siege, spread, stable_children,
                     threads_reading, unavailable_ok)
 from blogtest import Conn  # noqa: E402
@@ -201,9 +202,11 @@ def backend_hung():
 @case("redis-stopped", "scripts/stack.sh stop redis, then start")
 def redis_down():
     apache = apache_state()
+    log_start = bt.error_log_size()
     out = bt.stack("stop", "redis")
     T.check(out.returncode == 0, "scripts/stack.sh stop redis", out.stdout.decode()[-300:])
     try:
+        redis_failure_names_client(log_start)
         for path in ("/cached", "/post/post-5/cached", "/cached", "/post/post-5/cached"):
             check("%s with Redis stopped" % path, bt.get(path), 200, expected(path)[1],
                   "BYPASS", FAST)
@@ -220,6 +223,21 @@ def redis_down():
     T.check(out.returncode == 0, "scripts/stack.sh start redis", out.stdout.decode()[-300:])
     cache_comes_back("after Redis restarted", "/post/post-5/cached")
     same_apache("the cache came back", apache)
+
+
+def redis_failure_names_client(log_start):
+    """The cache's failure line (BLOG00008, once per child per 5 s) logged
+    while a request waits on Redis names that request's client, as
+    ap_log_rerror's lines do: "[client 127.0.0.1:port]"."""
+    def failure_lines():
+        bt.get("/cached")
+        return log_lines_since(log_start, r"BLOG00008")
+    bt.wait_for(failure_lines, 7 + bt.MARGIN, 0.2)
+    lines = log_lines_since(log_start, r"BLOG00008")
+    T.check(lines, "Redis stopped: the cache's failure is logged (BLOG00008)", "none")
+    anon = [line for line in lines if "[client 127.0.0.1:" not in line]
+    T.check(lines and not anon, "each BLOG00008 line names the request's client "
+            "[client 127.0.0.1:port]", (anon or ["-"])[0][-300:])
 
 
 def cache_comes_back(when, path):

@@ -7,7 +7,9 @@ file, socket or process call: its callers hand it bytes), the Redis client
 (store/redis.*) knows nothing of the cache built on it, and store/ knows no
 request (request_rec, r->notes) and registers no httpd hook: httpd/ lends it
 a blog_call and runs its start and stop from hooks of its own; httpd/ sees
-no libpq or hiredis type: the store hands it rows and bytes.
+no libpq, hiredis or OpenSSL type: the store hands it rows and bytes, and
+no header an httpd/ file reaches through mod_blog's own "..." includes, at
+any depth, includes a driver's.
 
     python3 tests/tree/layers.py [DIR]     (exit status 1 on a problem)
 """
@@ -31,9 +33,28 @@ STORE_KNOWS_NOT = re.compile(r"\brequest_rec\b|\br->notes\b|\bap_hook_\w+")
 # what httpd/ must not see: the drivers under the store
 HTTPD_SEES_NOT = re.compile(r"\b(?:PG(?:result|conn)|PQ\w+|redis(?:Context|Reply)|"
                             r"redisAsyncContext)\b")
-DRIVER = re.compile(r"^(libpq-fe\.h|hiredis)")
+DRIVER = re.compile(r"^(libpq-fe\.h|hiredis|openssl)")
 # what the Redis client must not know
 REDIS_KNOWS_NOT = re.compile(r"\bblog_(?:cache|seal)\w*|\bBLOG_CACHE_\w+")
+
+
+def driver_chains(root, path):
+    """[(driver header, [our headers on the way])] of every driver's header
+    path reaches through mod_blog's own "..." includes, each header once."""
+    out = []
+    seen = set()
+    todo = [(path, [])]
+    while todo:
+        here, way = todo.pop()
+        for kind, inc in INCLUDE.findall(open(here).read()):
+            if DRIVER.match(inc):
+                out.append((inc, way))
+            mine = os.path.join(root, inc)
+            if kind == '"' and "/" in inc and os.path.isfile(mine) \
+                    and inc not in seen:
+                seen.add(inc)
+                todo.append((mine, way + [inc]))
+    return out
 
 
 def problems_of(root, path, ours):
@@ -57,8 +78,9 @@ def problems_of(root, path, ours):
         out += ["%s (store) uses %s, httpd's" % (name, m)
                 for m in sorted(set(STORE_KNOWS_NOT.findall(code)))]
     if layer == "httpd":
-        out += ["%s (httpd) includes %s, a driver's" % (name, inc)
-                for _, inc in INCLUDE.findall(text) if DRIVER.match(inc)]
+        out += ["%s (httpd) includes %s, a driver's%s"
+                % (name, inc, " (through %s)" % " -> ".join(way) if way else "")
+                for inc, way in driver_chains(root, path)]
         out += ["%s (httpd) uses %s, a driver's" % (name, m)
                 for m in sorted(set(HTTPD_SEES_NOT.findall(code)))]
     if os.path.basename(path) in ("redis.c", "redis.h"):

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Every log call of mod_blog/ carries its own tag (mod_blog/core/logno.h), as
 httpd's own modules carry their APLOGNO: each ap_log_error, ap_log_rerror,
-ap_log_cerror, ap_log_perror, ap_pass_brigade_fchk, blog_log_limited and
-blog_outage_end call has a BLOGLOGNO(nnnnn) in its arguments, and no
-number is used twice.
-Only ratelog.c may call ap_log_error_ (with its caller's tagged message).
+ap_log_cerror, ap_log_cserror, ap_log_perror, ap_pass_brigade_fchk,
+blog_log_limited, blog_outage_end and their store/call.h forms
+(blog_call_log, blog_call_log_limited, blog_call_outage_end) call has a
+BLOGLOGNO(nnnnn) in its arguments, and no number is used twice.
+Only ratelog.c may call ap_log_error_ and ap_log_cserror_ (with its
+caller's tagged message).
 docs/LOGS.md's table lists every tag of the module, and no other.
 
     python3 tests/tree/logno.py [DIR]     (exit status 1 on a problem)
@@ -16,8 +18,9 @@ import os
 import re
 import sys
 
-CALL = re.compile(r"\b(ap_log_error_?|ap_log_rerror|ap_log_cerror|"
-                  r"ap_log_perror|ap_pass_brigade_fchk|blog_log_limited|blog_outage_end)\s*\(")
+CALL = re.compile(r"\b(ap_log_error_?|ap_log_rerror|ap_log_cerror|ap_log_cserror_?|"
+                  r"ap_log_perror|ap_pass_brigade_fchk|blog_log_limited|blog_outage_end|"
+                  r"blog_call_log|blog_call_log_limited|blog_call_outage_end)\s*\(")
 TAG = re.compile(r"BLOGLOGNO\((\d{5})\)")
 
 
@@ -69,9 +72,9 @@ def main():
                       text, flags=re.S)
         for fn, line, args in calls(text):
             where = "%s:%d" % (name, line)
-            if fn == "ap_log_error_":
+            if fn in ("ap_log_error_", "ap_log_cserror_"):
                 if name != "ratelog.c":
-                    problems.append("%s: ap_log_error_ outside ratelog.c" % where)
+                    problems.append("%s: %s outside ratelog.c" % (where, fn))
                 continue
             # the definitions of ratelog.c's two functions are not calls
             if name == "ratelog.c" and fn in ("blog_log_limited", "blog_outage_end"):

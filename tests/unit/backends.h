@@ -16,7 +16,8 @@
 #include "store/call.h"
 
 /* A request's call of the store, as httpd/store_call.h makes it. */
-#define T_CALL(r) (&(blog_call) {(r)->pool, (r)->server, NULL})
+#define T_CALL(r) (&(blog_call) {.pool = (r)->pool, .s = (r)->server, \
+                                   .c = (r)->connection})
 
 /* Log lines written so far; whether one since from contains needle. */
 unsigned    t_log_count(void);

@@ -72,6 +72,24 @@ ap_log_error_(const char *file, int line, int module_index, int level,
     pthread_mutex_unlock(&t_log_lock);
 }
 
+/* A call's lines with its client's connection (store/call.h): the same
+ * log, the client named as httpd's default ErrorLogFormat names it. */
+AP_DECLARE(void)
+ap_log_cserror_(const char *file, int line, int module_index, int level,
+                apr_status_t status, const conn_rec *c, const server_rec *s,
+                const char *fmt, ...)
+{
+    char        msg[512];
+    va_list     ap;
+
+    va_start(ap, fmt);
+    apr_vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ap_log_error_(file, line, module_index, level, status, s,
+                  "[client %s:%d] %s", c->client_ip,
+                  c->client_addr ? c->client_addr->port : 0, msg);
+}
+
 /* pages.c's and response.c's lines: the same log. */
 AP_DECLARE(void)
 ap_log_rerror_(const char *file, int line, int module_index, int level,

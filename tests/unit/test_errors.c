@@ -150,6 +150,52 @@ test_ratelog_classes(void)
     CHECK(t_log_count() == n);
 }
 
+/*
+ * A call's lines name its client when it lends a connection (as
+ * ap_log_rerror's did), and only then: the rate-limited ones, an outage's
+ * end, and the plain ones.
+ */
+static void
+test_call_log_client(void)
+{
+    apr_pool_t *p;
+    blog_ratelog rl;
+    server_rec  s;
+    conn_rec    c;
+    blog_call   call, none;
+    unsigned    n = t_log_count();
+
+    apr_pool_create(&p, t_root());
+    memset(&rl, 0, sizeof(rl));
+    memset(&s, 0, sizeof(s));
+    memset(&c, 0, sizeof(c));
+    s.log.level = APLOG_DEBUG;
+    c.base_server = &s;
+    c.client_ip = "192.0.2.7";
+    CHECK(apr_sockaddr_info_get(&c.client_addr, c.client_ip, APR_INET, 40000,
+                                0, p) == APR_SUCCESS);
+    call = (blog_call) {.pool = p, .s = &s, .c = &c};
+    none = (blog_call) {.pool = p, .s = &s};
+    blog_call_log_limited(&rl, APLOG_WARNING, 0, &call,
+                          "BLOG99999: a call's warning");
+    CHECK(t_log_since(n, "[client 192.0.2.7:40000] BLOG99999: a call's "
+                      "warning"));
+    blog_outage_begin(&rl);
+    blog_call_outage_end(&rl, &call, "BLOG99999: the service");
+    CHECK(t_log_since(n, "[client 192.0.2.7:40000] BLOG99999: the service "
+                      "again"));
+    blog_call_log(&call, APLOG_INFO, 0, "BLOG99999: a call's line");
+    CHECK(t_log_since(n, "[client 192.0.2.7:40000] BLOG99999: a call's "
+                      "line"));
+    n = t_log_count();
+    blog_call_log_limited(&rl, APLOG_ERR, 0, &none,
+                          "BLOG99999: no request's error");
+    blog_call_log(&none, APLOG_INFO, 0, "BLOG99999: no request's line");
+    CHECK(t_log_since(n, "no request's error")
+          && t_log_since(n, "no request's line") && !t_log_since(n, "[client"));
+    apr_pool_destroy(p);
+}
+
 /* A template file that shrinks while it is read: refused, not compiled
  * half (a start-up error naming the file). */
 static void
@@ -226,6 +272,7 @@ const t_case t_errors_cases[] = {
      test_compute_out_of_memory},
     {"errors: a write that fails is not OK", test_write_fails},
     {"errors: a warning never holds back an error", test_ratelog_classes},
+    {"errors: a call's lines name its client", test_call_log_client},
     {"errors: a template read short is refused", test_template_read_short},
     {"errors: a 416 of a page says its length (Content-Range)",
      test_range_not_satisfiable},

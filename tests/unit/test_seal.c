@@ -18,6 +18,7 @@
 #include "apr_strings.h"
 
 #include "store/cache.h"
+#include "store/redis.h"
 #include "store/seal.h"
 
 #include <openssl/evp.h>
