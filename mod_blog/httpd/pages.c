@@ -111,18 +111,20 @@ static blog_ratelog pages_log;
 static void
 page_log(request_rec *r, const blog_build *b, const page_kind *k)
 {
+    blog_call   call = blog_call_of(r);
+
     if (b->bad_row == BLOG_BAD_RENDER)
-        blog_log_limited(&pages_log, APLOG_ERR, APR_ENOMEM, r->server,
-                         BLOGLOGNO(00062) "%s: no memory to render the page",
-                         k->what);
+        blog_call_log_limited(&pages_log, APLOG_ERR, APR_ENOMEM, &call,
+                              BLOGLOGNO(00062) "%s: no memory to render "
+                              "the page", k->what);
     else if (b->bad_row < 0)
-        blog_log_limited(&pages_log, APLOG_ERR, 0, r->server,
-                         BLOGLOGNO(00038) "%s returned no column %s", k->what,
-                         b->bad_column);
+        blog_call_log_limited(&pages_log, APLOG_ERR, 0, &call,
+                              BLOGLOGNO(00038) "%s returned no column %s",
+                              k->what, b->bad_column);
     else
-        blog_log_limited(&pages_log, APLOG_ERR, 0, r->server,
-                         BLOGLOGNO(00039) "%s returned a malformed %s in "
-                         "row %d", k->what, b->bad_column, b->bad_row);
+        blog_call_log_limited(&pages_log, APLOG_ERR, 0, &call,
+                              BLOGLOGNO(00039) "%s returned a malformed %s "
+                              "in row %d", k->what, b->bad_column, b->bad_row);
 }
 
 static void
