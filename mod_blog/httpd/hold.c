@@ -18,7 +18,7 @@
 
 #include "http_config.h"
 #include "http_core.h"
-#include "http_ssl.h"           /* httpd 2.4.47 on; mod_blog.c needs 2.4.51 */
+#include "http_ssl.h"           /* httpd 2.4.47 on; urls.c needs 2.4.51 */
 #include "util_filter.h"
 #include "apr_poll.h"
 
