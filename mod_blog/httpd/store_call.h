@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * store_call.h - a request's store/call.h: its pool, server and connection
- * lent to the store, and what the store said back put in the request's notes (the
- * cache's failure as "blog-cache-why", for a LogFormat's %{...}n).
+ * lent to the store, and what the store said back put in the request's
+ * notes (the cache's failure as "blog-cache-why", for a LogFormat's
+ * %{...}n).
  */
 #ifndef BLOG_STORE_CALL_H
 #define BLOG_STORE_CALL_H
