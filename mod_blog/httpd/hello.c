@@ -146,9 +146,10 @@ hello_process_connection(conn_rec *c)
 }
 
 void
-blog_hello_configure(int in_use)
+blog_hello_configure(int wanted)
 {
-    if (!in_use || ap_mpm_query(AP_MPMQ_CAN_WAITIO, &mpm_can_wait) != APR_SUCCESS)
+    if (!wanted
+        || ap_mpm_query(AP_MPMQ_CAN_WAITIO, &mpm_can_wait) != APR_SUCCESS)
         mpm_can_wait = 0;
 }
 
@@ -162,9 +163,9 @@ blog_hello_register_hooks(void)
 #else                           /* httpd before 2.4.63: mod_ssl reads it */
 
 void
-blog_hello_configure(int in_use)
+blog_hello_configure(int wanted)
 {
-    (void) in_use;
+    (void) wanted;
 }
 
 void

@@ -31,11 +31,12 @@ APLOG_USE_MODULE(blog);
 /* An eighth of room for the next page of the kind. */
 #define HINT_FOR(len)   ((len) + (len) / 8)
 
-typedef void (*build_fn) (blog_build *b, const blog_site *site,
-                          const blog_rows *rs, blog_page *out);
+typedef void (*build_fn) (blog_build *b, const blog_rows *rs,
+                          blog_page *out);
 
-/* A kind of page: how it is built, and what the last one needed (raised
- * without a lock: a lost raise costs one page a second build). */
+/* A kind of page: how it is built from its rows (NULL: /compute's), and
+ * what the last one needed (raised without a lock: a lost raise costs one
+ * page a second build). */
 typedef struct page_kind
 {
     const char *what;           /* in log lines */
@@ -44,45 +45,12 @@ typedef struct page_kind
     apr_uint32_t arena_hint;
 } page_kind;
 
-static void
-build_index(blog_build *b, const blog_site *site, const blog_rows *rs,
-            blog_page *out)
-{
-    (void) site;
-    blog_build_index(b, rs, out);
-}
-
-static void
-build_post(blog_build *b, const blog_site *site, const blog_rows *rs,
-           blog_page *out)
-{
-    (void) site;
-    blog_build_post(b, rs, out);
-}
-
-static void
-build_tag(blog_build *b, const blog_site *site, const blog_rows *rs,
-          blog_page *out)
-{
-    (void) site;
-    blog_build_tag(b, rs, out);
-}
-
-static void
-build_compute(blog_build *b, const blog_site *site, const blog_rows *rs,
-              blog_page *out)
-{
-    (void) rs;
-    blog_build_compute(b, site->compute_limit,
-                       blog_sum_primes_below(site->compute_limit), out);
-}
-
 /* Indexed by db.h's blog_stmt, then /compute. */
 static page_kind kinds[] = {
-    {"blog.index_page", build_index, 0, ARENA_FIRST},
-    {"blog.post_page", build_post, 0, ARENA_FIRST},
-    {"blog.tag_page", build_tag, 0, ARENA_FIRST},
-    {"/compute", build_compute, 0, ARENA_FIRST}
+    {"blog.index_page", blog_build_index, 0, ARENA_FIRST},
+    {"blog.post_page", blog_build_post, 0, ARENA_FIRST},
+    {"blog.tag_page", blog_build_tag, 0, ARENA_FIRST},
+    {"/compute", NULL, 0, ARENA_FIRST}
 };
 #define KIND_COMPUTE (BLOG_STMT_TAG + 1)
 
@@ -144,14 +112,15 @@ arena_next(size_t size, size_t need)
 }
 
 /*
- * k's page from rs, built in an arena of its kind's size: again in a
- * larger one when it failed for lack of room (a child's first pages, a page
- * larger than the hints keep), so that core never calls back up.  (A render
- * that found no room for its hint's buffer sizes itself and may still fit.)
+ * k's page from rs (/compute's from sum, computed once for all the
+ * tries), built in an arena of its kind's size: again in a larger one when
+ * it failed for lack of room (a child's first pages, a page larger than the
+ * hints keep), so that core never calls back up.  (A render that found no
+ * room for its hint's buffer sizes itself and may still fit.)
  */
 static void
 page_build(request_rec *r, const blog_site *site, page_kind *k,
-           const blog_rows *rs, blog_page *out)
+           const blog_rows *rs, uint64_t sum, blog_page *out)
 {
     apr_pool_t *p = blog_page_pool(r);
     size_t      size = apr_atomic_read32(&k->arena_hint);
@@ -164,7 +133,10 @@ page_build(request_rec *r, const blog_site *site, page_kind *k,
         blog_arena_init(&a, block, block != NULL ? size : 0);
         build_init(site, blog_arena_alloc, &a, &b);
         b.size_hint = apr_atomic_read32(&k->render_hint);
-        k->build(&b, site, rs, out);
+        if (k->build != NULL)
+            k->build(&b, rs, out);
+        else
+            blog_build_compute(&b, site->compute_limit, sum, out);
         blog_arena_done(&a);
         if (b.bad_column == NULL || a.need == 0 || block == NULL
             || size >= ARENA_MAX)
@@ -194,7 +166,7 @@ page_query(request_rec *r, const blog_site *site, blog_stmt stmt,
         *out = site->unavailable;
         return;
     }
-    page_build(r, site, &kinds[stmt], &rs, out);
+    page_build(r, site, &kinds[stmt], &rs, 0, out);
 }
 
 void
@@ -217,7 +189,8 @@ blog_page_for(request_rec *r, const blog_site *site, const blog_route *rt,
         page_query(r, site, BLOG_STMT_TAG, rt->slug, rt->slug_len, out);
         break;
     case BLOG_ROUTE_COMPUTE:
-        page_build(r, site, &kinds[KIND_COMPUTE], NULL, out);
+        page_build(r, site, &kinds[KIND_COMPUTE], NULL,
+                   blog_sum_primes_below(site->compute_limit), out);
         break;
     default:
         *out = site->not_found;
